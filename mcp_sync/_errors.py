@@ -1,0 +1,81 @@
+"""The exceptions mcp_sync raises; catch `MCPSyncError` to catch them all.
+
+    MCPSyncError
+    ├── ConfigError               bad configuration: names the entry and the field
+    ├── ServerStartError          a `required: true` server failed to start
+    ├── ToolListError             a server's tools/list was invalid (repeated name, collision, endless cursor)
+    ├── ToolNotFoundError         no tool by that public name (also a LookupError)
+    └── ToolCallError             a call ended without a result
+        ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
+        ├── ToolCallCancelledError    the caller cancelled it
+        └── ServerDisconnectedError   the server went away before it answered
+
+A tool that runs and fails is not an exception: it is a `ToolResult` with
+`is_error=True`, which is what a model should see.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "MCPSyncError",
+    "ServerDisconnectedError",
+    "ServerStartError",
+    "ToolCallCancelledError",
+    "ToolCallError",
+    "ToolCallTimeoutError",
+    "ToolListError",
+    "ToolNotFoundError",
+]
+
+
+class MCPSyncError(Exception):
+    """Base class of every error mcp_sync raises."""
+
+
+class ConfigError(MCPSyncError, ValueError):
+    """The configuration is invalid; the message names the entry and the field, never a secret."""
+
+
+class ServerStartError(MCPSyncError):
+    """One or more servers marked `required` failed to start; `failures` maps name to cause."""
+
+    def __init__(self, message: str, failures: dict[str, BaseException] | None = None) -> None:
+        super().__init__(message)
+        self.failures: dict[str, BaseException] = dict(failures or {})
+
+
+class ToolListError(MCPSyncError):
+    """A server's tool listing was rejected; the previous generation stays registered."""
+
+
+class ToolNotFoundError(MCPSyncError, LookupError):
+    """No tool is registered under that public name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown tool {name!r}")
+        self.name = name
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ToolCallError(MCPSyncError):
+    """A tool call ended without a result: the server answered with a protocol error, or see subclasses."""
+
+    def __init__(self, message: str, *, tool: str | None = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.code = code
+
+
+class ToolCallTimeoutError(ToolCallError, TimeoutError):
+    """The call's timeout ran out; the request was cancelled on the server."""
+
+
+class ToolCallCancelledError(ToolCallError):
+    """The caller cancelled the call; the request was cancelled on the server."""
+
+
+class ServerDisconnectedError(ToolCallError):
+    """The server's connection closed (process exited, transport failed, hub closed) during the call."""

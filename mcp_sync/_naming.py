@@ -1,0 +1,55 @@
+"""Public tool names: `mcp__<server_name>__<raw_name>`, made safe for function-calling APIs.
+
+The rule is a contract shared with the RFC's TypeScript reference, byte for byte,
+because session histories and permission rules name tools by it:
+
+    joined     = f"mcp__{server_name}__{raw_name}"
+    normalized = joined with every UTF-16 code unit outside [A-Za-z0-9_-] replaced by "_"
+    if normalized == joined and len <= 64: that is the name
+    else: normalized[:51] + "_" + sha256(server_name + "\\0" + raw_name)[:12]
+
+The reference runs on JavaScript strings, so a character outside the Basic
+Multilingual Plane (two UTF-16 code units) becomes two underscores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["PUBLIC_NAME_MAX_LENGTH", "PUBLIC_NAME_PREFIX", "public_tool_name", "server_namespace"]
+
+PUBLIC_NAME_PREFIX = "mcp__"
+# Function names in OpenAI-style APIs: [A-Za-z0-9_-], at most 64 characters.
+PUBLIC_NAME_MAX_LENGTH = 64
+_HASH_HEX_DIGITS = 12
+_KEEP_LENGTH = PUBLIC_NAME_MAX_LENGTH - _HASH_HEX_DIGITS - 1
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_BMP_LIMIT = 0xFFFF
+
+
+def _as_js_string(text: str) -> str:
+    """Read `text` as JavaScript would: surrogate pairs join into one character, lone ones become U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _replace_code_units(match: re.Match[str]) -> str:
+    return "__" if ord(match.group()) > _BMP_LIMIT else "_"
+
+
+def public_tool_name(server_name: str, raw_name: str) -> str:
+    """The name a model sees for tool `raw_name` of server `server_name`; pure and collision-free."""
+    server_name, raw_name = _as_js_string(server_name), _as_js_string(raw_name)
+    joined = f"{PUBLIC_NAME_PREFIX}{server_name}__{raw_name}"
+    normalized = _UNSAFE.sub(_replace_code_units, joined)
+    if normalized == joined and len(normalized) <= PUBLIC_NAME_MAX_LENGTH:
+        return normalized
+    identity = f"{server_name}\0{raw_name}".encode()
+    digest = hashlib.sha256(identity).hexdigest()[:_HASH_HEX_DIGITS]
+    return f"{normalized[:_KEEP_LENGTH]}_{digest}"
+
+
+def server_namespace(server_name: str) -> str:
+    """The prefix every public name of `server_name` starts with (before any shortening)."""
+    return f"{PUBLIC_NAME_PREFIX}{server_name}__"

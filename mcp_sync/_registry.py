@@ -1,0 +1,242 @@
+"""The tool registry: one thread-safe map from public name to `Tool`, for MCP and native tools.
+
+Each MCP server's tools form a generation that is replaced as a whole:
+
+- a listing that repeats a name is rejected and the previous generation stays;
+- a name already held by another owner rolls the new generation back
+  completely: the server is left with zero tools, and the error is loud;
+- tools whose definition did not change keep their registration;
+- listeners hear exactly what was added, removed and changed, in order.
+
+Every mutation and the queueing of its events happen under one lock, so events
+reach listeners (on the dispatcher thread) in the order the changes were made.
+Lookups read a dict without taking the lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._callbacks import CallbackDispatcher, ListenerSet
+from ._errors import ConfigError, ToolListError
+
+__all__ = ["NativeFunction", "Tool", "ToolChanges", "ToolRegistry"]
+
+logger = logging.getLogger("mcp_sync")
+
+NativeFunction = Callable[..., Any]
+"""A host function: called with the tool's arguments as keyword arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One tool as a model sees it; `server_name`/`raw_name` are None for a native tool."""
+
+    name: str
+    description: str | None
+    input_schema: Mapping[str, Any] = field(hash=False)
+    server_name: str | None = None
+    raw_name: str | None = None
+    output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+
+    @property
+    def is_native(self) -> bool:
+        return self.server_name is None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChanges:
+    """What one registry change did, each list sorted by name."""
+
+    added: tuple[Tool, ...] = ()
+    removed: tuple[Tool, ...] = ()
+    changed: tuple[Tool, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+
+class ToolRegistry:
+    """Thread-safe public-name -> Tool map shared by every server of a hub (and the host's own tools)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tools: dict[str, Tool] = {}
+        self._native: dict[str, NativeFunction] = {}
+        self._by_server: dict[str, dict[str, Tool]] = {}
+        self._reserved: set[str] = set()
+        self._dispatcher = CallbackDispatcher()
+        self._added: ListenerSet[Tool] = ListenerSet()
+        self._removed: ListenerSet[Tool] = ListenerSet()
+        self._changed: ListenerSet[Tool] = ListenerSet()
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def native_function(self, name: str) -> NativeFunction | None:
+        return self._native.get(name)
+
+    def tools(self) -> list[Tool]:
+        """A snapshot of every tool, sorted by public name."""
+        return sorted(self._tools.values(), key=lambda tool: tool.name)
+
+    def server_tools(self, server_name: str) -> list[Tool]:
+        return sorted(self._by_server.get(server_name, {}).values(), key=lambda tool: tool.name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self.tools())
+
+    def __repr__(self) -> str:
+        return f"<ToolRegistry tools={len(self._tools)} servers={len(self._by_server)}>"
+
+    # -- listeners -------------------------------------------------------------------------------------
+
+    def on_tool_added(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(tool)` for each tool added from now on; returns the unsubscribe function."""
+        return self._added.subscribe(callback)
+
+    def on_tool_removed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(tool)` for each tool removed from now on; returns the unsubscribe function."""
+        return self._removed.subscribe(callback)
+
+    def on_tool_changed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(new_tool)` when a tool keeps its name but its definition changed."""
+        return self._changed.subscribe(callback)
+
+    @property
+    def dispatcher(self) -> CallbackDispatcher:
+        """The thread that runs this registry's callbacks; the hub posts its own events there too."""
+        return self._dispatcher
+
+    def close(self) -> None:
+        """Deliver pending callbacks and stop the callback thread (it restarts if used again)."""
+        self._dispatcher.close()
+
+    # -- native tools ----------------------------------------------------------------------------------
+
+    def register_native(
+        self,
+        name: str,
+        function: NativeFunction,
+        *,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> Tool:
+        """Add a host tool; a name that is already taken raises `ValueError`."""
+        tool = Tool(name, description, dict(input_schema or {"type": "object", "properties": {}}))
+        with self._lock:
+            if name in self._tools:
+                raise ValueError(f"a tool named {name!r} is already registered")
+            self._tools[name] = tool
+            self._native[name] = function
+            self._announce(ToolChanges(added=(tool,)))
+        return tool
+
+    def unregister_native(self, name: str) -> None:
+        with self._lock:
+            if name not in self._native:
+                raise KeyError(name)
+            del self._native[name]
+            tool = self._tools.pop(name)
+            self._announce(ToolChanges(removed=(tool,)))
+
+    # -- server generations ----------------------------------------------------------------------------
+
+    def reserve_server(self, server_name: str) -> None:
+        """Claim a server's namespace; a second active server with that name is a configuration error."""
+        with self._lock:
+            if server_name in self._reserved:
+                raise ConfigError(
+                    f"server {server_name!r} is already connected to this registry; "
+                    "give each server a unique server_name"
+                )
+            self._reserved.add(server_name)
+
+    def release_server(self, server_name: str) -> ToolChanges:
+        """Remove the server's tools and free its name."""
+        with self._lock:
+            changes = self._drop_server_tools(server_name)
+            self._reserved.discard(server_name)
+            self._by_server.pop(server_name, None)
+            return changes
+
+    def clear_server(self, server_name: str) -> ToolChanges:
+        """Remove every tool of a server (it disconnected); the name stays reserved."""
+        with self._lock:
+            return self._drop_server_tools(server_name)
+
+    def replace_server_tools(self, server_name: str, tools: Sequence[Tool]) -> ToolChanges:
+        """Make `tools` the server's generation in one step, or raise `ToolListError` (see module doc)."""
+        new: dict[str, Tool] = {}
+        raw_names: set[str] = set()
+        for tool in tools:
+            if tool.server_name != server_name or tool.raw_name is None:
+                raise ValueError(f"tool {tool.name!r} does not belong to server {server_name!r}")
+            if tool.raw_name in raw_names or tool.name in new:
+                raise ToolListError(
+                    f"server {server_name!r} listed tool {tool.raw_name!r} more than once; "
+                    "keeping its previous tools"
+                )
+            raw_names.add(tool.raw_name)
+            new[tool.name] = tool
+
+        with self._lock:
+            old = self._by_server.get(server_name, {})
+            taken = [name for name in new if name in self._tools and name not in old]
+            if taken:
+                self._drop_server_tools(server_name)
+                raise ToolListError(
+                    f"server {server_name!r} lists tools whose public names are already taken by "
+                    f"another owner ({', '.join(sorted(taken)[:5])}); none of its tools are registered"
+                )
+            added = [tool for name, tool in new.items() if name not in old]
+            removed = [tool for name, tool in old.items() if name not in new]
+            changed = [tool for name, tool in new.items() if name in old and old[name] != tool]
+            # An unchanged tool keeps the very object that was registered.
+            kept = {name: old[name] if old.get(name) == tool else tool for name, tool in new.items()}
+            for tool in removed:
+                del self._tools[tool.name]
+            for tool in (*changed, *added):
+                self._tools[tool.name] = tool
+            self._by_server[server_name] = kept
+            changes = ToolChanges(_sorted(added), _sorted(removed), _sorted(changed))
+            self._announce(changes)
+            return changes
+
+    def _drop_server_tools(self, server_name: str) -> ToolChanges:
+        old = self._by_server.get(server_name)
+        if not old:
+            return ToolChanges()
+        for name in old:
+            del self._tools[name]
+        self._by_server[server_name] = {}
+        changes = ToolChanges(removed=_sorted(old.values()))
+        self._announce(changes)
+        return changes
+
+    def _announce(self, changes: ToolChanges) -> None:
+        """Queue the events for `changes`; called with the lock held so order matches the changes."""
+        for listeners, tools in (
+            (self._removed, changes.removed),
+            (self._changed, changes.changed),
+            (self._added, changes.added),
+        ):
+            callbacks = listeners.snapshot()
+            for tool in tools:
+                self._dispatcher.post(callbacks, tool)
+
+
+def _sorted(tools: Any) -> tuple[Tool, ...]:
+    return tuple(sorted(tools, key=lambda tool: tool.name))
