@@ -10,7 +10,8 @@ Each MCP server's tools form a generation that is replaced as a whole:
 
 Every mutation and the queueing of its events happen under one lock, so events
 reach listeners (on the dispatcher thread) in the order the changes were made.
-Lookups read a dict without taking the lock.
+Mutations build a new map and swap it in (copy on write): lookups take no lock,
+and a reader sees one whole generation, never half of a replacement.
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ class ToolRegistry:
         with self._lock:
             if name in self._tools:
                 raise ValueError(f"a tool named {name!r} is already registered")
-            self._tools[name] = tool
-            self._native[name] = function
+            self._native = {**self._native, name: function}
+            self._tools = {**self._tools, name: tool}
             self._announce(ToolChanges(added=(tool,)))
         return tool
 
@@ -148,8 +149,10 @@ class ToolRegistry:
         with self._lock:
             if name not in self._native:
                 raise KeyError(name)
-            del self._native[name]
-            tool = self._tools.pop(name)
+            self._native = {key: value for key, value in self._native.items() if key != name}
+            tools = dict(self._tools)
+            tool = tools.pop(name)
+            self._tools = tools
             self._announce(ToolChanges(removed=(tool,)))
 
     # -- server generations ----------------------------------------------------------------------------
@@ -169,7 +172,7 @@ class ToolRegistry:
         with self._lock:
             changes = self._drop_server_tools(server_name)
             self._reserved.discard(server_name)
-            self._by_server.pop(server_name, None)
+            self._by_server = {name: tools for name, tools in self._by_server.items() if name != server_name}
             return changes
 
     def clear_server(self, server_name: str) -> ToolChanges:
@@ -206,11 +209,13 @@ class ToolRegistry:
             changed = [tool for name, tool in new.items() if name in old and old[name] != tool]
             # An unchanged tool keeps the very object that was registered.
             kept = {name: old[name] if old.get(name) == tool else tool for name, tool in new.items()}
+            registry = dict(self._tools)
             for tool in removed:
-                del self._tools[tool.name]
+                del registry[tool.name]
             for tool in (*changed, *added):
-                self._tools[tool.name] = tool
-            self._by_server[server_name] = kept
+                registry[tool.name] = tool
+            self._tools = registry
+            self._by_server = {**self._by_server, server_name: kept}
             changes = ToolChanges(_sorted(added), _sorted(removed), _sorted(changed))
             self._announce(changes)
             return changes
@@ -219,9 +224,8 @@ class ToolRegistry:
         old = self._by_server.get(server_name)
         if not old:
             return ToolChanges()
-        for name in old:
-            del self._tools[name]
-        self._by_server[server_name] = {}
+        self._tools = {name: tool for name, tool in self._tools.items() if name not in old}
+        self._by_server = {**self._by_server, server_name: {}}
         changes = ToolChanges(removed=_sorted(old.values()))
         self._announce(changes)
         return changes
@@ -236,6 +240,56 @@ class ToolRegistry:
             callbacks = listeners.snapshot()
             for tool in tools:
                 self._dispatcher.post(callbacks, tool)
+
+    # -- agent-loop helpers and display ----
+
+    from typing import overload as _overload  # (here, not at the top: this block is self-contained)
+
+    def function_specs(self) -> list[dict[str, Any]]:
+        """Every tool as an OpenAI-style function spec, sorted by name; descriptions and schemas
+        pass through untouched (a missing description becomes "")."""
+        from ._agent import function_specs
+
+        return function_specs(self.tools())
+
+    @_overload
+    def register_function(
+        self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    ) -> Tool: ...
+
+    @_overload
+    def register_function(
+        self, function: None = None, *, name: str | None = None, description: str | None = None
+    ) -> Callable[[Callable[..., Any]], Tool]: ...
+
+    def register_function(
+        self,
+        function: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
+        """Register a host function as a native tool; also a decorator, bare or with arguments.
+
+        The input schema comes from the type hints (pydantic), the description from the docstring;
+        arguments are validated before the call, and invalid ones give an error result naming them.
+        The name defaults to the function's; a name that is taken raises `ValueError`.
+        """
+        from ._agent import native_tool_from_function
+
+        def register(target: Callable[..., Any]) -> Tool:
+            tool_name, wrapper, text, schema = native_tool_from_function(
+                target, name=name, description=description
+            )
+            return self.register_native(tool_name, wrapper, description=text, input_schema=schema)
+
+        return register if function is None else register(function)
+
+    def _repr_html_(self) -> str:
+        """The tools as an HTML table, for notebooks."""
+        from ._display import tools_html
+
+        return tools_html(self.tools())
 
 
 def _sorted(tools: Any) -> tuple[Tool, ...]:

@@ -1,0 +1,259 @@
+"""The tool registry: generations, collisions, listeners, and concurrent readers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcp_sync import ConfigError, Tool, ToolListError, ToolRegistry, public_tool_name
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def mcp_tool(server: str, raw: str, description: str = "d") -> Tool:
+    return Tool(public_tool_name(server, raw), description, SCHEMA, server_name=server, raw_name=raw)
+
+
+@pytest.fixture
+def registry() -> Iterator[ToolRegistry]:
+    registry = ToolRegistry()
+    yield registry
+    registry.close()
+
+
+class Recorder:
+    """Collects listener events and lets a test wait for a number of them."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+        self._condition = threading.Condition()
+
+    def listener(self, kind: str) -> Any:
+        def record(tool: Tool) -> None:
+            with self._condition:
+                self.events.append((kind, tool.name))
+                self._condition.notify_all()
+
+        return record
+
+    def wait_for(self, count: int, timeout: float = 5.0) -> list[tuple[str, str]]:
+        with self._condition:
+            assert self._condition.wait_for(lambda: len(self.events) >= count, timeout), self.events
+            return list(self.events)
+
+    def attach(self, registry: ToolRegistry) -> None:
+        registry.on_tool_added(self.listener("added"))
+        registry.on_tool_removed(self.listener("removed"))
+        registry.on_tool_changed(self.listener("changed"))
+
+
+def test_replace_registers_every_tool_under_its_public_name(registry: ToolRegistry) -> None:
+    changes = registry.replace_server_tools("fs", [mcp_tool("fs", "read_file"), mcp_tool("fs", "a.b")])
+    assert registry.get("mcp__fs__read_file") is not None
+    assert registry.get(public_tool_name("fs", "a.b")) is not None
+    assert [tool.raw_name for tool in changes.added] == ["a.b", "read_file"]
+    assert [tool.name for tool in registry.tools()] == sorted(tool.name for tool in registry.tools())
+
+
+def test_second_replace_reports_exactly_what_changed(registry: ToolRegistry) -> None:
+    registry.replace_server_tools("fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")])
+    changes = registry.replace_server_tools(
+        "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit", "new text"), mcp_tool("fs", "new")]
+    )
+    assert [tool.raw_name for tool in changes.added] == ["new"]
+    assert [tool.raw_name for tool in changes.removed] == ["drop"]
+    assert [tool.raw_name for tool in changes.changed] == ["edit"]
+    assert registry.get("mcp__fs__edit").description == "new text"  # type: ignore[union-attr]
+    assert "mcp__fs__drop" not in registry
+
+
+def test_unchanged_tool_keeps_its_registration(registry: ToolRegistry) -> None:
+    registry.replace_server_tools("fs", [mcp_tool("fs", "keep")])
+    first = registry.get("mcp__fs__keep")
+    changes = registry.replace_server_tools("fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "other")])
+    assert registry.get("mcp__fs__keep") is first
+    assert not changes.changed
+
+
+def test_listing_that_repeats_a_name_keeps_previous_generation(registry: ToolRegistry) -> None:
+    registry.replace_server_tools("fs", [mcp_tool("fs", "old")])
+    with pytest.raises(ToolListError, match="more than once"):
+        registry.replace_server_tools("fs", [mcp_tool("fs", "new"), mcp_tool("fs", "new")])
+    assert [tool.raw_name for tool in registry.server_tools("fs")] == ["old"]
+
+
+def test_collision_with_another_owner_rolls_back_the_whole_generation(registry: ToolRegistry) -> None:
+    recorder = Recorder()
+    registry.replace_server_tools("fs", [mcp_tool("fs", "old")])
+    registry.register_native("mcp__fs__taken", lambda: "native")
+    recorder.attach(registry)
+    with pytest.raises(ToolListError, match="already taken"):
+        registry.replace_server_tools("fs", [mcp_tool("fs", "fresh"), mcp_tool("fs", "taken")])
+    assert registry.server_tools("fs") == []
+    assert "mcp__fs__fresh" not in registry
+    assert registry.get("mcp__fs__taken").is_native  # type: ignore[union-attr]
+    assert recorder.wait_for(1) == [("removed", "mcp__fs__old")]
+
+
+def test_server_namespace_spelled_by_another_server_is_a_collision(registry: ToolRegistry) -> None:
+    # "a" + "b__x" and "a__b" + "x" spell the same public name; neither owner may take the other's.
+    registry.replace_server_tools("a", [mcp_tool("a", "b__x")])
+    with pytest.raises(ToolListError):
+        registry.replace_server_tools("a__b", [mcp_tool("a__b", "x")])
+    assert registry.get("mcp__a__b__x").server_name == "a"  # type: ignore[union-attr]
+
+
+def test_native_and_mcp_tools_with_the_same_raw_name_coexist(registry: ToolRegistry) -> None:
+    registry.register_native("search", lambda query: query, description="host search")
+    registry.replace_server_tools("web", [mcp_tool("web", "search")])
+    assert registry.get("search").is_native  # type: ignore[union-attr]
+    assert registry.get("mcp__web__search").raw_name == "search"  # type: ignore[union-attr]
+
+
+def test_registering_a_taken_native_name_raises(registry: ToolRegistry) -> None:
+    registry.register_native("search", lambda: None)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_native("search", lambda: None)
+
+
+def test_reserving_a_server_name_twice_is_a_config_error(registry: ToolRegistry) -> None:
+    registry.reserve_server("gh")
+    with pytest.raises(ConfigError, match="'gh'"):
+        registry.reserve_server("gh")
+    registry.release_server("gh")
+    registry.reserve_server("gh")
+
+
+def test_release_removes_the_servers_tools(registry: ToolRegistry) -> None:
+    registry.reserve_server("fs")
+    registry.replace_server_tools("fs", [mcp_tool("fs", "a")])
+    assert [tool.raw_name for tool in registry.release_server("fs").removed] == ["a"]
+    assert len(registry) == 0
+
+
+def test_listeners_hear_changes_in_the_order_they_happened(registry: ToolRegistry) -> None:
+    recorder = Recorder()
+    recorder.attach(registry)
+    registry.replace_server_tools("s", [mcp_tool("s", "a")])
+    registry.replace_server_tools("s", [mcp_tool("s", "a", "v2"), mcp_tool("s", "b")])
+    registry.replace_server_tools("s", [mcp_tool("s", "b")])
+    registry.register_native("n", lambda: None)
+    assert recorder.wait_for(5) == [
+        ("added", "mcp__s__a"),
+        ("changed", "mcp__s__a"),
+        ("added", "mcp__s__b"),
+        ("removed", "mcp__s__a"),
+        ("added", "n"),
+    ]
+
+
+def test_listeners_run_on_the_callback_thread(registry: ToolRegistry) -> None:
+    seen: list[str] = []
+    done = threading.Event()
+    registry.on_tool_added(lambda tool: (seen.append(threading.current_thread().name), done.set()))
+    registry.register_native("n", lambda: None)
+    assert done.wait(5)
+    assert seen == ["mcp-sync:callbacks"]
+
+
+def test_subscribing_replays_nothing(registry: ToolRegistry) -> None:
+    registry.register_native("before", lambda: None)
+    recorder = Recorder()
+    recorder.attach(registry)
+    registry.register_native("after", lambda: None)
+    assert recorder.wait_for(1) == [("added", "after")]
+    registry.dispatcher.flush()
+    assert recorder.events == [("added", "after")]
+
+
+def test_listener_exception_is_logged_and_contained(
+    registry: ToolRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = Recorder()
+
+    def broken(tool: Tool) -> None:
+        raise RuntimeError("listener bug")
+
+    registry.on_tool_added(broken)
+    registry.on_tool_added(recorder.listener("added"))
+    registry.register_native("one", lambda: None)
+    registry.register_native("two", lambda: None)
+    assert recorder.wait_for(2) == [("added", "one"), ("added", "two")]
+    assert "listener bug" in caplog.text
+
+
+def test_unsubscribed_listener_hears_nothing_more(registry: ToolRegistry) -> None:
+    recorder = Recorder()
+    unsubscribe = registry.on_tool_added(recorder.listener("added"))
+    registry.register_native("one", lambda: None)
+    recorder.wait_for(1)
+    unsubscribe()
+    unsubscribe()  # idempotent
+    registry.register_native("two", lambda: None)
+    registry.dispatcher.flush()
+    assert recorder.events == [("added", "one")]
+
+
+def test_listener_sees_the_registry_at_least_as_new_as_its_event(registry: ToolRegistry) -> None:
+    present: list[bool] = []
+    done = threading.Event()
+    registry.on_tool_added(lambda tool: (present.append(tool.name in registry), done.set()))
+    registry.replace_server_tools("s", [mcp_tool("s", "a")])
+    assert done.wait(5)
+    assert present == [True]
+
+
+def test_listener_may_call_back_into_the_registry(registry: ToolRegistry) -> None:
+    done = threading.Event()
+
+    def on_added(tool: Tool) -> None:
+        if tool.name == "first":
+            registry.register_native("second", lambda: None)  # mutating from a callback
+        else:
+            done.set()
+
+    registry.on_tool_added(on_added)
+    registry.register_native("first", lambda: None)
+    assert done.wait(5)
+    assert "second" in registry
+
+
+def test_concurrent_readers_see_whole_generations(registry: ToolRegistry) -> None:
+    generations = [[mcp_tool("s", f"g{g}_{i}") for i in range(200)] for g in range(2)]
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            names = {tool.name for tool in registry.tools()}
+            prefixes = {name.split("_")[-2] for name in names}
+            if len(names) not in (0, 200) or len(prefixes) > 1:
+                errors.append(f"saw {len(names)} tools from {prefixes}")
+            for tool in generations[0][:5]:
+                registry.get(tool.name)
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for round_ in range(200):
+        registry.replace_server_tools("s", generations[round_ % 2])
+    stop.set()
+    for reader in readers:
+        reader.join(10)
+    assert not errors, errors[:3]
+
+
+def test_resync_of_ten_thousand_tools_is_one_pass(registry: ToolRegistry) -> None:
+    tools = [mcp_tool("big", f"t{i:05d}") for i in range(10_000)]
+    assert len(registry.replace_server_tools("big", tools).added) == 10_000
+    changes = registry.replace_server_tools("big", [*tools[1:], mcp_tool("big", "extra")])
+    assert (len(changes.added), len(changes.removed), len(changes.changed)) == (1, 1, 0)
+    assert len(registry) == 10_000
+
+
+def test_tool_of_another_server_is_refused(registry: ToolRegistry) -> None:
+    with pytest.raises(ValueError, match="does not belong"):
+        registry.replace_server_tools("a", [mcp_tool("b", "x")])
