@@ -102,6 +102,8 @@ class ServerConnection:
         self._end_cause: BaseException | None = None
         self._calls: set[asyncio.Task[ToolResult]] = set()
         self._owner: asyncio.Task[None] | None = None
+        self.owns_name = False
+        """True once the server's name is reserved in the registry for this connection."""
 
     # -- status ----------------------------------------------------------------------------------------
 
@@ -129,7 +131,7 @@ class ServerConnection:
             self._state = state
             if error is not None:
                 self._error = error
-        if state in ("closed", "failed", "disconnected"):
+        if state in ("closed", "failed", "disconnected") and self.owns_name:
             self._registry.clear_server(self.name)
         log = logger.warning if state in ("failed", "disconnected") else logger.info
         log("server %r is %s%s", self.name, state, f": {error}" if error else "")
@@ -139,6 +141,8 @@ class ServerConnection:
     # -- lifecycle (caller threads) --------------------------------------------------------------------
 
     def start(self) -> None:
+        """Start the loop thread; call after reserving the server's name in the registry."""
+        self.owns_name = True
         self._thread.start()
 
     def fail_without_starting(self, error: BaseException) -> None:

@@ -160,8 +160,8 @@ class MCPHub:
                 logger.error("%s", exc)
                 connection.fail_without_starting(exc)
             else:
-                self._connections[config.server_name] = connection
                 connection.start()
+            self._connections[config.server_name] = connection
             started[config.server_name] = connection
         for connection in started.values():
             connection.wait_ready(connection.config.connect_timeout + _START_GRACE)
@@ -173,7 +173,8 @@ class MCPHub:
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for connection in connections:
             connection.join(max(0.0, deadline - time.monotonic()))
-            self.registry.release_server(connection.name)
+            if connection.owns_name:
+                self.registry.release_server(connection.name)
             if self._connections.get(connection.name) is connection:
                 del self._connections[connection.name]
 
@@ -256,7 +257,7 @@ class MCPHub:
         if tool.server_name is None:
             return tool, None
         connection = self._connections.get(tool.server_name)
-        if connection is None:  # a tool of another hub sharing this registry
+        if connection is None or not connection.owns_name:  # a tool of another hub sharing this registry
             raise ToolNotFoundError(name)
         return tool, connection
 
@@ -273,6 +274,37 @@ class MCPHub:
     def __repr__(self) -> str:
         states = ", ".join(f"{name}={c.state}" for name, c in self._connections.items())
         return f"<MCPHub servers=[{states}] tools={len(self.registry)}>"
+
+    # -- agent-loop helpers and display ----
+
+    def function_specs(self) -> list[dict[str, Any]]:
+        """Every tool (MCP and native) as an OpenAI-style function spec, sorted by name."""
+        return self.registry.function_specs()
+
+    def call_tool_safe(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """`call_tool` for agent loops: always a result, never an `MCPSyncError`.
+
+        An unknown tool, a timeout, a cancellation, a lost server or a protocol error becomes a
+        `ToolResult` with `is_error=True` and a message for the model. `arguments` may be the JSON
+        string a model emitted; invalid JSON, or JSON that is not an object, is an error result too.
+        """
+        from ._agent import call_tool_safe
+
+        return call_tool_safe(self, name, arguments, timeout=timeout, cancel=cancel, progress=progress)
+
+    def _repr_html_(self) -> str:
+        """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
+        from ._display import hub_html
+
+        return hub_html(self)
 
 
 _open_hubs: weakref.WeakSet[MCPHub] = weakref.WeakSet()

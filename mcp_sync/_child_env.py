@@ -1,0 +1,66 @@
+"""The environment a stdio server's child process starts with.
+
+A child gets the parent's environment minus every variable whose name looks
+like a credential, with the server's explicit `env` laid over it. The point is
+that an API key exported for one tool does not leak into every MCP server the
+host starts; a server that needs a secret gets it by name in its own `env`, and
+those explicit values are never filtered.
+
+This is a guard against accidental disclosure (a server that logs or forwards
+its environment), not a sandbox: the child runs as the same user. Matching is
+by name only, so a secret in a variable with an innocent name (a password
+inside `DATABASE_URL`) still passes; name such variables in no server's
+environment, or start the host with a trimmed environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = ["CREDENTIAL_NAME_PATTERNS", "child_environment", "is_credential_name"]
+
+# Case-insensitive substrings; a variable whose name contains any of them is
+# not inherited. Deliberately absent:
+#   AUTH     would take GIT_AUTHOR_NAME/EMAIL (a git server's commit identity) and
+#            SSH_AUTH_SOCK (a socket path git-over-ssh needs); *_AUTH_TOKEN is caught by TOKEN.
+#   SESSION  would take DBUS_SESSION_BUS_ADDRESS, XDG_SESSION_* and DESKTOP_SESSION (desktop
+#            plumbing); AWS_SESSION_TOKEN and *_SESSION_KEY/_SECRET are caught by TOKEN/KEY/SECRET.
+#   PWD      is the working directory (PWD, OLDPWD); only the `_PWD` suffix form is a password.
+#   PASS     would take BYPASS-style names and PGPASSFILE (a path); the password spellings are listed.
+# Kept on purpose because no pattern names them: PATH, HOME, USER, LANG/LC_*, TERM,
+# TMPDIR, proxies and CA bundles (corporate networks need them), DISPLAY.
+CREDENTIAL_NAME_PATTERNS: tuple[str, ...] = (
+    "KEY",  # API keys and key material: OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, SSH_PRIVATE_KEY
+    "SECRET",  # client secrets and signing secrets: CLIENT_SECRET, JWT_SECRET
+    "TOKEN",  # bearer and session tokens: GITHUB_TOKEN, GH_TOKEN, AWS_SESSION_TOKEN, NPM_TOKEN
+    "PASSWORD",  # PGPASSWORD, MYSQL_PASSWORD, REDIS_PASSWORD
+    "PASSWD",  # the Unix spelling: DB_PASSWD
+    "PASSPHRASE",  # unlocks a key: GPG_PASSPHRASE, SSH_KEY_PASSPHRASE
+    "_PWD",  # MYSQL_PWD and kin; the underscore spares PWD/OLDPWD (the working directory)
+    "CRED",  # credential files and blobs: GOOGLE_APPLICATION_CREDENTIALS, AZURE_CREDS
+    "PRIVATE",  # private material not named *KEY: SIGNING_PRIVATE_PEM
+    "COOKIE",  # a session cookie is a login: YOUTUBE_COOKIE, *_COOKIES
+    "JWT",  # signed bearer tokens not named *TOKEN: SUPABASE_JWT
+)
+
+
+def is_credential_name(name: str) -> bool:
+    """True when the variable name contains one of `CREDENTIAL_NAME_PATTERNS`, ignoring case."""
+    upper = name.upper()
+    return any(pattern in upper for pattern in CREDENTIAL_NAME_PATTERNS)
+
+
+def child_environment(
+    explicit: Mapping[str, str] | None = None,
+    parent: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The parent environment (default `os.environ`) without credential-like names, then `explicit` on top.
+
+    Explicit values are the user's deliberate choice for this server and are never filtered.
+    """
+    source = os.environ if parent is None else parent
+    env = {name: value for name, value in source.items() if not is_credential_name(name)}
+    if explicit:
+        env.update(explicit)
+    return env

@@ -1,0 +1,733 @@
+"""Server configuration: the models, environment interpolation, and loading files.
+
+An entry describes one MCP server, over stdio (`command`) or Streamable HTTP
+(`url`). Entries come from Python (dicts or models), from our own file format
+(a `servers:` list), or from the `mcpServers` map that Claude Desktop, Claude
+Code, Cursor and Gemini CLI write, so users can point us at the file they
+already have. Models are frozen and compare by value: `reload()` diffs old and
+new configurations with `==`.
+
+Every failure is a `ConfigError` that names the file, the entry and the field.
+Header and env values are secrets: they never appear in a repr, a log line or
+an error message, so errors are built from pydantic's error list without its
+inputs, and never chained to the `ValidationError` (whose text echoes them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeAlias
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    ValidationError,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+
+from ._errors import ConfigError
+
+__all__ = [
+    "HttpServerConfig",
+    "RedactedMapping",
+    "ServerConfig",
+    "StdioServerConfig",
+    "load_config_file",
+    "parse_server_configs",
+]
+
+_log = logging.getLogger("mcp_sync.config")
+
+SERVER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"  # the RFC's serverName: it becomes part of public tool names
+_SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
+_MASK = "***"
+_TRANSPORTS = ("stdio", "streamable-http")
+
+# RFC 9110 token characters: a header name outside them is rejected by the HTTP client at connect time.
+_HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+class RedactedMapping(Mapping[str, str]):
+    """An immutable, hashable `str -> str` mapping whose repr shows keys and masks values.
+
+    The type of `env` and `headers`: the config stays hashable for `reload()`'s diff,
+    and printing a config (or a traceback's locals) never shows a secret.
+    Read it like a dict; `dict(mapping)` gives the real values.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        self._data: dict[str, str] = dict(data)
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RedactedMapping):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(dict.fromkeys(self._data, _MASK))
+
+
+class _Redacted:
+    """Annotation marker: validate as a `str -> str` mapping, store a `RedactedMapping`, dump a dict.
+
+    The field stays typed `Mapping[str, str]`, so callers pass an ordinary dict.
+    """
+
+    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            RedactedMapping,
+            handler(source_type),
+            serialization=core_schema.plain_serializer_function_ser_schema(dict),
+        )
+
+
+_SecretMapping = Annotated[Mapping[str, str], _Redacted()]
+
+
+def _reject_bool(value: Any) -> Any:
+    """`true` is an int to Python; as a timeout it is a mistake, not 1 ms."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+_TimeoutMs = Annotated[int, Field(gt=0, le=_MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
+
+
+class _ServerConfigBase(BaseModel):
+    """Fields and helpers shared by both transports."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,  # serverName, toolCallTimeoutMs, ...: the RFC's spelling
+        validate_by_name=True,
+        validate_by_alias=True,
+        hide_input_in_errors=True,  # a model built directly raises pydantic's error: keep secrets out of it
+    )
+
+    transport: str
+    server_name: str = Field(pattern=SERVER_NAME_PATTERN)
+    tool_call_timeout_ms: _TimeoutMs = 60_000
+    connect_timeout_ms: _TimeoutMs = 30_000
+    enabled: bool = True
+    required: bool = False
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Transport and name first, then the transport's own fields, then the common ones."""
+        args = list(super().__repr_args__())
+        common = set(_ServerConfigBase.model_fields) - {"transport", "server_name"}
+        yield from (arg for arg in args if arg[0] not in common)
+        yield from (arg for arg in args if arg[0] in common)
+
+    @property
+    def tool_call_timeout(self) -> float:
+        """The default per-call timeout, in seconds."""
+        return self.tool_call_timeout_ms / 1000
+
+    @property
+    def connect_timeout(self) -> float:
+        """The bound on connecting plus the first tool listing, in seconds."""
+        return self.connect_timeout_ms / 1000
+
+    def allows_tool(self, raw_name: str) -> bool:
+        """Whether to register the tool with this raw (server-side) name: include list, then exclude wins."""
+        if self.include_tools is not None and raw_name not in self.include_tools:
+            return False
+        return raw_name not in self.exclude_tools
+
+
+class StdioServerConfig(_ServerConfigBase):
+    """A server started as a child process, spoken to over its stdin and stdout."""
+
+    transport: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: tuple[str, ...] = ()
+    env: _SecretMapping = RedactedMapping()
+    cwd: str | None = Field(default=None, min_length=1)
+
+    @field_validator("command")
+    @classmethod
+    def _command_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise PydanticCustomError("config", "must not be blank")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env_names_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        for name, val in value.items():
+            if not name or "=" in name or "\0" in name:
+                raise PydanticCustomError("config", "variable names must be non-empty, without '=' or NUL")
+            if "\0" in val:  # the OS refuses it when starting the process
+                raise PydanticCustomError(
+                    "config", "the value of {name} contains a NUL character", {"name": name}
+                )
+        return value
+
+
+class HttpServerConfig(_ServerConfigBase):
+    """A server reached over Streamable HTTP."""
+
+    transport: Literal["streamable-http"] = "streamable-http"
+    url: str
+    headers: _SecretMapping = RedactedMapping()
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, value: str) -> str:
+        try:
+            parts = urlsplit(value)
+        except ValueError:
+            raise PydanticCustomError("config", "is not a valid URL") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            raise PydanticCustomError("config", "must be an http:// or https:// URL with a host")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        for name, val in value.items():
+            if not _HEADER_NAME_RE.fullmatch(name):
+                raise PydanticCustomError(
+                    "config",
+                    "{name} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)",
+                    {"name": repr(name)},
+                )
+            # A line break would split the header (and the HTTP client refuses it at connect time).
+            if "\r" in val or "\n" in val or "\0" in val:
+                raise PydanticCustomError(
+                    "config", "the value of {name} contains a line break or NUL", {"name": name}
+                )
+        return value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, (_redact_url(value) if name == "url" else value)
+
+
+def _redact_url(url: str) -> str:
+    """The URL with its password and query values masked: both are common places for tokens."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username or ''}:{_MASK}@{netloc.rpartition('@')[2]}"
+    query = "&".join(f"{key}={_MASK}" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, _MASK if parts.fragment else ""))
+
+
+ServerConfig: TypeAlias = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
+
+_MODELS: dict[str, type[StdioServerConfig] | type[HttpServerConfig]] = {
+    "stdio": StdioServerConfig,
+    "streamable-http": HttpServerConfig,
+}
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class _EntryError(Exception):
+    """Problems found in one entry; rendered into a `ConfigError` with the entry's name."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _render(where: str, problems: list[str]) -> str:
+    if len(problems) == 1:
+        return f"{where}: {problems[0]}"
+    return f"{where}: {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
+
+
+def _path(parts: Iterable[str | int]) -> str:
+    """`('headers', 'Authorization')` -> `headers.Authorization`; `('args', 1)` -> `args[1]`."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part == "[key]":
+            out += " (a key)"  # pydantic's marker for a failed dict key
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+# --------------------------------------------------------------------------- interpolation
+
+# One scan finds, in order: the `$${` escape (a literal `${`), a `${...}` reference, or a `${`
+# that never closes. A bare `$VAR` matches nothing and stays literal: passwords contain `$`.
+_REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+_INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+_REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
+
+
+def _interpolate_string(text: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole == "$${":
+            return "${"
+        inner = match.group(1)
+        parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
+        if parsed is None or "${" in (parsed.group(2) or ""):
+            # The text itself is not echoed: it may be part of a secret.
+            problems.append(f"field '{where}' has a malformed ${{...}} reference ({_REFERENCE_FORMS})")
+            return ""
+        name, default = parsed.group(1), parsed.group(2)
+        value = environ.get(name)
+        if default is not None:
+            return value if value else default  # like the shell: unset or empty takes the default
+        if value is None:
+            problems.append(f"field '{where}' references ${{{name}}}, which is not set")
+            return ""
+        return value
+
+    return _REFERENCE_RE.sub(replace, text)
+
+
+def _interpolate(
+    value: Any, parts: tuple[str | int, ...], environ: Mapping[str, str], problems: list[str]
+) -> Any:
+    """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
+    if isinstance(value, str):
+        return _interpolate_string(value, _path(parts), environ, problems)
+    if isinstance(value, Mapping):
+        return {k: _interpolate(v, (*parts, k), environ, problems) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_interpolate(v, (*parts, i), environ, problems) for i, v in enumerate(value)]
+    return value
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass
+class _RawEntry:
+    """One entry before validation, with where it came from."""
+
+    label: str  # `servers[2]` or `mcpServers.fs`
+    data: Any
+    map_key: Any = None  # the mcpServers key (the server name), or None for a `servers` entry
+    key_names: dict[str, str] = field(default_factory=dict)  # our field -> the key the user wrote
+
+
+def _field_spellings(model: type[_ServerConfigBase]) -> dict[str, str]:
+    """Every accepted key (snake_case name and camelCase alias) -> the field name."""
+    spellings: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        spellings[name] = name
+        if info.alias:
+            spellings[info.alias] = name
+    return spellings
+
+
+_ALL_SPELLINGS = {**_field_spellings(StdioServerConfig), **_field_spellings(HttpServerConfig)}
+
+
+def _entry_name(data: Mapping[Any, Any]) -> str | None:
+    """The entry's server name for messages, when it has a valid one."""
+    for key in ("server_name", "serverName"):
+        value = data.get(key)
+        if isinstance(value, str) and _SERVER_NAME_RE.fullmatch(value):
+            return value
+    return None
+
+
+def _choose_transport(data: dict[Any, Any], problems: list[str]) -> str | None:
+    """The entry's transport: given, or inferred from `command` (stdio) / `url` (Streamable HTTP)."""
+    if "transport" in data:
+        transport = data["transport"]
+        if transport == "sse":
+            problems.append("the SSE transport is not supported; use 'streamable-http'")
+            return None
+        if transport not in _TRANSPORTS:
+            problems.append("field 'transport': must be 'stdio' or 'streamable-http'")
+            return None
+        return str(transport)
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        problems.append("has both 'command' (stdio) and 'url' (streamable-http); keep one")
+        return None
+    if has_command:
+        return "stdio"
+    if has_url:
+        return "streamable-http"
+    problems.append("field 'transport': missing, and there is no 'command' (stdio) or 'url' to infer it from")
+    return None
+
+
+def _check_double_spellings(data: Mapping[Any, Any], problems: list[str]) -> None:
+    for name, info in _ServerConfigBase.model_fields.items():
+        if info.alias and info.alias != name and name in data and info.alias in data:
+            problems.append(f"both '{name}' and '{info.alias}' are given; keep one")
+
+
+_MAP_KEY = "<the mcpServers key>"  # key_names marker: the server name came from the map key
+
+
+def _describe(
+    error: Mapping[str, Any], transport: str, key_names: Mapping[str, str], data: Mapping[Any, Any]
+) -> str:
+    """One pydantic error as a sentence naming the field as the user wrote it, without the input."""
+    loc: tuple[Any, ...] = tuple(error["loc"])
+    message = str(error["msg"])
+    if not loc:
+        return message
+    head, rest = loc[0], loc[1:]
+    if error["type"] == "extra_forbidden" and not rest:
+        if head in _ALL_SPELLINGS:
+            return f"unknown key '{head}' for transport '{transport}'"
+        return f"unknown key '{head}'"
+    field_name = _ALL_SPELLINGS.get(head, head) if isinstance(head, str) else head
+    written = key_names.get(field_name) if isinstance(field_name, str) else None
+    if written == _MAP_KEY:
+        return f"the server name (its key under mcpServers): {message}"
+    if written is not None:
+        return f"field '{_path((written, *rest))}': {message}"
+    if head in data or not isinstance(field_name, str):
+        return f"field '{_path(loc)}': {message}"
+    alias = to_camel(field_name)  # a missing field: name both spellings it accepts
+    also = f" (or '{alias}')" if alias != field_name else ""
+    return f"field '{_path((field_name, *rest))}'{also}: {message}"
+
+
+def _validate(
+    entry: _RawEntry, environ: Mapping[str, str], where: str
+) -> StdioServerConfig | HttpServerConfig:
+    """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
+    problems: list[str] = []
+    if entry.map_key is None:
+        data = _interpolate(entry.data, (), environ, problems)
+    else:  # ignored host keys go first: an unset variable in a setting we drop is no error
+        data = _interpolate(_without_ignored_host_keys(entry.data, where), (), environ, problems)
+        data = _from_host_entry(entry, data, problems)
+    _check_double_spellings(data, problems)
+    transport = _choose_transport(data, problems)
+    if problems or transport is None:
+        raise _EntryError(problems)
+    data.setdefault("transport", transport)
+    try:
+        return _MODELS[transport].model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_input=False, include_url=False, include_context=False)
+    # Raised outside the `except`: a chained ValidationError would print the inputs in a traceback.
+    raise _EntryError([_describe(e, transport, entry.key_names, data) for e in errors])
+
+
+# --------------------------------------------------------------------------- the mcpServers map
+
+# Host keys that have a meaning here are mapped (see _from_host_entry). These have none and are
+# skipped, before interpolation, with a log line; anything else is an unknown key, because
+# dropping a setting we do not understand (envFile, headersHelper, ...) would run the server
+# differently from the host.
+_HOST_KEYS_IGNORED: dict[str, str] = {
+    "alwaysAllow": "host approval policy (Cline, Roo)",
+    "autoApprove": "host approval policy (Cline, Roo, Claude Desktop extensions)",
+    "trust": "host approval policy (Gemini CLI)",
+    "description": "a note for humans (Gemini CLI)",
+}
+# Authentication settings we cannot honour: skipped, but at warning level, since the server will
+# probably refuse an unauthenticated connection and the user should know why.
+_HOST_AUTH_KEYS_IGNORED: dict[str, str] = {
+    "oauth": "OAuth settings (Gemini CLI)",
+    "auth": "OAuth client settings (Cursor)",
+    "authProviderType": "Google credentials provider (Gemini CLI)",
+    "targetAudience": "Google ID token audience (Gemini CLI)",
+    "targetServiceAccount": "Google service account impersonation (Gemini CLI)",
+}
+_HOST_TYPES = {
+    "stdio": "stdio",
+    "http": "streamable-http",
+    "streamable-http": "streamable-http",
+    "streamableHttp": "streamable-http",
+}
+_SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
+
+
+def _without_ignored_host_keys(data: Any, where: str) -> dict[Any, Any]:
+    """The mcpServers entry without the host keys we skip, each skip logged (the key, never its value)."""
+    if not isinstance(data, Mapping):
+        raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
+    kept: dict[Any, Any] = {}
+    for key, value in data.items():
+        if key in _HOST_KEYS_IGNORED:
+            _log.debug("%s: ignoring %r (%s)", where, key, _HOST_KEYS_IGNORED[key])
+        elif key in _HOST_AUTH_KEYS_IGNORED:
+            _log.warning(
+                "%s: ignoring %r (%s): mcp_sync does not support it; the server may refuse to connect",
+                where,
+                key,
+                _HOST_AUTH_KEYS_IGNORED[key],
+            )
+        else:
+            kept[key] = value
+    return kept
+
+
+def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    """An mcpServers entry in our own keys; records in `entry.key_names` which host key fed which field."""
+    out: dict[Any, Any] = {"server_name": entry.map_key}
+    entry.key_names["server_name"] = _MAP_KEY
+
+    def take(host_key: str, our_key: str, value: Any) -> None:
+        """Map a host key onto one of ours, unless the entry also sets ours."""
+        ours = next((k for k in (our_key, to_camel(our_key)) if k in data), None)
+        if ours is not None:
+            problems.append(f"both '{host_key}' and '{ours}' are given; keep one")
+            return
+        out[our_key] = value
+        entry.key_names[our_key] = host_key
+
+    for key, value in data.items():
+        if key in ("server_name", "serverName"):
+            problems.append(f"'{key}' is not allowed here: the key under mcpServers is the server name")
+        elif key == "type":
+            if value == "sse":
+                problems.append(
+                    "the SSE transport is not supported; if the server also speaks Streamable HTTP, "
+                    "point 'url' at that endpoint (often ending in /mcp) and set type: http"
+                )
+            elif not isinstance(value, str) or value not in _HOST_TYPES:
+                problems.append(
+                    "field 'type': must be 'stdio', 'http', 'streamable-http' or 'streamableHttp'"
+                )
+            elif "transport" in data:
+                problems.append("both 'type' and 'transport' are given; keep one")
+            else:
+                out["transport"] = _HOST_TYPES[value]
+        elif key == "httpUrl":  # Gemini CLI's Streamable HTTP endpoint
+            take(key, "url", value)
+        elif key == "disabled":
+            if not isinstance(value, bool):
+                problems.append("field 'disabled': must be true or false")
+            else:
+                take(key, "enabled", not value)
+        elif key == "timeout":  # Gemini CLI: milliseconds
+            take(key, "tool_call_timeout_ms", value)
+        else:
+            out[key] = value  # our own keys; pydantic rejects the rest, naming them
+    if "transport" not in out and "httpUrl" in data and "url" not in data:
+        out["transport"] = "streamable-http"
+    return out
+
+
+# --------------------------------------------------------------------------- public functions
+
+
+def _build(
+    raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None
+) -> list[ServerConfig]:
+    prefix = f"{source}: " if source else ""
+    configs: list[ServerConfig] = []
+    failures: list[str] = []
+    for entry in raw_entries:
+        if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
+            configs.append(entry.data)
+            continue
+        if entry.map_key is None and not isinstance(entry.data, Mapping):
+            failures.append(
+                f"{prefix}{entry.label}: expected a mapping of settings, got {type(entry.data).__name__}"
+            )
+            continue
+        name = _entry_name(entry.data) if entry.map_key is None else None
+        where = prefix + (f'{entry.label} ("{name}")' if name else entry.label)
+        try:
+            config = _validate(entry, environ, where)
+        except _EntryError as exc:
+            failures.append(_render(where, exc.problems))
+            continue
+        if (
+            entry.key_names.get("tool_call_timeout_ms") == "timeout"
+            and config.tool_call_timeout_ms < _SHORT_TIMEOUT_MS
+        ):
+            _log.warning(
+                "%s: 'timeout' is read as milliseconds (Gemini CLI's unit), so calls time out after %d ms; "
+                "Cline and Roo write seconds: multiply by 1000",
+                where,
+                config.tool_call_timeout_ms,
+            )
+        configs.append(config)
+    if failures:
+        raise ConfigError("\n".join(failures))
+
+    first_enabled: dict[str, int] = {}
+    for index, config in enumerate(configs):
+        if not config.enabled:
+            continue
+        if config.server_name in first_enabled:
+            earlier = raw_entries[first_enabled[config.server_name]].label
+            raise ConfigError(
+                f"{prefix}duplicate server_name '{config.server_name}': {earlier} and "
+                f"{raw_entries[index].label} are both enabled; rename one or disable one (enabled: false)"
+            )
+        first_enabled[config.server_name] = index
+    return configs
+
+
+def parse_server_configs(
+    entries: Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig],
+    *,
+    environ: Mapping[str, str] | None = None,
+    source: str | None = None,
+) -> list[ServerConfig]:
+    """Validate server entries (dicts or models) in order; raises `ConfigError` naming entry and field.
+
+    Dicts are interpolated against `environ` (default `os.environ`) first; a dict without
+    `transport` is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass
+    through as they are. Two enabled entries may not share a `server_name`. `source` (a file
+    name, say) prefixes every message.
+    """
+    if isinstance(entries, Mapping | str | bytes) or not isinstance(entries, Iterable):
+        prefix = f"{source}: " if source else ""
+        raise ConfigError(f"{prefix}expected a list of server entries, got {type(entries).__name__}")
+    raw = [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(entries)]
+    return _build(raw, os.environ if environ is None else environ, source)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a repeated mapping key instead of keeping the last one silently."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *base` keys may be overridden: that is what merging is for
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:
+            continue  # unhashable: construct_mapping reports it
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"found duplicate key {key!r}",
+                key_node.start_mark,
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _parse_text(text: str, source: str) -> Any:
+    """JSON or YAML, by content. Errors name the file and line, never the file's text."""
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+    except ValueError:
+        pass  # not JSON (or JSON YAML reads too, like a trailing comma): YAML decides, and locates errors
+    problem: str | None = None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML's str(exc) quotes the offending line; only its fixed phrases and positions are used.
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = f"{source}: not valid YAML or JSON{where}: {exc.problem or exc.context or 'syntax error'}"
+        if exc.problem and exc.context and exc.context_mark is not None:
+            problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
+    except yaml.YAMLError:
+        problem = f"{source}: not valid YAML or JSON"
+    raise ConfigError(problem)
+
+
+def _host_config_entries(servers: Any, source: str) -> list[_RawEntry]:
+    if servers is None:
+        return []
+    if not isinstance(servers, Mapping):
+        raise ConfigError(f"{source}: 'mcpServers' must be a map of server name to settings")
+    return [_RawEntry(f"mcpServers.{name}", settings, map_key=name) for name, settings in servers.items()]
+
+
+def load_config_file(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> list[ServerConfig]:
+    """Read servers from a JSON or YAML file: our `servers:` list, or a host's `mcpServers` map.
+
+    The `mcpServers` shape is the one Claude Desktop, Claude Code (`.mcp.json`), Cursor and
+    Gemini CLI write; other top-level settings in such a file are ignored.
+    """
+    source = os.fspath(path)
+    try:
+        with open(path, "rb") as handle:
+            raw_bytes = handle.read()
+    except OSError as exc:
+        raise ConfigError(
+            f"{source}: cannot read the config file: {exc.strerror or type(exc).__name__}"
+        ) from None
+    try:
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8 text") from None
+    document = _parse_text(text, source)
+    if not isinstance(document, Mapping):
+        raise ConfigError(f"{source}: expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
+    if "servers" in document and "mcpServers" in document:
+        raise ConfigError(f"{source}: has both 'servers' and 'mcpServers'; use one")
+    env = os.environ if environ is None else environ
+    if "mcpServers" in document:
+        others = sorted(str(key) for key in document if key != "mcpServers")
+        if others:
+            _log.debug("%s: ignoring host settings outside mcpServers: %s", source, ", ".join(others))
+        raw = _host_config_entries(document["mcpServers"], source)
+    elif "servers" in document:
+        unknown = [str(key) for key in document if key != "servers"]
+        if unknown:
+            raise ConfigError(f"{source}: unknown top-level key '{unknown[0]}' (expected only 'servers')")
+        servers = document["servers"]
+        if isinstance(servers, Mapping):
+            raise ConfigError(
+                f"{source}: 'servers' must be a list of entries; "
+                "a map of server name to settings goes under 'mcpServers'"
+            )
+        if servers is not None and not isinstance(servers, list):
+            raise ConfigError(f"{source}: 'servers' must be a list of entries")
+        raw = [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+    else:
+        raise ConfigError(f"{source}: has neither 'servers' (a list) nor 'mcpServers' (a map)")
+    configs = _build(raw, env, source)
+    _log.debug("%s: read %d server entries", source, len(configs))
+    return configs

@@ -1,0 +1,1307 @@
+"""Server configuration: models, aliases, interpolation, file formats, errors and secret redaction."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
+
+from mcp_sync._config import (
+    HttpServerConfig,
+    RedactedMapping,
+    ServerConfig,
+    StdioServerConfig,
+    load_config_file,
+    parse_server_configs,
+)
+from mcp_sync._errors import ConfigError
+
+SECRET = "s3cr3t-Zq8x-do-not-print"
+NO_ENV: dict[str, str] = {}
+
+
+def stdio(**fields: Any) -> dict[str, Any]:
+    return {"server_name": "fs", "command": "npx", **fields}
+
+
+def http(**fields: Any) -> dict[str, Any]:
+    return {"server_name": "web", "url": "https://mcp.example.com/mcp", **fields}
+
+
+def parse_one(entry: Any, environ: dict[str, str] | None = None) -> StdioServerConfig | HttpServerConfig:
+    [config] = parse_server_configs([entry], environ=NO_ENV if environ is None else environ)
+    return config
+
+
+def parse_stdio(entry: Any, environ: dict[str, str] | None = None) -> StdioServerConfig:
+    config = parse_one(entry, environ)
+    assert isinstance(config, StdioServerConfig)
+    return config
+
+
+def parse_http(entry: Any, environ: dict[str, str] | None = None) -> HttpServerConfig:
+    config = parse_one(entry, environ)
+    assert isinstance(config, HttpServerConfig)
+    return config
+
+
+def config_error(entries: Any, environ: dict[str, str] | None = None, source: str | None = None) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_server_configs(entries, environ=NO_ENV if environ is None else environ, source=source)
+    return str(info.value)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(path: Path, environ: dict[str, str] | None = None) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config_file(path, environ=NO_ENV if environ is None else environ)
+    return str(info.value)
+
+
+# --------------------------------------------------------------------------- fields and defaults
+
+
+def test_stdio_entry_has_documented_defaults() -> None:
+    config = parse_one({"transport": "stdio", "server_name": "fs", "command": "npx"})
+
+    assert isinstance(config, StdioServerConfig)
+    assert (config.args, dict(config.env), config.cwd) == ((), {}, None)
+    assert (config.tool_call_timeout_ms, config.connect_timeout_ms) == (60_000, 30_000)
+    assert (config.enabled, config.required) == (True, False)
+    assert (config.include_tools, config.exclude_tools) == (None, ())
+
+
+def test_http_entry_has_documented_defaults() -> None:
+    config = parse_one(
+        {"transport": "streamable-http", "server_name": "web", "url": "http://127.0.0.1:8000/mcp"}
+    )
+
+    assert isinstance(config, HttpServerConfig)
+    assert dict(config.headers) == {}
+    assert (config.tool_call_timeout_ms, config.connect_timeout_ms) == (60_000, 30_000)
+    assert (config.enabled, config.required) == (True, False)
+    assert (config.include_tools, config.exclude_tools) == (None, ())
+
+
+def test_every_stdio_field_is_read() -> None:
+    config = parse_one(
+        stdio(
+            transport="stdio",
+            args=["-y", "@modelcontextprotocol/server-filesystem"],
+            env={"ROOT": "/srv"},
+            cwd="/srv",
+            tool_call_timeout_ms=1500,
+            connect_timeout_ms=2500,
+            enabled=False,
+            required=True,
+            include_tools=["read_file", "list"],
+            exclude_tools=["list"],
+        )
+    )
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.server_name == "fs"
+    assert config.command == "npx"
+    assert config.args == ("-y", "@modelcontextprotocol/server-filesystem")
+    assert dict(config.env) == {"ROOT": "/srv"}
+    assert config.cwd == "/srv"
+    assert (config.tool_call_timeout_ms, config.connect_timeout_ms) == (1500, 2500)
+    assert (config.enabled, config.required) == (False, True)
+    assert (config.include_tools, config.exclude_tools) == (("read_file", "list"), ("list",))
+
+
+def test_every_http_field_is_read() -> None:
+    config = parse_one(
+        http(transport="streamable-http", headers={"Authorization": "Bearer x"}, required=True)
+    )
+
+    assert isinstance(config, HttpServerConfig)
+    assert config.url == "https://mcp.example.com/mcp"
+    assert dict(config.headers) == {"Authorization": "Bearer x"}
+    assert config.required is True
+
+
+@pytest.mark.parametrize(
+    ("snake", "camel", "value"),
+    [
+        ("server_name", "serverName", "gh"),
+        ("tool_call_timeout_ms", "toolCallTimeoutMs", 1234),
+        ("connect_timeout_ms", "connectTimeoutMs", 4321),
+        ("include_tools", "includeTools", ["a", "b"]),
+        ("exclude_tools", "excludeTools", ["c"]),
+    ],
+)
+def test_camel_case_alias_is_accepted_like_snake_case(snake: str, camel: str, value: Any) -> None:
+    base = {"transport": "stdio", "server_name": "fs", "command": "npx"}
+    base.pop(snake, None)
+
+    by_name = parse_one({**base, snake: value})
+    by_alias = parse_one({**base, camel: value})
+
+    assert by_name == by_alias
+    assert getattr(by_alias, snake) == (tuple(value) if isinstance(value, list) else value)
+
+
+def test_both_spellings_of_one_field_are_refused() -> None:
+    message = config_error([stdio(tool_call_timeout_ms=1, toolCallTimeoutMs=2)])
+
+    assert "'tool_call_timeout_ms' and 'toolCallTimeoutMs'" in message
+
+
+def test_models_can_be_built_directly_with_snake_case_names() -> None:
+    config = StdioServerConfig(server_name="fs", command="npx", args=("a",), env={"A": "1"})
+
+    assert config.transport == "stdio"
+    assert config.env == {"A": "1"}
+
+
+def test_timeouts_are_also_given_in_seconds() -> None:
+    config = parse_stdio(stdio(tool_call_timeout_ms=1500, connect_timeout_ms=250))
+
+    assert config.tool_call_timeout == 1.5
+    assert config.connect_timeout == 0.25
+
+
+@pytest.mark.parametrize("field", ["tool_call_timeout_ms", "connect_timeout_ms"])
+@pytest.mark.parametrize("value", [0, -5])
+def test_timeout_must_be_positive(field: str, value: int) -> None:
+    message = config_error([stdio(**{field: value})])
+
+    assert f"servers[0] (\"fs\"): field '{field}': Input should be greater than 0" in message
+
+
+def test_timeout_above_the_limit_is_refused() -> None:
+    message = config_error([stdio(tool_call_timeout_ms=2**31)])
+
+    assert "field 'tool_call_timeout_ms'" in message
+
+
+def test_timeout_refuses_a_boolean() -> None:
+    message = config_error([stdio(connect_timeout_ms=True)])
+
+    assert "field 'connect_timeout_ms': Input should be a valid integer" in message
+
+
+def test_timeout_error_names_the_camel_case_key_the_user_wrote() -> None:
+    message = config_error([stdio(toolCallTimeoutMs=0)])
+
+    assert "field 'toolCallTimeoutMs': Input should be greater than 0" in message
+
+
+@pytest.mark.parametrize("name", ["", "has space", "a" * 33, "dotted.name", "ünï", "a/b"])
+def test_server_name_outside_the_pattern_is_refused(name: str) -> None:
+    message = config_error([stdio(server_name=name)])
+
+    assert "field 'server_name': String should match pattern '^[A-Za-z0-9_-]{1,32}$'" in message
+
+
+@pytest.mark.parametrize("name", ["a", "A-z_09", "x" * 32])
+def test_server_name_inside_the_pattern_is_accepted(name: str) -> None:
+    assert parse_stdio(stdio(server_name=name)).server_name == name
+
+
+def test_missing_server_name_names_both_spellings() -> None:
+    message = config_error([{"command": "npx"}])
+
+    assert "servers[0]: field 'server_name' (or 'serverName'): Field required" in message
+
+
+@pytest.mark.parametrize("command", ["", "   "])
+def test_empty_command_is_refused(command: str) -> None:
+    message = config_error([stdio(command=command)])
+
+    assert "field 'command'" in message
+
+
+def test_empty_cwd_is_refused() -> None:
+    assert "field 'cwd'" in config_error([stdio(cwd="")])
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/mcp", "example.com/mcp", "http://", "file:///tmp/x"])
+def test_url_must_be_http_or_https_with_a_host(url: str) -> None:
+    message = config_error([http(url=url)])
+
+    assert "field 'url': must be an http:// or https:// URL with a host" in message
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/mcp", "https://mcp.example.com/mcp", "HTTPS://EXAMPLE.COM"]
+)
+def test_http_and_https_urls_are_accepted(url: str) -> None:
+    assert parse_http(http(url=url)).url == url
+
+
+def test_args_list_is_stored_as_a_tuple() -> None:
+    assert parse_stdio(stdio(args=["a", "b"])).args == ("a", "b")
+
+
+def test_non_string_arg_error_names_its_index() -> None:
+    message = config_error([stdio(args=["--port", 8080])])
+
+    assert "field 'args[1]': Input should be a valid string" in message
+
+
+def test_non_string_env_value_error_names_the_variable() -> None:
+    message = config_error([stdio(env={"PORT": 8080})])
+
+    assert "field 'env.PORT': Input should be a valid string" in message
+
+
+@pytest.mark.parametrize("name", ["", "A=B"])
+def test_env_variable_name_must_be_usable(name: str) -> None:
+    assert "field 'env'" in config_error([stdio(env={name: "x"})])
+
+
+def test_header_name_must_be_an_http_token() -> None:
+    message = config_error([http(headers={"Bad Header": "x"})])
+
+    assert "'Bad Header' is not a valid header name" in message
+
+
+def test_header_value_with_a_line_break_is_refused() -> None:
+    message = config_error([http(headers={"X-Api-Key": f"{SECRET}\r\nInjected: 1"})])
+
+    assert "the value of X-Api-Key contains a line break" in message
+    assert SECRET not in message
+
+
+def test_enabled_and_required_are_read() -> None:
+    config = parse_stdio(stdio(enabled=False, required=True))
+
+    assert (config.enabled, config.required) == (False, True)
+
+
+def test_allows_every_tool_without_filters() -> None:
+    assert parse_stdio(stdio()).allows_tool("anything")
+
+
+def test_include_list_allows_only_its_tools() -> None:
+    config = parse_stdio(stdio(include_tools=["read_file"]))
+
+    assert config.allows_tool("read_file")
+    assert not config.allows_tool("write_file")
+
+
+def test_exclude_list_wins_over_include_list() -> None:
+    config = parse_stdio(stdio(include_tools=["read_file", "write_file"], exclude_tools=["write_file"]))
+
+    assert config.allows_tool("read_file")
+    assert not config.allows_tool("write_file")
+
+
+def test_empty_include_list_allows_nothing() -> None:
+    assert not parse_stdio(stdio(include_tools=[])).allows_tool("read_file")
+
+
+# --------------------------------------------------------------------------- transport and discriminator
+
+
+def test_entry_with_command_and_no_transport_is_stdio() -> None:
+    assert isinstance(parse_one({"server_name": "fs", "command": "npx"}), StdioServerConfig)
+
+
+def test_entry_with_url_and_no_transport_is_streamable_http() -> None:
+    assert isinstance(parse_one({"server_name": "web", "url": "http://localhost/mcp"}), HttpServerConfig)
+
+
+def test_entry_with_neither_command_nor_url_nor_transport_is_refused() -> None:
+    message = config_error([{"server_name": "fs"}])
+
+    assert "servers[0] (\"fs\"): field 'transport': missing" in message
+
+
+def test_entry_with_command_and_url_but_no_transport_is_refused() -> None:
+    message = config_error([{"server_name": "x", "command": "npx", "url": "http://localhost"}])
+
+    assert "has both 'command' (stdio) and 'url' (streamable-http)" in message
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket", 3, None])
+def test_unknown_transport_is_refused(transport: Any) -> None:
+    message = config_error([stdio(transport=transport)])
+
+    assert "field 'transport': must be 'stdio' or 'streamable-http'" in message
+
+
+def test_sse_transport_is_refused_as_unsupported() -> None:
+    message = config_error([http(transport="sse")])
+
+    assert "SSE transport is not supported" in message
+
+
+def test_discriminated_union_validates_to_the_matching_model() -> None:
+    adapter: TypeAdapter[StdioServerConfig | HttpServerConfig] = TypeAdapter(ServerConfig)
+
+    assert isinstance(adapter.validate_python({"transport": "stdio", **stdio()}), StdioServerConfig)
+    assert isinstance(adapter.validate_python({"transport": "streamable-http", **http()}), HttpServerConfig)
+    with pytest.raises(ValidationError):
+        adapter.validate_python({"transport": "sse", **http()})
+
+
+def test_stdio_key_on_an_http_entry_is_an_unknown_key() -> None:
+    message = config_error([http(transport="streamable-http", command="npx")])
+
+    assert "servers[0] (\"web\"): unknown key 'command' for transport 'streamable-http'" in message
+
+
+def test_unknown_key_is_refused_naming_key_and_entry() -> None:
+    message = config_error([stdio(), stdio(server_name="gh", timeout_ms=5)])
+
+    assert message == "servers[1] (\"gh\"): unknown key 'timeout_ms'"
+
+
+def test_models_pass_through_unchanged() -> None:
+    model = HttpServerConfig(
+        server_name="web", url="http://localhost/mcp", headers={"A": "${NOT_INTERPOLATED}"}
+    )
+
+    [config] = parse_server_configs([model], environ=NO_ENV)
+
+    assert config is model
+
+
+def test_dicts_and_models_may_be_mixed_in_order() -> None:
+    model = StdioServerConfig(server_name="one", command="a")
+
+    configs = parse_server_configs([model, stdio(server_name="two")], environ=NO_ENV)
+
+    assert [c.server_name for c in configs] == ["one", "two"]
+
+
+def test_entry_that_is_not_a_mapping_is_refused() -> None:
+    assert config_error([["server_name", "fs"]]) == "servers[0]: expected a mapping of settings, got list"
+
+
+@pytest.mark.parametrize("entries", [stdio(), "servers.yaml", None])
+def test_entries_that_are_not_a_list_are_refused(entries: Any) -> None:
+    assert "expected a list of server entries" in config_error(entries)
+
+
+def test_every_invalid_entry_is_reported_at_once() -> None:
+    message = config_error([stdio(server_name="a", command=""), stdio(server_name="b"), http(url="ftp://x")])
+
+    assert "servers[0] (\"a\"): field 'command'" in message
+    assert "servers[2] (\"web\"): field 'url'" in message
+    assert "servers[1]" not in message
+
+
+def test_several_problems_in_one_entry_are_listed() -> None:
+    message = config_error([stdio(tool_call_timeout_ms=0, extra_key=1)])
+
+    assert message.startswith('servers[0] ("fs"): 2 problems:\n')
+    assert "  - field 'tool_call_timeout_ms': Input should be greater than 0" in message
+    assert "  - unknown key 'extra_key'" in message
+
+
+def test_source_prefixes_every_message() -> None:
+    message = config_error([stdio(command="")], source="servers.yaml")
+
+    assert message.startswith("servers.yaml: servers[0] (\"fs\"): field 'command'")
+
+
+# --------------------------------------------------------------------------- value semantics
+
+
+def test_equal_configs_are_equal_and_hash_alike() -> None:
+    one = parse_stdio(stdio(args=["a"], env={"A": "1"}, include_tools=["x"]))
+    two = parse_one(
+        {"serverName": "fs", "command": "npx", "args": ["a"], "env": {"A": "1"}, "includeTools": ["x"]}
+    )
+
+    assert one == two
+    assert hash(one) == hash(two)
+    assert len({one, two}) == 1
+
+
+def test_configs_differing_in_one_env_value_are_unequal() -> None:
+    assert parse_stdio(stdio(env={"A": "1"})) != parse_stdio(stdio(env={"A": "2"}))
+
+
+def test_configs_differing_in_one_header_value_are_unequal() -> None:
+    assert parse_http(http(headers={"A": "1"})) != parse_http(http(headers={"A": "2"}))
+
+
+def test_default_and_explicit_default_are_equal() -> None:
+    assert parse_stdio(stdio()) == parse_stdio(
+        stdio(args=[], env={}, enabled=True, tool_call_timeout_ms=60000)
+    )
+
+
+def test_config_is_frozen() -> None:
+    config = parse_stdio(stdio())
+
+    with pytest.raises(ValidationError):
+        config.command = "other"
+
+
+def test_env_mapping_cannot_be_modified() -> None:
+    config = parse_stdio(stdio(env={"A": "1"}))
+
+    with pytest.raises(TypeError):
+        config.env["A"] = "2"  # type: ignore[index]
+
+
+def test_env_reads_like_a_dict_with_real_values() -> None:
+    config = parse_stdio(stdio(env={"API_KEY": SECRET}))
+
+    assert config.env["API_KEY"] == SECRET
+    assert dict(config.env) == {"API_KEY": SECRET}
+    assert config.model_dump()["env"] == {"API_KEY": SECRET}
+
+
+def test_redacted_mapping_equals_a_dict_with_the_same_items() -> None:
+    assert RedactedMapping({"A": "1"}) == {"A": "1"}
+    assert RedactedMapping({"A": "1"}) != {"A": "2"}
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def test_repr_and_str_mask_env_values_but_show_keys() -> None:
+    config = parse_stdio(stdio(env={"API_KEY": SECRET}))
+
+    for text in (repr(config), str(config), repr(config.env), str(config.env)):
+        assert SECRET not in text
+        assert "{'API_KEY': '***'}" in text
+
+
+def test_repr_and_str_mask_header_values_but_show_keys() -> None:
+    config = parse_http(http(headers={"Authorization": f"Bearer {SECRET}"}))
+
+    for text in (repr(config), str(config)):
+        assert SECRET not in text
+        assert "{'Authorization': '***'}" in text
+
+
+def test_repr_masks_url_password_and_query_values() -> None:
+    config = parse_http(http(url=f"https://user:{SECRET}@mcp.example.com/mcp?api_key={SECRET}&v=1"))
+
+    assert SECRET not in repr(config)
+    assert "https://user:***@mcp.example.com/mcp?api_key=***&v=***" in repr(config)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        stdio(env={"API_KEY": [SECRET]}),
+        stdio(env={"API_KEY": {"nested": SECRET}}),
+        stdio(env={"API_KEY": SECRET + "\0"}),
+        stdio(env=[SECRET]),
+        stdio(env=SECRET),
+        http(headers={"Authorization": [SECRET]}),
+        http(headers={"Authorization": 12345, "X-Key": SECRET}),
+        http(headers=SECRET),
+        http(headers={"X-Key": SECRET}, tool_call_timeout_ms=0),
+        http(headers={"X-Key": SECRET}, url=f"ftp://{SECRET}"),
+        http(headers={"X-Key": f"${{BROKEN {SECRET}"}),
+        http(headers={"X-Key": f"{SECRET}${{MISSING}}"}),
+        {"server_name": "web", "url": f"https://{SECRET}", "command": SECRET},
+    ],
+)
+def test_config_error_never_shows_a_secret_value(entry: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_server_configs([entry], environ=NO_ENV)
+
+    assert SECRET not in str(info.value)
+    assert SECRET not in "".join(traceback.format_exception(info.value))
+
+
+def test_config_error_is_not_chained_to_pydantic_error() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_server_configs([http(headers={"Authorization": [SECRET]})], environ=NO_ENV)
+
+    assert info.value.__cause__ is None
+    assert info.value.__context__ is None
+
+
+def test_directly_built_model_error_does_not_echo_a_secret() -> None:
+    with pytest.raises(ValidationError) as info:
+        HttpServerConfig(server_name="web", url="http://localhost", headers={"Authorization": [SECRET]})  # type: ignore[dict-item]
+
+    assert SECRET not in str(info.value)
+
+
+def test_unset_variable_error_does_not_show_the_rest_of_the_value() -> None:
+    message = config_error([http(headers={"Authorization": f"{SECRET} ${{TOKEN}}"})])
+
+    assert "${TOKEN}" in message
+    assert SECRET not in message
+
+
+def test_secret_is_not_logged(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    entry = {
+        "url": "https://x/mcp",
+        "headers": {"A": SECRET},
+        "oauth": {"clientSecret": SECRET},
+        "trust": True,
+    }
+    path = write(tmp_path, "settings.json", json.dumps({"mcpServers": {"web": entry}, "apiKey": SECRET}))
+
+    load_config_file(path, environ=NO_ENV)
+
+    assert caplog.records
+    assert SECRET not in caplog.text
+
+
+# --------------------------------------------------------------------------- interpolation
+
+
+def test_braced_variable_is_substituted() -> None:
+    config = parse_http(http(headers={"Authorization": "Bearer ${TOKEN}"}), {"TOKEN": "abc"})
+
+    assert config.headers["Authorization"] == "Bearer abc"
+
+
+def test_env_prefixed_variable_is_substituted() -> None:
+    config = parse_stdio(stdio(env={"TOKEN": "${env:GH_TOKEN}"}), {"GH_TOKEN": "abc"})
+
+    assert config.env["TOKEN"] == "abc"
+
+
+def test_default_is_used_when_the_variable_is_unset() -> None:
+    config = parse_http(http(url="${MCP_URL:-http://localhost:8000/mcp}"), {})
+
+    assert config.url == "http://localhost:8000/mcp"
+
+
+def test_default_is_used_when_the_variable_is_empty() -> None:
+    config = parse_stdio(stdio(args=["${LEVEL:-info}"]), {"LEVEL": ""})
+
+    assert config.args == ("info",)
+
+
+def test_default_is_ignored_when_the_variable_is_set() -> None:
+    config = parse_stdio(stdio(args=["${LEVEL:-info}"]), {"LEVEL": "debug"})
+
+    assert config.args == ("debug",)
+
+
+def test_empty_default_gives_an_empty_string() -> None:
+    assert parse_stdio(stdio(args=["x${SUFFIX:-}"]), {}).args == ("x",)
+
+
+def test_env_prefixed_variable_takes_a_default() -> None:
+    assert parse_stdio(stdio(args=["${env:LEVEL:-info}"]), {}).args == ("info",)
+
+
+def test_set_but_empty_variable_without_default_is_an_empty_string() -> None:
+    assert parse_stdio(stdio(args=["a${EMPTY}b"]), {"EMPTY": ""}).args == ("ab",)
+
+
+def test_bare_dollar_variable_stays_literal() -> None:
+    config = parse_stdio(stdio(env={"DB_PASSWORD": "pa$$word$HOME"}), {"HOME": "/home/user"})
+
+    assert config.env["DB_PASSWORD"] == "pa$$word$HOME"
+
+
+def test_double_dollar_brace_is_a_literal_brace() -> None:
+    config = parse_stdio(stdio(args=["$${NOT_A_VAR}"]), {})
+
+    assert config.args == ("${NOT_A_VAR}",)
+
+
+def test_several_references_in_one_string_are_substituted() -> None:
+    config = parse_http(
+        http(url="https://${HOST}:${PORT:-443}/${PATH_PART}"), {"HOST": "h", "PATH_PART": "mcp"}
+    )
+
+    assert config.url == "https://h:443/mcp"
+
+
+def test_interpolation_reaches_lists_and_dict_values_but_not_keys() -> None:
+    config = parse_stdio(
+        stdio(command="${CMD}", args=["--root", "${ROOT}"], env={"${KEY_NAME}": "${ROOT}"}),
+        {"CMD": "node", "ROOT": "/srv", "KEY_NAME": "unused"},
+    )
+
+    assert config.command == "node"
+    assert config.args == ("--root", "/srv")
+    assert dict(config.env) == {"${KEY_NAME}": "/srv"}
+
+
+def test_interpolation_reaches_include_and_exclude_lists() -> None:
+    config = parse_stdio(stdio(include_tools=["${TOOL}"], exclude_tools=["${OTHER:-x}"]), {"TOOL": "read"})
+
+    assert (config.include_tools, config.exclude_tools) == (("read",), ("x",))
+
+
+def test_substituted_value_is_not_interpolated_again() -> None:
+    config = parse_stdio(stdio(env={"A": "${OUTER}"}), {"OUTER": "${INNER}"})
+
+    assert config.env["A"] == "${INNER}"
+
+
+def test_interpolated_number_is_read_as_a_timeout() -> None:
+    assert parse_stdio(stdio(tool_call_timeout_ms="${T:-5000}"), {}).tool_call_timeout_ms == 5000
+
+
+def test_environ_defaults_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SYNC_TEST_ROOT", "/from-os")
+
+    [config] = parse_server_configs([stdio(args=["${MCP_SYNC_TEST_ROOT}"])])
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.args == ("/from-os",)
+
+
+def test_unset_variable_error_names_variable_entry_and_field() -> None:
+    message = config_error(
+        [stdio(), http(server_name="github", headers={"Authorization": "Bearer ${GITHUB_TOKEN}"})]
+    )
+
+    assert message == (
+        "servers[1] (\"github\"): field 'headers.Authorization' references ${GITHUB_TOKEN}, which is not set"
+    )
+
+
+def test_unset_variable_in_a_list_names_the_index() -> None:
+    message = config_error([stdio(args=["--root", "${ROOT}"])])
+
+    assert "servers[0] (\"fs\"): field 'args[1]' references ${ROOT}, which is not set" in message
+
+
+def test_unset_env_prefixed_variable_is_named() -> None:
+    message = config_error([stdio(env={"TOKEN": "${env:GH_TOKEN}"})])
+
+    assert "field 'env.TOKEN' references ${GH_TOKEN}, which is not set" in message
+
+
+def test_unset_variable_in_the_server_name_omits_the_name_from_the_label() -> None:
+    message = config_error([stdio(server_name="${NAME}")])
+
+    assert message == "servers[0]: field 'server_name' references ${NAME}, which is not set"
+
+
+def test_every_unset_variable_is_reported() -> None:
+    message = config_error([stdio(args=["${A}", "${B}"])])
+
+    assert "${A}" in message
+    assert "${B}" in message
+
+
+@pytest.mark.parametrize(
+    "text", ["${}", "${A-b}", "${1ABC}", "${A", "x ${A:-${B}}", "${input:token}", "${A B}"]
+)
+def test_malformed_reference_is_refused(text: str) -> None:
+    message = config_error([stdio(args=[text])])
+
+    assert "field 'args[0]' has a malformed ${...} reference" in message
+
+
+def test_model_entries_are_not_interpolated() -> None:
+    model = StdioServerConfig(server_name="fs", command="npx", args=("${UNSET}",))
+
+    assert parse_server_configs([model], environ=NO_ENV) == [model]
+    assert model.args == ("${UNSET}",)
+
+
+# --------------------------------------------------------------------------- duplicate names
+
+
+def test_two_enabled_entries_with_one_name_are_refused() -> None:
+    message = config_error([stdio(server_name="fs"), http(server_name="gh"), http(server_name="fs")])
+
+    assert "duplicate server_name 'fs': servers[0] and servers[2] are both enabled" in message
+
+
+def test_disabled_duplicate_name_is_allowed() -> None:
+    configs = parse_server_configs(
+        [stdio(server_name="fs"), stdio(server_name="fs", command="other", enabled=False)], environ=NO_ENV
+    )
+
+    assert [c.enabled for c in configs] == [True, False]
+
+
+def test_duplicate_names_among_models_are_refused() -> None:
+    model = StdioServerConfig(server_name="fs", command="npx")
+
+    assert "duplicate server_name 'fs'" in config_error([model, stdio(server_name="fs")])
+
+
+def test_names_differing_in_case_are_distinct() -> None:
+    assert len(parse_server_configs([stdio(server_name="fs"), stdio(server_name="FS")], environ=NO_ENV)) == 2
+
+
+# --------------------------------------------------------------------------- our file format
+
+OUR_YAML = """\
+# two servers
+servers:
+  - transport: stdio
+    server_name: fs
+    command: npx
+    args: [-y, "@modelcontextprotocol/server-filesystem", /srv]
+    env:
+      ROOT: ${ROOT:-/srv}
+  - transport: streamable-http
+    serverName: web
+    url: https://mcp.example.com/mcp
+    headers:
+      Authorization: Bearer ${WEB_TOKEN}
+    toolCallTimeoutMs: 5000
+    required: true
+"""
+
+
+def test_our_yaml_file_is_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", OUR_YAML)
+
+    fs, web = load_config_file(path, environ={"WEB_TOKEN": "t"})
+
+    assert fs == StdioServerConfig(
+        server_name="fs",
+        command="npx",
+        args=("-y", "@modelcontextprotocol/server-filesystem", "/srv"),
+        env={"ROOT": "/srv"},
+    )
+    assert web == HttpServerConfig(
+        server_name="web",
+        url="https://mcp.example.com/mcp",
+        headers={"Authorization": "Bearer t"},
+        tool_call_timeout_ms=5000,
+        required=True,
+    )
+
+
+def test_our_json_file_is_loaded(tmp_path: Path) -> None:
+    document = {
+        "servers": [{"serverName": "fs", "command": "npx"}, {"server_name": "web", "url": "http://h/mcp"}]
+    }
+    path = write(tmp_path, "servers.json", json.dumps(document, indent=2))
+
+    configs = load_config_file(path, environ=NO_ENV)
+
+    assert [type(c) for c in configs] == [StdioServerConfig, HttpServerConfig]
+
+
+def test_file_format_is_decided_by_content_not_extension(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.json", "servers:\n  - {server_name: fs, command: npx}\n")
+
+    assert load_config_file(path, environ=NO_ENV)[0].server_name == "fs"
+
+
+def test_path_may_be_a_string(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "servers: [{server_name: fs, command: npx}]")
+
+    assert len(load_config_file(str(path), environ=NO_ENV)) == 1
+
+
+def test_load_reads_os_environ_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SYNC_TEST_CMD", "node")
+    path = write(tmp_path, "servers.yaml", "servers: [{server_name: fs, command: '${MCP_SYNC_TEST_CMD}'}]")
+
+    [config] = load_config_file(path)
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.command == "node"
+
+
+def test_json_file_with_a_byte_order_mark_is_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "servers.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"servers": [stdio()]}).encode())
+
+    assert len(load_config_file(path, environ=NO_ENV)) == 1
+
+
+def test_empty_servers_list_gives_no_configs(tmp_path: Path) -> None:
+    assert load_config_file(write(tmp_path, "s.yaml", "servers: []\n"), environ=NO_ENV) == []
+
+
+def test_servers_key_with_nothing_under_it_gives_no_configs(tmp_path: Path) -> None:
+    assert load_config_file(write(tmp_path, "s.yaml", "servers:\n#  - commented out\n"), environ=NO_ENV) == []
+
+
+def test_error_in_our_file_names_file_entry_and_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", OUR_YAML)
+
+    message = load_error(path)
+
+    assert message == (
+        f'{path}: servers[1] ("web"): '
+        "field 'headers.Authorization' references ${WEB_TOKEN}, which is not set"
+    )
+
+
+def test_unknown_key_in_our_file_is_refused(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "servers.yaml", "servers:\n  - {server_name: fs, command: npx, alwaysAllow: [x]}\n"
+    )
+
+    assert load_error(path) == f"{path}: servers[0] (\"fs\"): unknown key 'alwaysAllow'"
+
+
+def test_unknown_top_level_key_in_our_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "servers: []\nversion: 2\n")
+
+    assert "unknown top-level key 'version'" in load_error(path)
+
+
+def test_servers_written_as_a_map_are_refused_with_a_hint(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "servers:\n  fs: {command: npx}\n")
+
+    assert "a map of server name to settings goes under 'mcpServers'" in load_error(path)
+
+
+def test_servers_that_is_not_a_list_is_refused(tmp_path: Path) -> None:
+    assert "'servers' must be a list" in load_error(write(tmp_path, "s.yaml", "servers: 3\n"))
+
+
+def test_duplicate_names_in_a_file_name_the_file(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "s.yaml", "servers:\n  - {server_name: a, command: x}\n  - {server_name: a, command: y}\n"
+    )
+
+    assert load_error(path).startswith(f"{path}: duplicate server_name 'a': servers[0] and servers[1]")
+
+
+# --------------------------------------------------------------------------- files that cannot be read
+
+
+def test_missing_file_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "absent.yaml"
+
+    assert load_error(path).startswith(f"{path}: cannot read the config file")
+
+
+def test_directory_is_refused_naming_it(tmp_path: Path) -> None:
+    assert load_error(tmp_path).startswith(f"{tmp_path}: cannot read the config file")
+
+
+def test_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "servers.yaml"
+    path.write_bytes(b"servers: [\xff\xfe]")
+
+    assert load_error(path) == f"{path}: not UTF-8 text"
+
+
+def test_yaml_syntax_error_names_file_and_line_without_the_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", f'servers:\n  - server_name: fs\n    command: "{SECRET}\n')
+
+    message = load_error(path)
+
+    assert message.startswith(f"{path}: not valid YAML or JSON at line ")
+    assert "(while scanning a quoted scalar started at line 3)" in message
+    assert SECRET not in message
+
+
+def test_json_syntax_error_names_file_and_line_without_the_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.json", '{\n  "mcpServers": {\n    "fs": {"command": "' + SECRET + '"\n')
+
+    message = load_error(path)
+
+    assert message.startswith(f"{path}: not valid YAML or JSON at line ")
+    assert SECRET not in message
+
+
+@pytest.mark.parametrize("text", ["", "# nothing\n", "just text\n", "- a\n- b\n", "42\n"])
+def test_file_that_is_not_a_mapping_is_refused(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "servers.yaml", text)
+
+    assert load_error(path) == f"{path}: expected a mapping with 'servers' (a list) or 'mcpServers' (a map)"
+
+
+def test_mapping_with_neither_shape_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "server:\n  - {server_name: fs, command: npx}\n")
+
+    assert load_error(path) == f"{path}: has neither 'servers' (a list) nor 'mcpServers' (a map)"
+
+
+def test_file_with_both_shapes_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "servers: []\nmcpServers: {}\n")
+
+    assert "has both 'servers' and 'mcpServers'" in load_error(path)
+
+
+def test_repeated_yaml_key_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "mcpServers:\n  fs: {command: a}\n  fs: {command: b}\n")
+
+    assert load_error(path).startswith(
+        f"{path}: not valid YAML or JSON at line 3, column 3: found duplicate key 'fs'"
+    )
+
+
+def test_repeated_json_key_is_refused(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "mcp.json", '{"mcpServers": {\n "fs": {"command": "a"},\n "fs": {"command": "b"}}}'
+    )
+
+    assert "found duplicate key 'fs'" in load_error(path)
+
+
+def test_yaml_merge_keys_may_be_overridden(tmp_path: Path) -> None:
+    text = "mcpServers:\n  a: &base {command: npx, args: [a]}\n  b:\n    <<: *base\n    args: [b]\n"
+
+    a, b = load_config_file(write(tmp_path, "servers.yaml", text), environ=NO_ENV)
+
+    assert isinstance(a, StdioServerConfig)
+    assert isinstance(b, StdioServerConfig)
+    assert (a.args, b.args) == (("a",), ("b",))
+
+
+def test_yaml_tags_that_build_objects_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "servers.yaml", "servers: !!python/object/apply:os.getcwd []\n")
+
+    assert load_error(path).startswith(f"{path}: not valid YAML or JSON at line 1")
+
+
+# --------------------------------------------------------------------------- the mcpServers map
+
+CLAUDE_JSON = {
+    "mcpServers": {
+        "filesystem": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"],
+            "env": {"GITHUB_TOKEN": "${GH_TOKEN}"},
+        },
+        "remote": {
+            "type": "http",
+            "url": "https://mcp.example.com/mcp",
+            "headers": {"Authorization": "Bearer x"},
+        },
+    },
+    "globalShortcut": "Ctrl+Space",
+}
+
+
+def load_map(
+    tmp_path: Path, servers: dict[str, Any], environ: dict[str, str] | None = None
+) -> list[ServerConfig]:
+    path = write(tmp_path, "mcp.json", json.dumps({"mcpServers": servers}))
+    return load_config_file(path, environ=NO_ENV if environ is None else environ)
+
+
+def map_error(tmp_path: Path, servers: dict[str, Any]) -> str:
+    return load_error(write(tmp_path, "mcp.json", json.dumps({"mcpServers": servers})))
+
+
+def test_claude_desktop_json_file_is_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path, "claude_desktop_config.json", json.dumps(CLAUDE_JSON))
+
+    fs, remote = load_config_file(path, environ={"GH_TOKEN": "ghp"})
+
+    assert fs == StdioServerConfig(
+        server_name="filesystem",
+        command="npx",
+        args=("-y", "@modelcontextprotocol/server-filesystem", "/srv"),
+        env={"GITHUB_TOKEN": "ghp"},
+    )
+    assert remote == HttpServerConfig(
+        server_name="remote", url="https://mcp.example.com/mcp", headers={"Authorization": "Bearer x"}
+    )
+
+
+def test_mcp_servers_yaml_file_is_loaded(tmp_path: Path) -> None:
+    text = "mcpServers:\n  fs:\n    command: npx\n    cwd: /srv\n  web:\n    url: http://localhost:8000/mcp\n"
+
+    fs, web = load_config_file(write(tmp_path, "mcp.yaml", text), environ=NO_ENV)
+
+    assert isinstance(fs, StdioServerConfig)
+    assert (fs.server_name, fs.cwd) == ("fs", "/srv")
+    assert isinstance(web, HttpServerConfig)
+
+
+def test_map_key_is_the_server_name(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"my-server_1": {"command": "npx"}})
+
+    assert config.server_name == "my-server_1"
+
+
+def test_command_in_the_map_means_stdio(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "args": ["a"], "env": {"A": "1"}, "cwd": "/srv"}})
+
+    assert config == StdioServerConfig(
+        server_name="fs", command="npx", args=("a",), env={"A": "1"}, cwd="/srv"
+    )
+
+
+def test_url_without_type_in_the_map_means_streamable_http(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"web": {"url": "http://localhost/mcp"}})
+
+    assert config == HttpServerConfig(server_name="web", url="http://localhost/mcp")
+
+
+@pytest.mark.parametrize("type_", ["http", "streamable-http", "streamableHttp"])
+def test_http_types_in_the_map_mean_streamable_http(tmp_path: Path, type_: str) -> None:
+    [config] = load_map(tmp_path, {"web": {"type": type_, "url": "http://localhost/mcp"}})
+
+    assert isinstance(config, HttpServerConfig)
+
+
+def test_stdio_type_in_the_map_means_stdio(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"type": "stdio", "command": "npx"}})
+
+    assert isinstance(config, StdioServerConfig)
+
+
+def test_gemini_http_url_means_streamable_http(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"web": {"httpUrl": "https://mcp.example.com/mcp"}})
+
+    assert config == HttpServerConfig(server_name="web", url="https://mcp.example.com/mcp")
+
+
+def test_sse_type_in_the_map_is_refused_as_unsupported(tmp_path: Path) -> None:
+    message = map_error(tmp_path, {"old": {"type": "sse", "url": "https://mcp.example.com/sse"}})
+
+    assert "mcpServers.old: the SSE transport is not supported" in message
+
+
+def test_unknown_type_in_the_map_is_refused(tmp_path: Path) -> None:
+    assert "field 'type': must be" in map_error(tmp_path, {"x": {"type": "websocket", "url": "http://h"}})
+
+
+def test_type_that_contradicts_the_keys_is_refused(tmp_path: Path) -> None:
+    message = map_error(tmp_path, {"x": {"type": "stdio", "url": "http://h"}})
+
+    assert "unknown key 'url' for transport 'stdio'" in message
+
+
+def test_disabled_true_means_enabled_false(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "disabled": True}})
+
+    assert config.enabled is False
+
+
+def test_disabled_false_means_enabled(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "disabled": False}})
+
+    assert config.enabled is True
+
+
+def test_disabled_must_be_a_boolean(tmp_path: Path) -> None:
+    assert "field 'disabled': must be true or false" in map_error(
+        tmp_path, {"fs": {"command": "x", "disabled": "yes"}}
+    )
+
+
+def test_gemini_timeout_is_the_tool_call_timeout_in_ms(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "timeout": 30000}})
+
+    assert config.tool_call_timeout_ms == 30000
+
+
+def test_invalid_timeout_error_names_the_host_key(tmp_path: Path) -> None:
+    assert "mcpServers.fs: field 'timeout': Input should be greater than 0" in map_error(
+        tmp_path, {"fs": {"command": "npx", "timeout": 0}}
+    )
+
+
+def test_timeout_under_a_second_is_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_sync")
+
+    load_map(tmp_path, {"fs": {"command": "npx", "timeout": 60}})
+
+    assert "'timeout' is read as milliseconds" in caplog.text
+
+
+def test_gemini_include_and_exclude_tools_map_directly(tmp_path: Path) -> None:
+    [config] = load_map(
+        tmp_path, {"fs": {"command": "npx", "includeTools": ["a", "b"], "excludeTools": ["b"]}}
+    )
+
+    assert (config.include_tools, config.exclude_tools) == (("a", "b"), ("b",))
+
+
+def test_our_own_keys_are_accepted_in_map_entries(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "required": True, "connectTimeoutMs": 100}})
+
+    assert (config.required, config.connect_timeout_ms) == (True, 100)
+
+
+@pytest.mark.parametrize("key", ["alwaysAllow", "autoApprove", "trust", "description"])
+def test_host_policy_key_is_ignored_with_a_debug_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, key: str
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", key: ["x"]}})
+
+    assert config == StdioServerConfig(server_name="fs", command="npx")
+    assert any(r.levelno == logging.DEBUG and f"ignoring '{key}'" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("key", ["oauth", "auth", "authProviderType"])
+def test_host_auth_key_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, key: str
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+
+    load_map(tmp_path, {"web": {"url": "https://h/mcp", key: {}}})
+
+    assert any(r.levelno == logging.WARNING and f"ignoring '{key}'" in r.getMessage() for r in caplog.records)
+
+
+def test_unset_variable_in_an_ignored_host_key_is_no_error(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"web": {"url": "https://h/mcp", "oauth": {"clientSecret": "${UNSET}"}}})
+
+    assert config.server_name == "web"
+
+
+@pytest.mark.parametrize("key", ["envFile", "headersHelper", "transportType", "bogus"])
+def test_unknown_host_key_is_refused_naming_it(tmp_path: Path, key: str) -> None:
+    message = map_error(tmp_path, {"fs": {"command": "npx", key: "x"}})
+
+    assert message.endswith(f"mcpServers.fs: unknown key '{key}'")
+
+
+def test_host_settings_outside_the_map_are_ignored(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "settings.json", json.dumps({"theme": "dark", "mcpServers": {"fs": {"command": "x"}}})
+    )
+
+    assert len(load_config_file(path, environ=NO_ENV)) == 1
+
+
+def test_invalid_map_key_is_refused_as_the_server_name(tmp_path: Path) -> None:
+    message = map_error(tmp_path, {"my server": {"command": "npx"}})
+
+    assert (
+        "mcpServers.my server: the server name (its key under mcpServers): String should match pattern"
+        in message
+    )
+
+
+def test_server_name_inside_a_map_entry_is_refused(tmp_path: Path) -> None:
+    assert "'serverName' is not allowed here" in map_error(
+        tmp_path, {"fs": {"command": "x", "serverName": "y"}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "keys"),
+    [
+        ({"command": "x", "timeout": 5, "toolCallTimeoutMs": 6}, "'timeout' and 'toolCallTimeoutMs'"),
+        ({"url": "http://a", "httpUrl": "http://b"}, "'httpUrl' and 'url'"),
+        ({"command": "x", "disabled": True, "enabled": True}, "'disabled' and 'enabled'"),
+        ({"command": "x", "type": "stdio", "transport": "stdio"}, "'type' and 'transport'"),
+    ],
+)
+def test_host_key_and_our_key_for_one_setting_are_refused(
+    tmp_path: Path, entry: dict[str, Any], keys: str
+) -> None:
+    assert f"both {keys} are given" in map_error(tmp_path, {"s": entry})
+
+
+def test_map_entry_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
+    assert "mcpServers.fs: expected a mapping of settings, got str" in map_error(tmp_path, {"fs": "npx"})
+
+
+def test_map_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "mcp.json", json.dumps({"mcpServers": ["fs"]}))
+
+    assert "'mcpServers' must be a map" in load_error(path)
+
+
+def test_empty_map_gives_no_configs(tmp_path: Path) -> None:
+    assert load_map(tmp_path, {}) == []
+
+
+def test_unset_variable_in_a_map_entry_names_the_entry_and_field(tmp_path: Path) -> None:
+    message = map_error(
+        tmp_path, {"github": {"url": "https://h", "headers": {"Authorization": "Bearer ${env:GH}"}}}
+    )
+
+    assert message.endswith(
+        "mcpServers.github: field 'headers.Authorization' references ${GH}, which is not set"
+    )
+
+
+# --------------------------------------------------------------------------- properties
+
+KEYS = [
+    "transport",
+    "server_name",
+    "serverName",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "tool_call_timeout_ms",
+    "toolCallTimeoutMs",
+    "connect_timeout_ms",
+    "enabled",
+    "required",
+    "include_tools",
+    "exclude_tools",
+    "excludeTools",
+    "type",
+    "other",
+]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**40), max_value=2**40),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        ["stdio", "streamable-http", "sse", "fs", "http://h/mcp", "${X}", "${X:-d}", "${", "$${Y}"]
+    ),
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+# Mostly valid entries with a few keys replaced, so that validation gets past the transport check.
+overrides = st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=8), json_values, max_size=3)
+near_valid = st.builds(
+    lambda base, changes: {**base, **changes},
+    st.sampled_from([stdio(), http(), stdio(server_name="gh"), http(server_name="fs")]),
+    overrides,
+)
+entries_strategy = st.lists(
+    near_valid
+    | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=8), json_values, max_size=8)
+    | json_values,
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=entries_strategy)
+def test_arbitrary_entries_parse_or_raise_config_error(entries: list[Any]) -> None:
+    try:
+        configs = parse_server_configs(entries, environ={"X": "x"})
+    except ConfigError:
+        return
+    assert all(isinstance(c, StdioServerConfig | HttpServerConfig) for c in configs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(entry=st.dictionaries(st.sampled_from(KEYS), json_values, max_size=8), secret_key=st.text(max_size=6))
+def test_secrets_in_env_and_headers_never_reach_an_error(entry: dict[str, Any], secret_key: str) -> None:
+    entry = {**entry, "env": {secret_key: SECRET}, "headers": {secret_key: [SECRET]}}
+
+    with pytest.raises(ConfigError) as info:  # env and headers together are never valid
+        parse_server_configs([entry], environ=NO_ENV)
+
+    assert SECRET not in str(info.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(document=json_values)
+def test_arbitrary_file_contents_load_or_raise_config_error(
+    tmp_path_factory: pytest.TempPathFactory, document: Any
+) -> None:
+    path = tmp_path_factory.mktemp("prop") / "servers.json"
+    for wrapped in (document, {"servers": document}, {"mcpServers": document}):
+        path.write_text(json.dumps(wrapped), encoding="utf-8")
+        with contextlib.suppress(ConfigError):
+            load_config_file(path, environ=NO_ENV)

@@ -1,0 +1,257 @@
+"""Starting, closing and reloading a hub: isolation, bounds, and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mcp_sync import (
+    ConfigError,
+    MCPHub,
+    ServerDisconnectedError,
+    ServerStartError,
+    Tool,
+    ToolNotFoundError,
+    ToolRegistry,
+)
+from tests.hub_harness import ToolEvents, started_hub
+from tests.support import HANGING_SERVER, EventLog, child_pids_of, pid_alive, stdio_config, wait_until
+
+MISSING_COMMAND = {"server_name": "broken", "transport": "stdio", "command": "mcp-sync-no-such-command"}
+
+
+def loop_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("mcp-sync:")]
+
+
+def server_pid(hub: MCPHub, server: str) -> int:
+    return int(hub.call_tool(f"mcp__{server}__pid").text)
+
+
+def test_start_connects_every_server() -> None:
+    with started_hub(stdio_config("a"), stdio_config("b", "--era", "legacy")) as hub:
+        assert {name: server.state for name, server in hub.servers.items()} == {"a": "ready", "b": "ready"}
+        assert "mcp__a__echo" in hub.registry
+        assert "mcp__b__echo" in hub.registry
+
+
+def test_failing_server_is_isolated() -> None:
+    with started_hub(MISSING_COMMAND, stdio_config("good")) as hub:
+        broken = hub.servers["broken"]
+        assert broken.state == "failed"
+        assert "mcp-sync-no-such-command" in str(broken.error)
+        assert hub.servers["good"].state == "ready"
+        assert hub.call_tool("mcp__good__echo", {"text": "fine"}).text == "fine"
+
+
+def test_required_server_failure_raises_naming_every_failure() -> None:
+    hub = MCPHub(
+        [
+            {**MISSING_COMMAND, "required": True},
+            {**MISSING_COMMAND, "server_name": "broken2", "required": True},
+            stdio_config("good"),
+        ]
+    )
+    with pytest.raises(ServerStartError) as raised:
+        hub.start()
+    assert set(raised.value.failures) == {"broken", "broken2"}
+    assert "broken:" in str(raised.value)
+    assert "broken2:" in str(raised.value)
+    assert loop_threads() == []
+
+
+def test_server_that_never_answers_the_handshake_fails_at_its_connect_deadline() -> None:
+    config = stdio_config("mute", script=HANGING_SERVER, connect_timeout_ms=500)
+    before = set(child_pids_of(os.getpid()))
+    with started_hub(config) as hub:
+        server = hub.servers["mute"]
+        assert server.state == "failed"
+        assert isinstance(server.error, TimeoutError)
+        assert "connect_timeout_ms" in str(server.error)
+    assert set(child_pids_of(os.getpid())) <= before
+
+
+def test_close_is_bounded_for_a_server_that_ignores_signals(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    hub = MCPHub([stdio_config("stubborn", "--ignore-signals", events=events)]).start()
+    pid = server_pid(hub, "stubborn")
+    started = time.monotonic()
+    hub.close()
+    assert time.monotonic() - started < 10  # the SDK's own stop takes ~4 s; ours kills after 6 s
+    wait_until(lambda: not pid_alive(pid), timeout=5, message=f"server {pid} survived close()")
+    assert loop_threads() == []
+
+
+def test_close_leaves_no_thread_and_no_child_process() -> None:
+    before = set(child_pids_of(os.getpid()))
+    hub = MCPHub([stdio_config("a"), stdio_config("b", "--era", "legacy")]).start()
+    pids = [server_pid(hub, "a"), server_pid(hub, "b")]
+    hub.close()
+    assert loop_threads() == []
+    assert not any(pid_alive(pid) for pid in pids)
+    assert set(child_pids_of(os.getpid())) <= before
+
+
+def test_close_is_idempotent_and_works_from_another_thread() -> None:
+    hub = MCPHub([stdio_config("a")]).start()
+    closer = threading.Thread(target=hub.close)
+    closer.start()
+    closer.join(15)
+    hub.close()
+    assert hub.servers == {}
+    assert loop_threads() == []
+
+
+def test_close_fails_calls_in_flight(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    hub = MCPHub([stdio_config("a", events=events)]).start()
+    future = hub.submit("mcp__a__sleep", {"seconds": 30, "tag": "inflight"})
+    events.wait_for("started", tag="inflight")
+    hub.close()
+    with pytest.raises(ServerDisconnectedError):
+        future.result(timeout=5)
+
+
+def test_script_that_never_closes_exits_cleanly_and_leaves_no_server(tmp_path: Path) -> None:
+    script = tmp_path / "forgetful.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {os.fspath(Path(__file__).parent.parent)!r})
+            from mcp_sync import MCPHub
+            from tests.support import stdio_config
+            hub = MCPHub([stdio_config("a"), stdio_config("b", "--ignore-signals")]).start()
+            print(hub.call_tool("mcp__a__pid").text, hub.call_tool("mcp__b__pid").text, flush=True)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, os.fspath(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    pids = [int(pid) for pid in done.stdout.split()]
+    wait_until(lambda: not any(pid_alive(pid) for pid in pids), timeout=5, message="a server outlived its host")
+
+
+def test_reload_keeps_unchanged_servers_and_reconnects_changed_ones() -> None:
+    keep, change, drop = stdio_config("keep"), stdio_config("change"), stdio_config("drop")
+    with started_hub(keep, change, drop) as hub:
+        keep_pid, change_pid = server_pid(hub, "keep"), server_pid(hub, "change")
+        keep_tool = hub.registry.get("mcp__keep__echo")
+        hub.reload([keep, {**change, "tool_call_timeout_ms": 1234}, stdio_config("new")])
+        assert sorted(hub.servers) == ["change", "keep", "new"]
+        assert all(server.state == "ready" for server in hub.servers.values())
+        assert server_pid(hub, "keep") == keep_pid
+        assert hub.registry.get("mcp__keep__echo") is keep_tool
+        assert server_pid(hub, "change") != change_pid
+        assert "mcp__drop__echo" not in hub.registry
+        assert hub.call_tool("mcp__new__echo", {"text": "hi"}).text == "hi"
+
+
+def test_reload_rereads_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "servers.yaml"
+    path.write_text(yaml.safe_dump({"servers": [stdio_config("a")]}))
+    hub = MCPHub.from_file(path)
+    with hub:
+        path.write_text(yaml.safe_dump({"servers": [stdio_config("a"), stdio_config("b")]}))
+        hub.reload()
+        assert sorted(hub.servers) == ["a", "b"]
+        assert hub.call_tool("mcp__b__echo", {"text": "from file"}).text == "from file"
+
+
+def test_reload_reconnects_a_disconnected_server() -> None:
+    config = stdio_config("a")
+    with started_hub(config) as hub:
+        hub.submit("mcp__a__crash")
+        wait_until(lambda: hub.servers["a"].state == "disconnected", timeout=5)
+        hub.reload([config])
+        assert hub.servers["a"].state == "ready"
+        assert hub.call_tool("mcp__a__echo", {"text": "back"}).text == "back"
+
+
+def test_two_hubs_on_one_registry_cannot_share_a_server_name() -> None:
+    registry = ToolRegistry()
+    with started_hub(stdio_config("a"), registry=registry), started_hub(stdio_config("a"), registry=registry) as hub:
+        assert hub.servers["a"].state == "failed"
+        assert isinstance(hub.servers["a"].error, ConfigError)
+        assert "mcp__a__echo" in registry  # the first hub's tools are untouched
+        with pytest.raises(ToolNotFoundError):
+            hub.call_tool("mcp__a__echo", {"text": "not mine"})
+    registry.close()
+
+
+def test_duplicate_server_name_in_one_config_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="'a'"):
+        MCPHub([stdio_config("a"), stdio_config("a")])
+
+
+def test_listener_that_calls_back_into_the_hub_does_not_deadlock() -> None:
+    answers: list[str] = []
+    answered = threading.Event()
+    with started_hub(stdio_config("a")) as hub:
+
+        def on_added(tool: Tool) -> None:
+            answers.append(hub.call_tool("mcp__a__echo", {"text": tool.name}).text)
+            hub.tools()
+            answered.set()
+
+        hub.on_tool_added(on_added)
+        hub.call_tool("mcp__a__add_tool", {"name": "extra"})
+        assert answered.wait(10)
+    assert answers == ["mcp__a__extra"]
+
+
+def test_server_state_changes_reach_state_listeners() -> None:
+    seen: list[tuple[str, str]] = []
+    closed = threading.Event()
+    hub = MCPHub([stdio_config("a")])
+    hub.on_server_state(lambda name, state, error: (seen.append((name, state)), state == "closed" and closed.set()))
+    with hub:
+        pass
+    assert closed.wait(5)
+    assert seen == [("a", "ready"), ("a", "closed")]
+
+
+def test_child_environment_drops_credentials_and_keeps_explicit_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_API_KEY", "parent-secret")
+    monkeypatch.setenv("PLAIN_SETTING", "visible")
+    config = stdio_config("a", env={"EXPLICIT_TOKEN": "given"}, cwd=os.fspath(Path(__file__).parent))
+    with started_hub(config) as hub:
+        def env(name: str) -> str:
+            return hub.call_tool("mcp__a__get_env", {"name": name}).text
+
+        assert env("MY_API_KEY") == "<unset>"
+        assert env("PLAIN_SETTING") == "visible"
+        assert env("EXPLICIT_TOKEN") == "given"
+        assert hub.call_tool("mcp__a__get_cwd").text == os.fspath(Path(__file__).parent)
+
+
+def test_child_stderr_goes_to_the_logger_not_the_terminal(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level("DEBUG", logger="mcp_sync.server.noisy"), started_hub(
+        stdio_config("noisy", "--stderr-lines", "3")
+    ):
+        wait_until(lambda: "fixture stderr line 2" in caplog.text, timeout=5)
+    assert "fixture stderr line" not in capfd.readouterr().err
+
+
+def test_include_and_exclude_filters_pick_the_tools() -> None:
+    config = stdio_config("a", include_tools=["echo", "add", "sleep"], exclude_tools=["sleep"])
+    with started_hub(config) as hub:
+        assert [tool.raw_name for tool in hub.servers["a"].tools] == ["add", "echo"]
+
+
+def test_hub_events_recorder_sees_removal_on_close() -> None:
+    hub = MCPHub([stdio_config("a")]).start()
+    events = ToolEvents().attach(hub)
+    hub.close()
+    events.wait_for(("removed", "mcp__a__echo"), timeout=5)
