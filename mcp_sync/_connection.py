@@ -69,6 +69,8 @@ _KILL_JOIN_TIMEOUT = 2.0
 _CANCEL_SETTLE_TIMEOUT = 1.0
 # How often a caller waiting on a call checks its `threading.Event`: bounds cancellation latency.
 _CANCEL_POLL_INTERVAL = 0.005
+# After a list-changed notification, a moment for the rest of its burst before re-listing.
+_RESYNC_SETTLE = 0.005
 # Extra time a caller waits beyond the call's own timeout, which the loop enforces, before giving up.
 _CALLER_GRACE = 5.0
 
@@ -385,6 +387,7 @@ class ServerConnection:
         assert self._tools_dirty is not None
         while True:
             await self._tools_dirty.wait()
+            await asyncio.sleep(_RESYNC_SETTLE)  # let the rest of a burst arrive: one listing serves it all
             self._tools_dirty.clear()  # changes announced during the sync mark it dirty again
             try:
                 async with asyncio.timeout(self.config.connect_timeout):
@@ -513,6 +516,10 @@ class ServerConnection:
             ) from None
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
+                # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
+                # server is gone its request fails and takes the transport, and so this connection, down.
+                if self._tools_dirty is not None:
+                    self._tools_dirty.set()
                 raise ServerDisconnectedError(
                     f"server {self.name!r} disconnected during the call to {public_name}",
                     tool=public_name,

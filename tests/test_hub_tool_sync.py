@@ -1,0 +1,100 @@
+"""Keeping the registry in step with each server's tool list, on both protocol eras."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_sync import MCPHub, ToolListError
+from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
+from tests.support import EventLog, stdio_config, wait_until
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
+def test_tools_added_and_removed_on_the_server_reach_listeners(transport: str, era: str) -> None:
+    with fixture_server("fx", transport, era) as served, started_hub(served.config) as hub:
+        events = ToolEvents().attach(hub)
+        hub.call_tool("mcp__fx__add_tool", {"name": "fresh"})
+        events.wait_for(("added", "mcp__fx__fresh"))
+        assert hub.call_tool("mcp__fx__fresh", {"text": "new tool"}).text == "new tool"
+        hub.call_tool("mcp__fx__remove_tool", {"name": "fresh"})
+        events.wait_for(("removed", "mcp__fx__fresh"))
+        assert "mcp__fx__fresh" not in hub.registry
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_a_burst_of_announcements_is_coalesced(era: str, tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with started_hub(stdio_config("fx", "--era", era, events=events)) as hub:
+        tools = ToolEvents().attach(hub)
+        hub.call_tool("mcp__fx__announce", {"n": 50})
+        hub.call_tool("mcp__fx__add_tool", {"name": "marker"})
+        tools.wait_for(("added", "mcp__fx__marker"))
+    relists = events.count("list_tools") - 1  # the first listing was the initial sync
+    assert 1 <= relists < 10, f"{relists} re-lists for 51 announcements"
+
+
+def test_every_page_of_a_paginated_listing_is_registered() -> None:
+    with started_hub(stdio_config("big", "--tools", "250", "--page-size", "40")) as hub:
+        assert len([tool for tool in hub.servers["big"].tools if tool.raw_name.startswith("t")]) == 250
+        assert hub.call_tool("mcp__big__t00249", {"value": "last page"}).text == "last page"
+
+
+def test_descriptions_and_schemas_pass_through_untouched() -> None:
+    with started_hub(stdio_config("fx")) as hub:
+        tool = hub.registry.get("mcp__fx__add")
+        assert tool is not None
+        assert tool.input_schema["properties"].keys() == {"a", "b"}
+        assert tool.input_schema["required"] == ["a", "b"]
+        assert (tool.server_name, tool.raw_name) == ("fx", "add")
+
+
+def test_listing_that_repeats_a_name_fails_the_server_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    with started_hub(stdio_config("dup", "--duplicate-listing"), stdio_config("ok")) as hub:
+        server = hub.servers["dup"]
+        assert server.state == "failed"
+        assert isinstance(server.error, ToolListError)
+        assert hub.servers["ok"].state == "ready"
+    assert "more than once" in caplog.text
+
+
+def test_endless_cursor_is_bounded() -> None:
+    with started_hub(stdio_config("endless", "--endless-cursor")) as hub:
+        server = hub.servers["endless"]
+        assert server.state == "failed"
+        assert isinstance(server.error, ToolListError)
+        assert "tools/list" in str(server.error)
+
+
+def test_failed_resync_keeps_the_previous_generation(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with started_hub(stdio_config("fx")) as hub:
+        before = {tool.name for tool in hub.tools()}
+        hub.call_tool("mcp__fx__add_tool", {"name": "echo"})  # the server now lists "echo" twice
+        wait_until(lambda: "more than once" in caplog.text, timeout=10)
+        assert {tool.name for tool in hub.tools()} == before
+        assert hub.servers["fx"].state == "ready"
+
+
+def test_other_servers_keep_their_names_when_one_resyncs() -> None:
+    with started_hub(stdio_config("a"), stdio_config("b")) as hub:
+        b_tools = {tool.name: tool for tool in hub.servers["b"].tools}
+        events = ToolEvents().attach(hub)
+        hub.call_tool("mcp__a__add_tool", {"name": "more"})
+        events.wait_for(("added", "mcp__a__more"))
+        assert {tool.name: tool for tool in hub.servers["b"].tools} == b_tools
+        assert all(hub.registry.get(name) is tool for name, tool in b_tools.items())
+
+
+def test_hub_tools_lists_every_server_sorted() -> None:
+    with started_hub(stdio_config("b"), stdio_config("a")) as hub:
+        names = [tool.name for tool in hub.tools()]
+    assert names == sorted(names)
+    assert "mcp__a__echo" in names
+    assert "mcp__b__echo" in names
+
+
+def test_hub_without_servers_still_serves_native_tools() -> None:
+    with MCPHub() as hub:
+        hub.registry.register_native("ping", lambda: "pong")
+        assert [tool.name for tool in hub.tools()] == ["ping"]
