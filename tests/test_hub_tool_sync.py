@@ -67,10 +67,10 @@ def test_endless_cursor_is_bounded() -> None:
         assert "tools/list" in str(server.error)
 
 
-def test_failed_resync_keeps_the_previous_generation(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_failed_resync_keeps_the_previous_generation(caplog: pytest.LogCaptureFixture) -> None:
     with started_hub(stdio_config("fx")) as hub:
         before = {tool.name for tool in hub.tools()}
-        hub.call_tool("mcp__fx__add_tool", {"name": "echo"})  # the server now lists "echo" twice
+        hub.call_tool("mcp__fx__break_listing")  # the server now lists "echo" twice
         wait_until(lambda: "more than once" in caplog.text, timeout=10)
         assert {tool.name for tool in hub.tools()} == before
         assert hub.servers["fx"].state == "ready"

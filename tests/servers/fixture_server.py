@@ -1,0 +1,516 @@
+"""A configurable MCP server for the mcp_sync test suite, built on the `mcp` 2.x SDK.
+
+Run as ``python fixture_server.py [flags]``. One process serves one transport.
+
+Flags
+-----
+--transport stdio|http   stdio (default), or Streamable HTTP on 127.0.0.1 at path ``/mcp``.
+--port N                 HTTP port; 0 (default) picks a free one. Once listening the server
+                         prints exactly one line ``LISTENING <port>`` to stdout.
+--era modern|legacy      modern (default): a normal 2.x server; a ``mode="auto"`` client
+                         negotiates 2026-07-28. legacy: a handshake-era (2025) server that
+                         answers ``server/discover`` with METHOD_NOT_FOUND, so the client
+                         falls back to ``initialize`` at once (see `FixtureMiddleware`).
+--events PATH            append one JSON object per line to PATH, flushed at once:
+                         ready, started / cancelled / finished (``sleep``), list_tools,
+                         tool_added, tool_removed, announced, crashing, exit_scheduled,
+                         stdin_closed, signal.
+--ignore-signals         ignore SIGTERM and SIGINT (recorded as ``signal`` events) and, on
+                         stdio, keep running after stdin closes: a server that must be killed.
+--tools N                add N extra tools ``t00000`` ... each with a description and a
+                         small input schema (``value: str = ""``; returns the value).
+--page-size P            ``tools/list`` pages hold P tools, chained by ``nextCursor``
+                         (default 0: one page with everything).
+--duplicate-listing      the listing repeats the tool name ``echo`` (an invalid listing).
+--endless-cursor         every ``tools/list`` page carries a fresh ``nextCursor``, forever;
+                         pages after the real listing are empty.
+--garbage-stdout         (stdio only) write non-JSON lines, a truncated JSON line and a
+                         non-JSON-RPC object to stdout before and after the first response.
+--stderr-lines K         write K lines ``fixture stderr line <i>`` to stderr at start-up.
+
+Tools
+-----
+echo(text) -> text                       add(a, b) -> a + b (structured ``{"result": a+b}``)
+blocks() -> text "first", text "second", a 1x1 PNG image, text "third"
+fail(message) -> an ``isError: true`` result carrying the message
+sleep(seconds, tag="") -> sleeps (anyio), recording started / cancelled / finished events
+progress(steps, delay=0.0) -> ``steps`` progress notifications (i, steps, "step i"), then "done"
+add_tool(name) / remove_tool(name) -> change the tool set and announce it the way the
+    negotiated era wants (2025: ``notifications/tools/list_changed``; 2026-07-28: the
+    subscription bus, i.e. ``subscriptions/listen`` streams). An added tool takes
+    ``text: str = ""`` and returns it.
+announce(n) -> announce a tools change n times in a burst, changing nothing
+break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listing); announces it
+crash() -> ``os._exit(3)`` while the call is in flight
+exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
+get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
+notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notifications/message;
+    on 2026-07-28 only delivered to a client that opted in with a log level), "progress"
+    (needs a progress token) or "tools_changed" (announcements); returns "sent <n>"
+"""
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from io import TextIOWrapper
+from typing import Any, cast
+
+import anyio
+import uvicorn
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    CallToolResult,
+    ImageContent,
+    TextContent,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+# The logging capability is deprecated at 2026-07-28 but is still how a 2025-era server
+# sends log messages; keep the warning off the stderr the tests read.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@dataclass(frozen=True)
+class Options:
+    """The parsed command line (see the module docstring)."""
+
+    transport: str
+    port: int
+    era: str
+    events: str | None
+    ignore_signals: bool
+    tools: int
+    page_size: int
+    duplicate_listing: bool
+    endless_cursor: bool
+    garbage_stdout: bool
+    stderr_lines: int
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    parser = argparse.ArgumentParser(description="mcp_sync test fixture MCP server (mcp 2.x SDK)")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--era", choices=["modern", "legacy"], default="modern")
+    parser.add_argument("--events", default=None)
+    parser.add_argument("--ignore-signals", action="store_true")
+    parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument("--duplicate-listing", action="store_true")
+    parser.add_argument("--endless-cursor", action="store_true")
+    parser.add_argument("--garbage-stdout", action="store_true")
+    parser.add_argument("--stderr-lines", type=int, default=0)
+    ns = parser.parse_args(argv)
+    if ns.garbage_stdout and ns.transport != "stdio":
+        parser.error("--garbage-stdout is for --transport stdio only")
+    return Options(
+        transport=ns.transport,
+        port=ns.port,
+        era=ns.era,
+        events=ns.events,
+        ignore_signals=ns.ignore_signals,
+        tools=ns.tools,
+        page_size=ns.page_size,
+        duplicate_listing=ns.duplicate_listing,
+        endless_cursor=ns.endless_cursor,
+        garbage_stdout=ns.garbage_stdout,
+        stderr_lines=ns.stderr_lines,
+    )
+
+
+class EventSink:
+    """Appends one JSON object per line to the events file (no-op without one).
+
+    Each event is one small ``O_APPEND`` write, so lines from concurrent handlers and
+    threads never interleave, and a reader polling the file sees whole lines.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+
+    def write(self, event: str, **fields: Any) -> None:
+        if self._path is None:
+            return
+        line = json.dumps({"event": event, "time": time.time(), **fields}) + "\n"
+        with self._lock, open(self._path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+
+
+def is_modern(protocol_version: str | None) -> bool:
+    return protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+class FixtureMiddleware:
+    """Server middleware: era gate, ``listChanged`` advertisement, and the tools/list shapes.
+
+    Forcing the handshake era (``--era legacy``): a 2.x server serves both eras, and a
+    ``mode="auto"`` client opens with a ``server/discover`` probe stamped with the
+    2026-07-28 envelope. In legacy mode this middleware answers every request that
+    arrives at a modern protocol version (that is the probe) with METHOD_NOT_FOUND, which
+    the client takes as "legacy server" and falls back to ``initialize`` immediately -
+    unlike a 1.x server that ignores the probe and costs the client its 10 s timeout.
+    On Streamable HTTP that is enough: the probe is its own POST and the handshake then
+    opens an ordinary session. On stdio the SDK's dual-era loop (``Server.run``) would lock
+    the connection to the era of the first request, the probe, and then refuse the
+    fallback ``initialize``; so legacy stdio is served by the handshake-only
+    ``serve_loop`` instead, where ``server/discover`` is not a method of the connection's
+    (2025) version and is answered METHOD_NOT_FOUND before any handler runs.
+    """
+
+    def __init__(self, options: Options, events: EventSink) -> None:
+        self._options = options
+        self._events = events
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if self._options.era == "legacy" and is_modern(ctx.protocol_version):
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        result = await call_next(ctx)
+        if not isinstance(result, dict):
+            return result
+        if ctx.method == "initialize":
+            # MCPServer's handshake advertises tools.listChanged=false; this server announces.
+            capabilities = result.setdefault("capabilities", {})
+            capabilities.setdefault("tools", {})["listChanged"] = True
+        elif ctx.method == "tools/list":
+            cursor = (ctx.params or {}).get("cursor")
+            result = self._page(result, cursor if isinstance(cursor, str) else None)
+            self._events.write(
+                "list_tools", cursor=cursor, count=len(result["tools"]), era=_era_name(ctx.protocol_version)
+            )
+        return result
+
+    def _page(self, result: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+        tools: list[dict[str, Any]] = list(result.get("tools", []))
+        if self._options.duplicate_listing or RUNTIME_FAULTS.duplicate_listing:
+            tools += [tool for tool in tools if tool.get("name") == "echo"]
+        offset = 0
+        if cursor is not None:
+            try:
+                offset = int(cursor.removeprefix("page-"))
+            except ValueError:
+                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor!r}") from None
+        size = self._options.page_size if self._options.page_size > 0 else max(len(tools), 1)
+        page = tools[offset : offset + size]
+        out = {**result, "tools": page}
+        out.pop("nextCursor", None)
+        next_offset = offset + size
+        if next_offset < len(tools) or self._options.endless_cursor:
+            # Past the end the endless cursor keeps counting: empty pages, forever.
+            out["nextCursor"] = f"page-{next_offset}"
+        return out
+
+
+@dataclass
+class RuntimeFaults:
+    """Faults switched on while serving, by tools, for re-sync tests."""
+
+    duplicate_listing: bool = False
+
+
+RUNTIME_FAULTS = RuntimeFaults()
+
+
+def _era_name(protocol_version: str | None) -> str:
+    return "modern" if is_modern(protocol_version) else "legacy"
+
+
+def build_server(options: Options, events: EventSink) -> MCPServer:
+    """The fixture's MCPServer with every tool registered (extras built cheaply from one template)."""
+
+    async def announce_tools_changed(ctx: Context) -> None:
+        # 2026-07-28: change notifications exist only on subscriptions/listen streams, fed by the
+        # server's subscription bus (a bare notifications/tools/list_changed is dropped there).
+        # 2025: the notification on the connection's standalone channel (stdio pipe, HTTP GET stream).
+        if is_modern(ctx.protocol_version):
+            await ctx.notify_tools_changed()
+        else:
+            await ctx.session.send_tool_list_changed()
+        events.write("announced", era=_era_name(ctx.protocol_version))
+
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    def blocks() -> CallToolResult:
+        """Return four content blocks: text, text, a tiny PNG image, text."""
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text="first"),
+                TextContent(type="text", text="second"),
+                ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
+                TextContent(type="text", text="third"),
+            ]
+        )
+
+    def fail(message: str) -> CallToolResult:
+        """Return an isError result carrying the message."""
+        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+    async def sleep(seconds: float, tag: str = "") -> str:
+        """Sleep for the given seconds; records started / cancelled / finished events."""
+        events.write("started", tool="sleep", tag=tag, seconds=seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            events.write("cancelled", tool="sleep", tag=tag)
+            raise
+        events.write("finished", tool="sleep", tag=tag)
+        return f"slept {seconds}"
+
+    async def progress(steps: int, ctx: Context, delay: float = 0.0) -> str:
+        """Send `steps` progress notifications, then return "done"."""
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i}")
+            if delay > 0:
+                await anyio.sleep(delay)
+        return "done"
+
+    def make_dynamic(name: str) -> Callable[[str], str]:
+        def dynamic(text: str = "") -> str:
+            return text
+
+        dynamic.__doc__ = f"Tool {name}, added at run time; returns its text argument."
+        return dynamic
+
+    async def add_tool(name: str, ctx: Context) -> str:
+        """Register a new tool `name` (it echoes its `text` argument) and announce the change."""
+        server.add_tool(make_dynamic(name), name=name)
+        events.write("tool_added", name=name)
+        await announce_tools_changed(ctx)
+        return f"added {name}"
+
+    async def remove_tool(name: str, ctx: Context) -> str:
+        """Remove tool `name` and announce the change."""
+        server.remove_tool(name)
+        events.write("tool_removed", name=name)
+        await announce_tools_changed(ctx)
+        return f"removed {name}"
+
+    async def announce(n: int, ctx: Context) -> str:
+        """Announce a tools change n times in a burst without changing anything."""
+        for _ in range(n):
+            await announce_tools_changed(ctx)
+        return f"announced {n}"
+
+    def crash() -> str:
+        """Exit the process at once (exit status 3) while this call is in flight."""
+        events.write("crashing", tool="crash")
+        os._exit(3)
+
+    def exit_later(delay: float) -> str:
+        """Return "ok" now and exit the process (status 4) `delay` seconds later."""
+        timer = threading.Timer(delay, os._exit, args=(4,))
+        timer.daemon = True
+        timer.start()
+        events.write("exit_scheduled", delay=delay)
+        return "ok"
+
+    def get_env(name: str) -> str:
+        """Return the environment variable's value, or "<unset>"."""
+        return os.environ.get(name, "<unset>")
+
+    def get_cwd() -> str:
+        """Return the server's working directory."""
+        return os.getcwd()
+
+    def pid() -> int:
+        """Return the server's process id."""
+        return os.getpid()
+
+    async def break_listing(ctx: Context) -> str:
+        """From now on list ``echo`` twice (an invalid listing), and announce the change."""
+        RUNTIME_FAULTS.duplicate_listing = True
+        await announce_tools_changed(ctx)
+        return "listing broken"
+
+    async def notify_flood(n: int, ctx: Context, kind: str = "log") -> str:
+        """Send n notifications as fast as possible: kind "log", "progress" or "tools_changed"."""
+        for i in range(n):
+            if kind == "log":
+                await ctx.session.send_log_message(
+                    level="info", data=f"flood {i}", logger="fixture", related_request_id=ctx.request_id
+                )
+            elif kind == "progress":
+                await ctx.report_progress(i + 1, n, f"flood {i}")
+            elif kind == "tools_changed":
+                await announce_tools_changed(ctx)
+            else:
+                raise ValueError(f"unknown kind {kind!r}")
+        return f"sent {n}"
+
+    base = [
+        echo,
+        add,
+        blocks,
+        fail,
+        sleep,
+        progress,
+        add_tool,
+        remove_tool,
+        announce,
+        crash,
+        exit_later,
+        get_env,
+        get_cwd,
+        pid,
+        break_listing,
+        notify_flood,
+    ]
+    tools = [Tool.from_function(fn) for fn in base]
+
+    def extra(value: str = "") -> str:
+        return value
+
+    template = Tool.from_function(extra)
+    tools += [
+        template.model_copy(update={"name": f"t{i:05d}", "description": f"Extra fixture tool number {i}."})
+        for i in range(options.tools)
+    ]
+    server: MCPServer = MCPServer(
+        "mcp-sync-fixture",
+        version="1.0.0",
+        instructions="Fixture server for the mcp_sync tests.",
+        tools=tools,
+        log_level="WARNING",
+        middleware=[FixtureMiddleware(options, events)],
+    )
+    return server
+
+
+class _GarbageStdout:
+    """The stdio wire, with noise written around the server's first message.
+
+    The SDK writes one whole JSON-RPC line per ``write``; adding the noise here (rather
+    than printing from a handler) keeps it between messages, never inside one. The
+    truncated JSON line is newline-terminated: a partial line *without* a newline would
+    merge with the next real message and corrupt it for any client.
+    """
+
+    BEFORE = (
+        "fixture: about to answer (this line is not JSON)\n"
+        '{"jsonrpc": "2.0", "id": 999, "result": {"truncated":\n'
+        '{"hello": "a JSON object that is not JSON-RPC"}\n'
+    )
+    AFTER = "fixture: answered (more noise after the first response)\n"
+
+    def __init__(self) -> None:
+        self._inner = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+        self._written = 0
+
+    async def write(self, data: str) -> None:
+        first = self._written == 0
+        self._written += 1
+        if first:
+            await self._inner.write(self.BEFORE)
+        await self._inner.write(data)
+        if first:
+            await self._inner.write(self.AFTER)
+
+    async def flush(self) -> None:
+        await self._inner.flush()
+
+
+async def serve_stdio(server: MCPServer, options: Options, events: EventSink) -> None:
+    # The low-level server is reached through MCPServer's private attribute (as the SDK's own
+    # in-process Client does): legacy mode needs the handshake-only `serve_loop` entry.
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    stdout = cast(Any, _GarbageStdout()) if options.garbage_stdout else None
+    if options.garbage_stdout:
+        sys.stdout.buffer.write(b"fixture: starting up (this line is not JSON either)\n")
+        sys.stdout.buffer.flush()
+    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
+        events.write("ready", pid=os.getpid(), transport="stdio", era=options.era)
+        if options.era == "legacy":
+            async with lowlevel.lifespan(lowlevel) as state:
+                await serve_loop(lowlevel, read_stream, write_stream, lifespan_state=state)
+        else:
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    events.write("stdin_closed")
+
+
+class _NoSignalServer(uvicorn.Server):
+    """A uvicorn server that leaves the process's signal handlers alone (``--ignore-signals``)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_http(server: MCPServer, options: Options, events: EventSink) -> None:
+    app = server.streamable_http_app(host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", options.port))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
+    )
+    web = _NoSignalServer(config) if options.ignore_signals else uvicorn.Server(config)
+    task = asyncio.create_task(web.serve(sockets=[sock]))
+    while not web.started:
+        if task.done():
+            await task
+            raise SystemExit("uvicorn stopped before it started listening")
+        await asyncio.sleep(0.01)
+    events.write("ready", pid=os.getpid(), transport="http", era=options.era, port=port)
+    sys.stdout.write(f"LISTENING {port}\n")
+    sys.stdout.flush()
+    await task
+
+
+def install_signal_handlers(options: Options, events: EventSink) -> None:
+    if not options.ignore_signals:
+        return
+
+    def record(signum: int, _frame: object) -> None:
+        events.write("signal", signum=signum, ignored=True)
+
+    signal.signal(signal.SIGTERM, record)
+    signal.signal(signal.SIGINT, record)
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = parse_args(argv)
+    events = EventSink(options.events)
+    for i in range(options.stderr_lines):
+        print(f"fixture stderr line {i}", file=sys.stderr)
+    sys.stderr.flush()
+    install_signal_handlers(options, events)
+    server = build_server(options, events)
+    if options.transport == "http":
+        asyncio.run(serve_http(server, options, events))
+    else:
+        anyio.run(serve_stdio, server, options, events)
+    if options.ignore_signals:
+        # A server that outlives its stdin and ignores SIGTERM: only SIGKILL ends it.
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

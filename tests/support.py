@@ -1,0 +1,458 @@
+"""Helpers shared by the mcp_sync tests: fixture-server launch configs, an HTTP launcher,
+the server-side event log, and bounded polling / process checks.
+
+Import as ``from tests.support import ...`` (``tests`` is a package).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, TypeVar
+
+from mcp import StdioServerParameters
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS_DIR = REPO_ROOT / "tests"
+SERVERS_DIR = TESTS_DIR / "servers"
+FIXTURE_SERVER = SERVERS_DIR / "fixture_server.py"
+"""The configurable 2.x-SDK fixture server (flags and tools: see its module docstring)."""
+HANGING_SERVER = SERVERS_DIR / "hanging_server.py"
+"""A stdio process that reads stdin and never answers (``--ignore-signals``, ``--events PATH``)."""
+LEGACY_V1_SERVER = SERVERS_DIR / "legacy_v1_server.py"
+"""The 1.x-SDK server; run it with the ``legacy_v1_python`` fixture's interpreter."""
+PYTHON = sys.executable
+REFERENCE_SERVERS_DIR = TESTS_DIR / "reference_servers"
+EVERYTHING_ENTRY = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+FILESYSTEM_ENTRY = Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+
+T = TypeVar("T")
+PathLike = str | os.PathLike[str]
+
+
+def _events_args(events: EventLog | PathLike | None) -> list[str]:
+    return [] if events is None else ["--events", os.fspath(events)]
+
+
+def stdio_config(
+    name: str,
+    *flags: str,
+    events: EventLog | PathLike | None = None,
+    script: PathLike = FIXTURE_SERVER,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """An mcp_sync stdio server entry that runs the fixture server with `flags`.
+
+    ``{"server_name": name, "transport": "stdio", "command": PYTHON, "args": [...]}``;
+    `events` adds ``--events PATH``; `overrides` (``env``, ``cwd``, timeouts, ...) are
+    merged in last. `script` runs another server file (e.g. `HANGING_SERVER`).
+    """
+    config: dict[str, Any] = {
+        "server_name": name,
+        "transport": "stdio",
+        "command": PYTHON,
+        "args": [os.fspath(script), *flags, *_events_args(events)],
+    }
+    config.update(overrides)
+    return config
+
+
+def http_config(name: str, url: str, **overrides: Any) -> dict[str, Any]:
+    """An mcp_sync Streamable HTTP server entry for `url` (e.g. ``HttpServer.url``)."""
+    config: dict[str, Any] = {"server_name": name, "transport": "streamable-http", "url": url}
+    config.update(overrides)
+    return config
+
+
+def stdio_params(
+    *flags: str,
+    events: EventLog | PathLike | None = None,
+    script: PathLike = FIXTURE_SERVER,
+    python: PathLike = PYTHON,
+    env: dict[str, str] | None = None,
+    cwd: PathLike | None = None,
+) -> StdioServerParameters:
+    """`StdioServerParameters` for the raw `mcp.Client` (same command line as `stdio_config`)."""
+    return StdioServerParameters(
+        command=os.fspath(python),
+        args=[os.fspath(script), *flags, *_events_args(events)],
+        env=env,
+        cwd=os.fspath(cwd) if cwd is not None else None,
+    )
+
+
+class EventLog:
+    """The fixture server's ``--events`` file: one JSON object per line, appended server-side.
+
+    Pass an `EventLog` wherever a path is wanted (it is ``os.PathLike``).
+    """
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = Path(path)
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return os.fspath(self.path)
+
+    def __repr__(self) -> str:
+        return f"EventLog({os.fspath(self.path)!r})"
+
+    def events(self) -> list[dict[str, Any]]:
+        """All complete events written so far (a line still being written is left out)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        out: list[dict[str, Any]] = []
+        for line in text.splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    @staticmethod
+    def _matcher(
+        what: str | Callable[[dict[str, Any]], bool], tag: str | None
+    ) -> Callable[[dict[str, Any]], bool]:
+        def matches(event: dict[str, Any]) -> bool:
+            if tag is not None and event.get("tag") != tag:
+                return False
+            if isinstance(what, str):
+                return event.get("event") == what
+            return bool(what(event))
+
+        return matches
+
+    def find(
+        self, what: str | Callable[[dict[str, Any]], bool], tag: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Events matching an event name (or predicate) and, if given, a tag."""
+        matches = self._matcher(what, tag)
+        return [event for event in self.events() if matches(event)]
+
+    def count(self, what: str | Callable[[dict[str, Any]], bool], tag: str | None = None) -> int:
+        return len(self.find(what, tag))
+
+    def wait_for(
+        self,
+        what: str | Callable[[dict[str, Any]], bool],
+        tag: str | None = None,
+        timeout: float = 10.0,
+    ) -> dict[str, Any]:
+        """Poll until an event matches (by name or predicate, and tag); return the first match.
+
+        Raises AssertionError after `timeout` seconds, listing the events seen.
+        """
+        matches = self._matcher(what, tag)
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self.events()
+            for event in seen:
+                if matches(event):
+                    return event
+            if time.monotonic() >= deadline:
+                wanted = what if isinstance(what, str) else getattr(what, "__name__", "predicate")
+                raise AssertionError(
+                    f"no event {wanted!r}"
+                    + (f" with tag {tag!r}" if tag is not None else "")
+                    + f" within {timeout}s in {self.path}; saw: {seen!r}"
+                )
+            time.sleep(0.02)
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str | None = None,
+) -> T:
+    """Poll `predicate` until it returns a truthy value and return that value.
+
+    Raises AssertionError after `timeout` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(message or f"condition {predicate!r} not met within {timeout}s")
+        time.sleep(interval)
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name, or None if there is no such process."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (a zombie has exited; it awaits reaping)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = _proc_stat(pid)
+    if stat is None:
+        return os.path.exists(f"/proc/{pid}") or not os.path.isdir("/proc")
+    return stat[0] != "Z"
+
+
+def child_pids_of(pid: int, recursive: bool = False) -> list[int]:
+    """Pids whose parent is `pid` (all descendants if `recursive`), found via /proc.
+
+    Zombies are included: a child that exited but was never reaped is a leak too.
+    """
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _proc_stat(int(entry))
+        if stat is None:
+            continue
+        parents.setdefault(int(stat[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            if recursive:
+                todo.append(child)
+    return sorted(found)
+
+
+class HttpServer:
+    """Runs a server with ``--transport http --port 0`` as a subprocess, for ``with`` blocks.
+
+    Waits (bounded by `startup_timeout`) for its ``LISTENING <port>`` line, then exposes
+    `url` (``http://127.0.0.1:<port>/mcp``), `port`, `pid`, `kill()` (SIGKILL, for "server
+    went away" tests) and `stop()`. Leaving the block terminates and reaps it (bounded).
+    Runs the fixture server by default; for the 1.x server pass
+    ``script=LEGACY_V1_SERVER, python=legacy_v1_python``. Its stderr goes to a temporary
+    file (`stderr_text()`), never to a pipe that could fill up.
+    """
+
+    def __init__(
+        self,
+        *flags: str,
+        events: EventLog | PathLike | None = None,
+        script: PathLike = FIXTURE_SERVER,
+        python: PathLike = PYTHON,
+        env: dict[str, str] | None = None,
+        cwd: PathLike | None = None,
+        startup_timeout: float = 20.0,
+    ) -> None:
+        self.argv = [
+            os.fspath(python),
+            os.fspath(script),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            *flags,
+            *_events_args(events),
+        ]
+        self._env = env
+        self._cwd = cwd
+        self._startup_timeout = startup_timeout
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.port: int | None = None
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        if self._process is None:
+            raise RuntimeError("HttpServer is not started")
+        return self._process
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("HttpServer is not listening")
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def _pump_stdout(self, stream: IO[bytes]) -> None:
+        # Reads the child's stdout to the end so it can never block on a full pipe.
+        for raw in iter(stream.readline, b""):
+            self._lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
+        stream.close()
+        self._lines.put(None)
+
+    def stderr_text(self) -> str:
+        """What the server has written to stderr so far."""
+        if self._stderr is None:
+            return ""
+        self._stderr.flush()
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace")
+
+    def start(self) -> HttpServer:
+        # Kept open across start() / stop(); close() releases it.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._process = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=self._env,
+            cwd=self._cwd,
+            start_new_session=True,
+        )
+        assert self._process.stdout is not None
+        threading.Thread(target=self._pump_stdout, args=(self._process.stdout,), daemon=True).start()
+        deadline = time.monotonic() + self._startup_timeout
+        while self.port is None:
+            remaining = deadline - time.monotonic()
+            try:
+                line = self._lines.get(timeout=max(remaining, 0.0)) if remaining > 0 else None
+            except queue.Empty:
+                line = None
+            if line is None:
+                self.stop()
+                stderr = self.stderr_text()
+                self.close()
+                raise RuntimeError(
+                    f"server did not print LISTENING within {self._startup_timeout}s "
+                    f"(exit status {self.process.poll()}): {self.argv!r}\nstderr:\n{stderr}"
+                )
+            if line.startswith("LISTENING "):
+                self.port = int(line.split()[1])
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the server and reap it: the server goes away without a goodbye."""
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL cannot be ignored
+            self._process.wait(timeout=5)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM, wait up to `timeout` seconds, then SIGKILL; always reaps."""
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def close(self) -> None:
+        """Release the stderr file (after `stop()`; `__exit__` does both)."""
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> HttpServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+        self.close()
+
+
+@dataclass(frozen=True)
+class ReferenceServers:
+    """Launch commands for the official npm reference servers over stdio (the
+    ``reference_servers`` fixture returns one, installed)."""
+
+    root: Path
+    node: str
+
+    @property
+    def everything_command(self) -> list[str]:
+        """``[node, .../server-everything/dist/index.js, "stdio"]``."""
+        return [self.node, str(self.root / EVERYTHING_ENTRY), "stdio"]
+
+    def filesystem_command(self, *directories: str | os.PathLike[str]) -> list[str]:
+        """``[node, .../server-filesystem/dist/index.js, dir, ...]``: serves only those directories."""
+        if not directories:
+            raise ValueError("server-filesystem needs at least one allowed directory")
+        return [self.node, str(self.root / FILESYSTEM_ENTRY), *map(os.fspath, directories)]
+
+    def everything_params(self) -> StdioServerParameters:
+        command, *args = self.everything_command
+        return StdioServerParameters(command=command, args=args)
+
+    def filesystem_params(self, *directories: str | os.PathLike[str]) -> StdioServerParameters:
+        command, *args = self.filesystem_command(*directories)
+        return StdioServerParameters(command=command, args=args)
+
+    def everything_config(self, name: str, **overrides: Any) -> dict[str, Any]:
+        """An mcp_sync stdio entry for server-everything."""
+        command, *args = self.everything_command
+        return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
+
+    def filesystem_config(
+        self, name: str, *directories: str | os.PathLike[str], **overrides: Any
+    ) -> dict[str, Any]:
+        """An mcp_sync stdio entry for server-filesystem over `directories`."""
+        command, *args = self.filesystem_command(*directories)
+        return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
+
+
+def fixture_flags(**flags: Any) -> list[str]:
+    """Turn keyword flags into fixture command-line flags: ``tools=5, ignore_signals=True``
+    gives ``["--tools", "5", "--ignore-signals"]`` (False / None are left out)."""
+    out: list[str] = []
+    for key, value in flags.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        elif value is not None and value is not False:
+            out += [flag, str(value)]
+    return out
+
+
+__all__: Sequence[str] = [
+    "FIXTURE_SERVER",
+    "HANGING_SERVER",
+    "LEGACY_V1_SERVER",
+    "PYTHON",
+    "REFERENCE_SERVERS_DIR",
+    "REPO_ROOT",
+    "EventLog",
+    "HttpServer",
+    "ReferenceServers",
+    "child_pids_of",
+    "fixture_flags",
+    "http_config",
+    "pid_alive",
+    "stdio_config",
+    "stdio_params",
+    "wait_until",
+]
