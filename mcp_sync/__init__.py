@@ -6,6 +6,7 @@ event-loop thread; `MCPHub` gives the caller one registry of namespaced tools
 reach the server, and callbacks when tools come and go.
 """
 
+from ._agent import function_spec
 from ._config import (
     HttpServerConfig,
     ServerConfig,
@@ -52,6 +53,7 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "function_spec",
     "load_config_file",
     "parse_server_configs",
     "public_tool_name",

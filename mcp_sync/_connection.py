@@ -295,7 +295,9 @@ class ServerConnection:
                 self.ready.set_result(None)
 
     async def _connect(self, stack: AsyncExitStack) -> None:
-        transport = open_transport(self.config, on_end=self._transport_ended, on_spawn=self._spawned)
+        transport = open_transport(
+            self.config, on_end=self._transport_ended, on_spawn=self._spawned, on_refused=self._check_alive
+        )
         client = Client(transport, cache=None, message_handler=self._on_message)
         await stack.enter_async_context(client)
         self._client = client
@@ -321,6 +323,11 @@ class ServerConnection:
             )
         if self._wake is not None:
             self._wake.set()
+
+    def _check_alive(self) -> None:
+        """Something suggests the server is gone: re-list, which fails and ends the session if it is."""
+        if self._tools_dirty is not None and not self._stopping:
+            self._tools_dirty.set()
 
     def _request_stop(self) -> None:
         self._stopping = True
@@ -518,8 +525,7 @@ class ServerConnection:
             if exc.code == types.CONNECTION_CLOSED:
                 # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
                 # server is gone its request fails and takes the transport, and so this connection, down.
-                if self._tools_dirty is not None:
-                    self._tools_dirty.set()
+                self._check_alive()
                 raise ServerDisconnectedError(
                     f"server {self.name!r} disconnected during the call to {public_name}",
                     tool=public_name,

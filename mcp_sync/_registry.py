@@ -243,8 +243,6 @@ class ToolRegistry:
 
     # -- agent-loop helpers and display ----
 
-    from typing import overload as _overload  # (here, not at the top: this block is self-contained)
-
     def function_specs(self) -> list[dict[str, Any]]:
         """Every tool as an OpenAI-style function spec, sorted by name; descriptions and schemas
         pass through untouched (a missing description becomes "")."""
@@ -252,24 +250,16 @@ class ToolRegistry:
 
         return function_specs(self.tools())
 
-    @_overload
-    def register_function(
-        self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None
-    ) -> Tool: ...
-
-    @_overload
-    def register_function(
-        self, function: None = None, *, name: str | None = None, description: str | None = None
-    ) -> Callable[[Callable[..., Any]], Tool]: ...
-
     def register_function(
         self,
         function: Callable[..., Any] | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
-    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-        """Register a host function as a native tool; also a decorator, bare or with arguments.
+    ) -> Any:
+        """Register a host function as a native tool and return its `Tool`; also a decorator, bare
+        (`@registry.register_function`) or with arguments (`@registry.register_function(name=...)`),
+        which binds the decorated name to the `Tool`.
 
         The input schema comes from the type hints (pydantic), the description from the docstring;
         arguments are validated before the call, and invalid ones give an error result naming them.

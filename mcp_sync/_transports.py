@@ -1,9 +1,12 @@
 """Transports for one server: the SDK's stdio and Streamable HTTP clients, observed.
 
-Two things the SDK does not expose are needed here:
+Three things the SDK does not expose are needed here:
 
 - when the transport's read stream ends (a stdio server that dies while idle
   fires nothing public): `_ObservedReadStream` reports the end;
+- when an HTTP server stops accepting connections: the SDK retries its GET
+  stream quietly and gives up without a word, so `_ObservedHTTPTransport`
+  reports the refused connection;
 - the stdio child's pid (the SDK keeps the process to itself): a context-local
   hook around the SDK's spawn function reports the process, so closing can
   kill the child's process group when the SDK's own shutdown runs out of time,
@@ -25,11 +28,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.client.stdio as sdk_stdio
 from mcp import StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
 from ._child_env import child_environment
 from ._config import HttpServerConfig, StdioServerConfig
@@ -100,19 +104,41 @@ class _ObservedReadStream:
         return result
 
 
+class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
+    """The default HTTP transport, calling `on_refused` when a connection to the server cannot be made."""
+
+    def __init__(self, on_refused: Callable[[], None]) -> None:
+        super().__init__()
+        self._on_refused = on_refused
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await super().handle_async_request(request)
+        except httpx2.ConnectError:
+            self._on_refused()
+            raise
+
+
 @asynccontextmanager
 async def open_transport(
     config: StdioServerConfig | HttpServerConfig,
     *,
     on_end: Callable[[BaseException | None], None],
     on_spawn: Callable[[int], None],
+    on_refused: Callable[[], None],
 ) -> AsyncIterator[TransportStreams]:
-    """Open the server's transport; `on_end` fires when its read stream ends, `on_spawn` gets a child pid."""
+    """Open the server's transport; `on_end` fires when its read stream ends, `on_spawn` gets a child pid,
+    `on_refused` fires when an HTTP server refuses a connection."""
     async with AsyncExitStack() as stack:
         if isinstance(config, StdioServerConfig):
             streams = await _enter_stdio(stack, config, on_spawn)
         else:
-            http_client = create_mcp_http_client(headers=dict(config.headers))
+            # The SDK's own client settings (create_mcp_http_client), with the observing transport.
+            http_client = httpx2.AsyncClient(
+                headers=dict(config.headers),
+                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+                transport=_ObservedHTTPTransport(on_refused),
+            )
             await stack.enter_async_context(http_client)
             streams = await stack.enter_async_context(
                 streamable_http_client(config.url, http_client=http_client)

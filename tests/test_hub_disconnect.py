@@ -52,6 +52,16 @@ def test_http_server_that_goes_away_is_noticed_through_its_listen_stream() -> No
         assert "mcp__web__echo" not in hub.registry
 
 
+def test_http_server_that_goes_away_is_noticed_through_its_get_stream() -> None:
+    # A 2025-era server keeps a GET stream open; the SDK retries it after its reconnect delay (1 s),
+    # and the refused connection is what shows the server is gone. No call is made.
+    with fixture_server("web", "http", "legacy") as served, started_hub(served.config) as hub:
+        assert served.http is not None
+        served.http.kill()
+        wait_for_state(hub, "web", "disconnected", timeout=5)
+        assert "mcp__web__echo" not in hub.registry
+
+
 def test_http_server_gone_is_noticed_at_the_next_call_at_the_latest() -> None:
     with fixture_server("web", "http", "legacy") as served, started_hub(served.config) as hub:
         assert served.http is not None
