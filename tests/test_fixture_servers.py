@@ -299,8 +299,8 @@ async def _pages(target: Target, limit: int = 10) -> list[list[str]]:
     return pages
 
 
-# The fixture's own tools (echo, add, ... break_listing, notify_flood), before any --tools extras.
-BASE_TOOL_COUNT = 16
+# The fixture's own tools (echo, add, ... get_header, break_listing, notify_flood), before any --tools extras.
+BASE_TOOL_COUNT = 17
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -190,3 +190,9 @@ def test_native_tool_exception_becomes_an_error_result() -> None:
         result = hub.call_tool("broken")
     assert result.is_error
     assert "ValueError: bad input" in result.text
+
+
+def test_configured_headers_reach_an_http_server() -> None:
+    with fixture_server("web", "http", "modern", headers={"X-Team": "blue"}) as served:
+        with started_hub(served.config) as hub:
+            assert hub.call_tool("mcp__web__get_header", {"name": "X-Team"}).text == "blue"

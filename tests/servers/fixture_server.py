@@ -40,6 +40,7 @@ add_tool(name) / remove_tool(name) -> change the tool set and announce it the wa
     subscription bus, i.e. ``subscriptions/listen`` streams). An added tool takes
     ``text: str = ""`` and returns it.
 announce(n) -> announce a tools change n times in a burst, changing nothing
+get_header(name) -> the HTTP request header as received, or "<unset>"
 break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listing); announces it
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
@@ -342,6 +343,11 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         """Return the server's process id."""
         return os.getpid()
 
+    def get_header(name: str, ctx: Context) -> str:
+        """Return the HTTP request header `name` as received, or "<unset>" (stdio has no headers)."""
+        headers = ctx.headers or {}
+        return headers.get(name.lower(), headers.get(name, "<unset>"))
+
     async def break_listing(ctx: Context) -> str:
         """From now on list ``echo`` twice (an invalid listing), and announce the change."""
         RUNTIME_FAULTS.duplicate_listing = True
@@ -378,6 +384,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         get_env,
         get_cwd,
         pid,
+        get_header,
         break_listing,
         notify_flood,
     ]
