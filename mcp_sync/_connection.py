@@ -169,7 +169,9 @@ class ServerConnection:
         self.kill_child()
         self._thread.call_soon(self._cancel_owner)
         if not self._thread.join(_KILL_JOIN_TIMEOUT):
-            logger.error("the loop thread of server %r is stuck; leaving it to die with the process", self.name)
+            logger.error(
+                "the loop thread of server %r is stuck; leaving it to die with the process", self.name
+            )
 
     def kill_child(self) -> None:
         """SIGKILL the stdio child's process group (it has its own session); a no-op once it is gone."""
@@ -280,7 +282,7 @@ class ServerConnection:
                 self.ready.set_result(None)
                 await self._wake.wait()
                 self._end(self._end_cause)
-        except BaseException as exc:  # noqa: BLE001 - the owner ends every way the session can
+        except BaseException as exc:
             cause = _unwrap(exc)
             if not connected and not self._stopping:
                 self._set_state("failed", _describe_failure(self.name, cause))
@@ -347,7 +349,9 @@ class ServerConnection:
         elif self._state == "connecting":
             self._set_state("failed", cause or ServerDisconnectedError(f"server {self.name!r} went away"))
         else:
-            self._set_state("disconnected", cause or ServerDisconnectedError(f"server {self.name!r} went away"))
+            self._set_state(
+                "disconnected", cause or ServerDisconnectedError(f"server {self.name!r} went away")
+            )
         for task in list(self._calls):
             task.cancel()
 
@@ -435,9 +439,10 @@ class ServerConnection:
             )
 
     def _listing_error(self, problem: str, initial: bool) -> ToolListError:
-        error = ToolListError(f"server {self.name!r}: {problem}; " + (
-            "no tools registered" if initial else "keeping its previous tools"
-        ))
+        error = ToolListError(
+            f"server {self.name!r}: {problem}; "
+            + ("no tools registered" if initial else "keeping its previous tools")
+        )
         logger.error("%s", error)
         return error
 

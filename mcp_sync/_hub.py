@@ -248,7 +248,9 @@ class MCPHub:
             future.set_result(self._call_native(name, arguments))
             return future
         assert tool.raw_name is not None
-        return connection.submit(tool.raw_name, arguments, public_name=name, timeout=timeout, progress=progress)
+        return connection.submit(
+            tool.raw_name, arguments, public_name=name, timeout=timeout, progress=progress
+        )
 
     def _resolve(self, name: str) -> tuple[Tool, ServerConnection | None]:
         tool = self.registry.get(name)
@@ -278,8 +280,12 @@ class MCPHub:
     # -- agent-loop helpers and display ----
 
     def function_specs(self) -> list[dict[str, Any]]:
-        """Every tool (MCP and native) as an OpenAI-style function spec, sorted by name."""
-        return self.registry.function_specs()
+        """Every tool this hub can call (native ones and its servers') as an OpenAI-style function spec,
+        sorted by name. A registry shared with another hub also holds that hub's tools: they are left out."""
+        from ._agent import function_specs
+
+        servers = self.servers
+        return function_specs(tool for tool in self.tools() if tool.is_native or tool.server_name in servers)
 
     def call_tool_safe(
         self,

@@ -167,7 +167,9 @@ async def _enter_stdio(
 
     token = _spawn_observer.set(report)
     try:
-        streams: TransportStreams = await stack.enter_async_context(sdk_stdio.stdio_client(params, errlog=errlog))
+        streams: TransportStreams = await stack.enter_async_context(
+            sdk_stdio.stdio_client(params, errlog=errlog)
+        )
     finally:
         _spawn_observer.reset(token)
         if not errlog.closed:

@@ -1,0 +1,344 @@
+"""`mcp-sync`: check a server configuration from the shell: its servers, its tools, one call.
+
+Every command takes a config file (our YAML `servers:` list or an `mcpServers` JSON/YAML
+file), connects to its servers, does one thing and closes them. Output is a readable table,
+or JSON with `--json`. Failures are one line on stderr and an exit code scripts can trust
+(see `EXIT_CODES`); a traceback only with `-v`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from ._config import ServerConfig, load_config_file
+from ._display import first_line
+from ._errors import (
+    ConfigError,
+    MCPSyncError,
+    ServerStartError,
+    ToolCallError,
+    ToolNotFoundError,
+)
+from ._hub import MCPHub
+from ._results import ToolResult
+
+__all__ = ["EXIT_CODES", "main"]
+
+logger = logging.getLogger("mcp_sync")
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_SERVER = 3
+EXIT_CALL_FAILED = 4
+EXIT_INTERNAL = 5
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_TOOL_ERROR: "the tool ran and returned an error result (call)",
+    EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config",
+    EXIT_SERVER: "a server failed to start or connect, or no tool has that name",
+    EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
+    EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+class _Failure(Exception):
+    """A failure the CLI reports as one line and an exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- output ------------------------------------------------------------------------------------------
+
+
+def _printable(text: str) -> str:
+    """Text from a server, safe for a terminal: control characters (escape sequences) shown as \\xNN."""
+    return "".join(f"\\x{ord(char):02x}" if unicodedata.category(char) == "Cc" else char for char in text)
+
+
+def _print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    for row in (headers, *rows):
+        line = "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+        print(line.rstrip())
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _warn(message: str) -> None:
+    print(f"mcp-sync: {message}", file=sys.stderr)
+
+
+# -- commands ----------------------------------------------------------------------------------------
+
+
+def _failed_servers(hub: MCPHub) -> dict[str, str]:
+    return {
+        name: str(connection.error or connection.state)
+        for name, connection in hub.servers.items()
+        if connection.state != "ready"
+    }
+
+
+def _report_failed_servers(hub: MCPHub) -> int:
+    failed = _failed_servers(hub)
+    for name, error in failed.items():
+        _warn(f"server {name!r} is not ready: {_printable(first_line(error, 300))}")
+    return EXIT_SERVER if failed else EXIT_OK
+
+
+def _not_started(config: ServerConfig) -> str:
+    return "not started" if config.enabled else "disabled"
+
+
+def _servers(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+    records: list[dict[str, Any]] = []
+    for config in configs:
+        connection = hub.servers.get(config.server_name) if config.enabled else None
+        records.append(
+            {
+                "name": config.server_name,
+                "transport": config.transport,
+                "enabled": config.enabled,
+                "state": connection.state if connection is not None else _not_started(config),
+                "tools": len(connection.tools) if connection is not None else 0,
+                "protocol_version": connection.protocol_version if connection is not None else None,
+                "error": str(connection.error) if connection is not None and connection.error else None,
+            }
+        )
+    if args.json:
+        _print_json(records)
+    else:
+        rows = [
+            (
+                record["name"],
+                record["transport"],
+                record["state"],
+                str(record["tools"]) if record["enabled"] else "-",
+                _printable(first_line(record["error"], 200)),
+            )
+            for record in records
+        ]
+        _print_table(("SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"), rows)
+    failed = _failed_servers(hub)
+    return EXIT_SERVER if failed else EXIT_OK
+
+
+def _tools(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+    tools = hub.tools()
+    if args.json:
+        _print_json(
+            [
+                {
+                    "name": tool.name,
+                    "server": tool.server_name,
+                    "raw_name": tool.raw_name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                }
+                for tool in tools
+            ]
+        )
+    else:
+        rows = [
+            (
+                tool.name,
+                tool.server_name or "",
+                _printable(tool.raw_name or ""),
+                _printable(first_line(tool.description, 80)),
+            )
+            for tool in tools
+        ]
+        _print_table(("TOOL", "SERVER", "NAME", "DESCRIPTION"), rows)
+    return _report_failed_servers(hub)
+
+
+def _parse_arguments(text: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(text)
+    except ValueError as exc:
+        raise _Failure(f"ARGUMENTS is not valid JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(arguments, dict):
+        raise _Failure(
+            f'ARGUMENTS must be a JSON object, like \'{{"text": "hi"}}\'; got {type(arguments).__name__}',
+            EXIT_USAGE,
+        )
+    return arguments
+
+
+def _unknown_tool(hub: MCPHub, name: str) -> _Failure:
+    """One line: the name, a public name it may stand for, and any server that is not ready."""
+    message = f"unknown tool {name!r}"
+    matches = [tool.name for tool in hub.tools() if tool.raw_name == name]
+    if matches:
+        message += f"; did you mean {' or '.join(matches)}? (tools go by their public names)"
+    for server, error in _failed_servers(hub).items():
+        message += f"; server {server!r} is not ready: {_printable(first_line(error, 300))}"
+    return _Failure(message, EXIT_SERVER)
+
+
+def _call(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+    arguments = args.parsed_arguments
+    if hub.registry.get(args.tool) is None:
+        raise _unknown_tool(hub, args.tool)
+    try:
+        result: ToolResult = hub.call_tool(args.tool, arguments, timeout=args.timeout)
+    except ToolNotFoundError:  # its server went away since the check above
+        raise _unknown_tool(hub, args.tool) from None
+    except ToolCallError as exc:
+        raise _Failure(str(exc), EXIT_CALL_FAILED) from None
+    if args.json:
+        _print_json(
+            {
+                "tool": args.tool,
+                "is_error": result.is_error,
+                "text": result.text,
+                "structured_content": result.structured_content,
+            }
+        )
+    else:
+        print(result.text)
+    if result.is_error:
+        _warn(f"{args.tool} returned an error result")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+# -- the parser --------------------------------------------------------------------------------------
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    codes = "\n".join(f"  {code:<3} {meaning}" for code, meaning in EXIT_CODES.items())
+    parser = argparse.ArgumentParser(
+        prog="mcp-sync",
+        description="Check an MCP server configuration: list its servers and tools, or call one tool. "
+        "CONFIG is mcp_sync's YAML (a 'servers:' list) or an 'mcpServers' JSON/YAML file "
+        "(Claude Desktop, Claude Code .mcp.json, Cursor, Gemini CLI).",
+        epilog=f"exit codes:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("config", metavar="CONFIG", help="the configuration file")
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument("-v", "--verbose", action="store_true", help="debug logging and tracebacks on stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser(
+        "servers",
+        parents=[common],
+        help="each server: transport, state, tool count, error (exit 3 if any failed)",
+        description="Connect to every enabled server and show its transport, state, tool count and error.",
+    )
+    commands.add_parser(
+        "tools",
+        parents=[common],
+        help="every tool: public name, server, raw name, description",
+        description="List every tool by public name (mcp__<server>__<tool>), with its server, raw name "
+        "and the first line of its description.",
+    )
+    call = commands.add_parser(
+        "call",
+        parents=[common],
+        help="call one tool and print its result (exit 1 if it is an error result)",
+        description="Call TOOL (its public name) with ARGUMENTS (a JSON object) and print the result's text.",
+    )
+    call.add_argument("tool", metavar="TOOL", help="the tool's public name, e.g. mcp__demo__word_count")
+    call.add_argument(
+        "arguments", metavar="ARGUMENTS", nargs="?", default="{}", help="a JSON object; default {}"
+    )
+    call.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give up (and cancel the call on the server) after this long; default: the server's "
+        "tool_call_timeout_ms",
+    )
+    return parser
+
+
+_COMMANDS = {"servers": _servers, "tools": _tools, "call": _call}
+
+
+def _configure_logging(verbose: bool) -> None:
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(logging.WARNING)
+        logger.setLevel(logging.DEBUG)
+    else:
+        # The outcome is in the output and the exit code; log records would only repeat it.
+        logging.getLogger().addHandler(logging.NullHandler())
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "call":
+        args.parsed_arguments = _parse_arguments(args.arguments)  # before starting any server
+    try:
+        configs = load_config_file(args.config)
+    except ConfigError as exc:
+        raise _Failure(str(exc), EXIT_USAGE) from None
+    hub = MCPHub(configs)
+    try:
+        hub.start()
+    except ServerStartError as exc:
+        raise _Failure(str(exc), EXIT_SERVER) from None
+    try:
+        return _COMMANDS[args.command](args, configs, hub)
+    finally:
+        hub.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see `EXIT_CODES`)."""
+    args = _parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        code = _run(args)
+        sys.stdout.flush()
+        return code
+    except _Failure as exc:
+        _warn(str(exc))
+        return exc.code
+    except MCPSyncError as exc:
+        _warn(str(exc))
+        return EXIT_SERVER
+    except KeyboardInterrupt:
+        _warn("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`| head`): not an error worth a message
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        _warn(f"{exc.strerror or exc}" + ("" if args.verbose else " (rerun with -v for details)"))
+        logger.debug("details", exc_info=True)
+        return EXIT_INTERNAL
+    except Exception as exc:
+        logger.debug("unexpected error", exc_info=True)
+        hint = "" if args.verbose else " (rerun with -v for details)"
+        _warn(f"unexpected error: {type(exc).__name__}: {exc}{hint}")
+        return EXIT_INTERNAL

@@ -1,0 +1,268 @@
+"""The `mcp-sync` command line through its real entry points (`python -m mcp_sync` and the console
+script), as subprocesses run from the repository root against the demo server.
+
+Every invocation is declared in `RUNS` and started once, four at a time, when the module's first
+test asks for one: each run starts its own server, and running them side by side keeps the module fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+BIN = Path(sys.executable).parent
+CONSOLE_SCRIPT = shutil.which("mcp-sync", path=str(BIN))
+YAML = "examples/servers.yaml"
+HOST_JSON = "examples/claude_desktop_config.json"
+
+BROKEN_CONFIG = """\
+servers:
+  - server_name: broken
+    transport: stdio
+    command: no-such-command-for-mcp-sync
+"""
+INVALID_CONFIG = """\
+servers:
+  - server_name: demo
+    transport: stdio
+    command: python
+    colour: blue
+"""
+
+Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
+
+# name -> command-line arguments, run through `python -m mcp_sync` ("console_script": through the
+# console script); {tmp} stands for the module's temporary directory.
+RUNS: dict[str, list[str]] = {
+    "servers": ["servers", YAML],
+    "servers_json": ["servers", YAML, "--json"],
+    "tools": ["tools", YAML],
+    "tools_json_host_config": ["tools", HOST_JSON, "--json"],
+    "call": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}'],
+    "call_json": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}', "--json"],
+    "call_error_result": ["call", YAML, "mcp__demo__calculate", '{"expression": "1 / 0"}'],
+    "call_unknown_tool": ["call", YAML, "calculate", "{}"],
+    "call_timeout": ["call", YAML, "mcp__demo__sleep", '{"seconds": 30}', "--timeout", "0.3"],
+    "call_bad_json": ["call", YAML, "mcp__demo__calculate", '{"expression": '],
+    "call_json_not_object": ["call", YAML, "mcp__demo__calculate", '["2 + 2"]'],
+    "call_failing_server": ["call", "{tmp}/broken.yaml", "mcp__broken__anything"],
+    "servers_failing_server": ["servers", "{tmp}/broken.yaml"],
+    "servers_invalid_config": ["servers", "{tmp}/invalid.yaml"],
+    "servers_missing_config": ["servers", "{tmp}/missing.yaml"],
+    "servers_verbose": ["servers", YAML, "-v"],
+    "no_command": [],
+    "help": ["--help"],
+    "console_script": ["call", YAML, "mcp__demo__slugify", '{"text": "Hello, World!"}'],
+}
+
+
+def cli_env() -> dict[str, str]:
+    """A shell with the virtualenv active: `python` (the examples' server command) is this one."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    return env
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        cwd=REPO_ROOT,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    tmp = tmp_path_factory.mktemp("cli")
+    (tmp / "broken.yaml").write_text(BROKEN_CONFIG)
+    (tmp / "invalid.yaml").write_text(INVALID_CONFIG)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = {}
+        for name, args in RUNS.items():
+            program = [sys.executable, "-m", "mcp_sync"]
+            if name == "console_script":
+                if CONSOLE_SCRIPT is None:
+                    continue
+                program = [CONSOLE_SCRIPT]
+            runs[name] = pool.submit(run, [*program, *(arg.replace("{tmp}", str(tmp)) for arg in args)])
+        yield runs
+
+
+def result(cli: Runs, name: str) -> subprocess.CompletedProcess[str]:
+    return cli[name].result(timeout=50)
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+    assert done.returncode == code, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("mcp-sync: ") and done.stderr.count("\n") == 1, done.stderr
+    assert text in done.stderr
+
+
+# -- success --------------------------------------------------------------------------------------------
+
+
+def test_servers_prints_each_servers_transport_state_and_tool_count(cli: Runs) -> None:
+    done = result(cli, "servers")
+    assert done.returncode == 0, done.stderr
+    header, demo = done.stdout.splitlines()
+    assert header.split() == ["SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
+    assert demo.split() == ["demo", "stdio", "ready", "7"]
+    assert done.stderr == ""
+
+
+def test_servers_json_is_machine_readable(cli: Runs) -> None:
+    done = result(cli, "servers_json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        {
+            "name": "demo",
+            "transport": "stdio",
+            "enabled": True,
+            "state": "ready",
+            "tools": 7,
+            "protocol_version": "2026-07-28",
+            "error": None,
+        }
+    ]
+
+
+def test_tools_prints_public_name_server_raw_name_and_description(cli: Runs) -> None:
+    done = result(cli, "tools")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["TOOL", "SERVER", "NAME", "DESCRIPTION"]
+    row = next(line for line in lines if line.startswith("mcp__demo__word_count "))
+    assert row.split(maxsplit=3) == [
+        "mcp__demo__word_count",
+        "demo",
+        "word_count",
+        "Count the words, characters and lines of a text.",
+    ]
+    assert len(lines) == 8
+
+
+def test_tools_json_reads_an_mcp_servers_file(cli: Runs) -> None:
+    done = result(cli, "tools_json_host_config")
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)}
+    assert len(tools) == 7
+    slugify = tools["mcp__demo__slugify"]
+    assert (slugify["server"], slugify["raw_name"]) == ("demo", "slugify")
+    assert slugify["input_schema"]["required"] == ["text"]
+
+
+def test_call_prints_the_result_text(cli: Runs) -> None:
+    done = result(cli, "call")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "14\n", "")
+
+
+def test_call_json_prints_the_whole_result(cli: Runs) -> None:
+    done = result(cli, "call_json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "tool": "mcp__demo__calculate",
+        "is_error": False,
+        "text": "14",
+        "structured_content": {"result": 14},
+    }
+
+
+@pytest.mark.skipif(CONSOLE_SCRIPT is None, reason="the mcp-sync console script is not installed")
+def test_console_script_runs_the_same_command_line(cli: Runs) -> None:
+    done = result(cli, "console_script")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "hello-world\n", "")
+
+
+def test_help_documents_the_exit_codes(cli: Runs) -> None:
+    done = result(cli, "help")
+    assert done.returncode == 0
+    for line in (
+        "  0   success",
+        "  1   the tool ran",
+        "  2   usage",
+        "  3   a server failed",
+        "  4   the call",
+    ):
+        assert line in done.stdout
+
+
+def test_verbose_logs_debug_records_to_stderr(cli: Runs) -> None:
+    done = result(cli, "servers_verbose")
+    assert done.returncode == 0
+    assert "mcp_sync DEBUG" in done.stderr or "mcp_sync INFO" in done.stderr
+    assert "server 'demo' is ready" in done.stderr
+
+
+# -- failures ---------------------------------------------------------------------------------------
+
+
+def test_a_tool_error_result_exits_1_with_its_text_on_stdout(cli: Runs) -> None:
+    done = result(cli, "call_error_result")
+    assert done.stdout == "Error executing tool calculate: division by zero\n"
+    assert_one_line_error(done, 1, "mcp__demo__calculate returned an error result")
+
+
+def test_an_invalid_config_exits_2_naming_the_entry_and_key(cli: Runs) -> None:
+    done = result(cli, "servers_invalid_config")
+    assert_one_line_error(done, 2, "invalid.yaml: servers[0] (\"demo\"): unknown key 'colour'")
+    assert done.stdout == ""
+
+
+def test_a_missing_config_file_exits_2(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "servers_missing_config"), 2, "cannot read the config file")
+
+
+def test_arguments_that_are_not_json_exit_2(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "call_bad_json"), 2, "ARGUMENTS is not valid JSON")
+
+
+def test_arguments_that_are_not_a_json_object_exit_2(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "call_json_not_object"), 2, "ARGUMENTS must be a JSON object")
+
+
+def test_a_missing_command_is_a_usage_error(cli: Runs) -> None:
+    done = result(cli, "no_command")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "usage: mcp-sync" in done.stderr
+
+
+def test_an_unknown_tool_exits_3_and_suggests_the_public_name(cli: Runs) -> None:
+    assert_one_line_error(
+        result(cli, "call_unknown_tool"), 3, "unknown tool 'calculate'; did you mean mcp__demo__calculate?"
+    )
+
+
+def test_a_server_that_cannot_start_exits_3_and_shows_why(cli: Runs) -> None:
+    done = result(cli, "servers_failing_server")
+    assert done.returncode == 3
+    assert "Traceback" not in done.stderr
+    row = done.stdout.splitlines()[1]
+    assert row.split()[:4] == ["broken", "stdio", "failed", "0"]
+    assert "no-such-command-for-mcp-sync" in row
+
+
+def test_calling_a_tool_of_a_failed_server_exits_3_saying_why(cli: Runs) -> None:
+    done = result(cli, "call_failing_server")
+    assert_one_line_error(done, 3, "unknown tool 'mcp__broken__anything'; server 'broken' is not ready: ")
+    assert "no-such-command-for-mcp-sync" in done.stderr
+
+
+def test_a_call_that_times_out_exits_4(cli: Runs) -> None:
+    assert_one_line_error(
+        result(cli, "call_timeout"), 4, "call to mcp__demo__sleep did not finish within 0.3 s"
+    )
