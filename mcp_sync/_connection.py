@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
@@ -104,8 +105,6 @@ class ServerConnection:
         self._end_cause: BaseException | None = None
         self._calls: set[asyncio.Task[ToolResult]] = set()
         self._owner: asyncio.Task[None] | None = None
-        self.owns_name = False
-        """True once the server's name is reserved in the registry for this connection."""
 
     # -- status ----------------------------------------------------------------------------------------
 
@@ -133,7 +132,7 @@ class ServerConnection:
             self._state = state
             if error is not None:
                 self._error = error
-        if state in ("closed", "failed", "disconnected") and self.owns_name:
+        if state in ("closed", "failed", "disconnected") and self._registry.server_owner(self.name) is self:
             self._registry.clear_server(self.name)
         log = logger.warning if state in ("failed", "disconnected") else logger.info
         log("server %r is %s%s", self.name, state, f": {error}" if error else "")
@@ -144,7 +143,6 @@ class ServerConnection:
 
     def start(self) -> None:
         """Start the loop thread; call after reserving the server's name in the registry."""
-        self.owns_name = True
         self._thread.start()
 
     def fail_without_starting(self, error: BaseException) -> None:
@@ -205,6 +203,8 @@ class ServerConnection:
         progress: ProgressCallback | None,
     ) -> tuple[concurrent.futures.Future[ToolResult], threading.Event]:
         """Schedule the call; the Event is set once its task on the loop has finished (or never ran)."""
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
         future = concurrent.futures.Future[ToolResult]()
         finished = threading.Event()
         seconds = self.config.tool_call_timeout if timeout is None else timeout
@@ -540,6 +540,10 @@ class ServerConnection:
                 f"server {self.name!r} refused the call to {public_name}: {exc.message} (code {exc.code})",
                 tool=public_name,
                 code=exc.code,
+            ) from exc
+        except pydantic_core.PydanticSerializationError as exc:
+            raise ToolCallError(
+                f"the arguments for {public_name} cannot be sent as JSON: {exc}", tool=public_name
             ) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             raise ServerDisconnectedError(

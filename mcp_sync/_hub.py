@@ -155,7 +155,7 @@ class MCPHub:
                 continue
             connection = ServerConnection(config, self.registry, on_state=self._announce_state)
             try:
-                self.registry.reserve_server(config.server_name)
+                self.registry.reserve_server(config.server_name, connection)
             except ConfigError as exc:
                 logger.error("%s", exc)
                 connection.fail_without_starting(exc)
@@ -173,7 +173,7 @@ class MCPHub:
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for connection in connections:
             connection.join(max(0.0, deadline - time.monotonic()))
-            if connection.owns_name:
+            if self.registry.server_owner(connection.name) is connection:
                 self.registry.release_server(connection.name)
             if self._connections.get(connection.name) is connection:
                 del self._connections[connection.name]
@@ -253,13 +253,14 @@ class MCPHub:
         )
 
     def _resolve(self, name: str) -> tuple[Tool, ServerConnection | None]:
+        """The tool and the connection that runs it (None for a native tool), whichever hub owns it."""
         tool = self.registry.get(name)
         if tool is None:
             raise ToolNotFoundError(name)
         if tool.server_name is None:
             return tool, None
-        connection = self._connections.get(tool.server_name)
-        if connection is None or not connection.owns_name:  # a tool of another hub sharing this registry
+        connection = self.registry.server_owner(tool.server_name)
+        if not isinstance(connection, ServerConnection):
             raise ToolNotFoundError(name)
         return tool, connection
 
@@ -280,12 +281,8 @@ class MCPHub:
     # -- agent-loop helpers and display ----
 
     def function_specs(self) -> list[dict[str, Any]]:
-        """Every tool this hub can call (native ones and its servers') as an OpenAI-style function spec,
-        sorted by name. A registry shared with another hub also holds that hub's tools: they are left out."""
-        from ._agent import function_specs
-
-        servers = self.servers
-        return function_specs(tool for tool in self.tools() if tool.is_native or tool.server_name in servers)
+        """Every tool in the registry as an OpenAI-style function spec, sorted by name."""
+        return self.registry.function_specs()
 
     def call_tool_safe(
         self,

@@ -69,7 +69,7 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._native: dict[str, NativeFunction] = {}
         self._by_server: dict[str, dict[str, Tool]] = {}
-        self._reserved: set[str] = set()
+        self._owners: dict[str, object] = {}
         self._dispatcher = CallbackDispatcher()
         self._added: ListenerSet[Tool] = ListenerSet()
         self._removed: ListenerSet[Tool] = ListenerSet()
@@ -157,21 +157,26 @@ class ToolRegistry:
 
     # -- server generations ----------------------------------------------------------------------------
 
-    def reserve_server(self, server_name: str) -> None:
-        """Claim a server's namespace; a second active server with that name is a configuration error."""
+    def reserve_server(self, server_name: str, owner: object) -> None:
+        """Claim a server's namespace for `owner` (what runs its tools); a second active server with that
+        name is a configuration error."""
         with self._lock:
-            if server_name in self._reserved:
+            if server_name in self._owners:
                 raise ConfigError(
                     f"server {server_name!r} is already connected to this registry; "
                     "give each server a unique server_name"
                 )
-            self._reserved.add(server_name)
+            self._owners = {**self._owners, server_name: owner}
+
+    def server_owner(self, server_name: str) -> object | None:
+        """What runs the tools of `server_name` (its connection): any hub on this registry can call them."""
+        return self._owners.get(server_name)
 
     def release_server(self, server_name: str) -> ToolChanges:
         """Remove the server's tools and free its name."""
         with self._lock:
             changes = self._drop_server_tools(server_name)
-            self._reserved.discard(server_name)
+            self._owners = {name: owner for name, owner in self._owners.items() if name != server_name}
             self._by_server = {name: tools for name, tools in self._by_server.items() if name != server_name}
             return changes
 

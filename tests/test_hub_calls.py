@@ -14,6 +14,7 @@ import pytest
 from mcp_sync import (
     MCPHub,
     ToolCallCancelledError,
+    ToolCallError,
     ToolCallTimeoutError,
     ToolNotFoundError,
     public_tool_name,
@@ -79,9 +80,9 @@ def test_server_receives_the_raw_name_of_a_normalised_tool() -> None:
 
 
 def test_default_timeout_comes_from_the_server_config(events: EventLog) -> None:
-    with started_hub(stdio_config("fx", events=events, tool_call_timeout_ms=300)) as hub:
-        with pytest.raises(ToolCallTimeoutError, match="0.3 s"):
-            hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "default"})
+    config = stdio_config("fx", events=events, tool_call_timeout_ms=300)
+    with started_hub(config) as hub, pytest.raises(ToolCallTimeoutError, match=r"0\.3 s"):
+        hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "default"})
     events.wait_for("cancelled", tag="default")
 
 
@@ -150,7 +151,8 @@ def test_progress_reaches_the_callback_before_the_result(hub: MCPHub) -> None:
 def test_sixteen_threads_get_their_own_results(hub: MCPHub) -> None:
     def worker(thread: int) -> list[bool]:
         return [
-            hub.call_tool("mcp__fx__echo", {"text": f"{thread}-{i}"}).text == f"{thread}-{i}" for i in range(25)
+            hub.call_tool("mcp__fx__echo", {"text": f"{thread}-{i}"}).text == f"{thread}-{i}"
+            for i in range(25)
         ]
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
@@ -160,7 +162,10 @@ def test_sixteen_threads_get_their_own_results(hub: MCPHub) -> None:
 
 
 def test_calls_from_many_threads_run_at_once_on_one_session(events: EventLog) -> None:
-    with started_hub(stdio_config("fx", events=events)) as hub, concurrent.futures.ThreadPoolExecutor(8) as pool:
+    with (
+        started_hub(stdio_config("fx", events=events)) as hub,
+        concurrent.futures.ThreadPoolExecutor(8) as pool,
+    ):
         futures = [
             pool.submit(hub.call_tool, "mcp__fx__sleep", {"seconds": 0.5, "tag": f"m{i}"}) for i in range(8)
         ]
@@ -193,6 +198,19 @@ def test_native_tool_exception_becomes_an_error_result() -> None:
 
 
 def test_configured_headers_reach_an_http_server() -> None:
-    with fixture_server("web", "http", "modern", headers={"X-Team": "blue"}) as served:
-        with started_hub(served.config) as hub:
-            assert hub.call_tool("mcp__web__get_header", {"name": "X-Team"}).text == "blue"
+    with (
+        fixture_server("web", "http", "modern", headers={"X-Team": "blue"}) as served,
+        started_hub(served.config) as hub,
+    ):
+        assert hub.call_tool("mcp__web__get_header", {"name": "X-Team"}).text == "blue"
+
+
+def test_arguments_that_are_not_a_mapping_raise_type_error(hub: MCPHub) -> None:
+    with pytest.raises(TypeError, match="must be a mapping, not list"):
+        hub.call_tool("mcp__fx__echo", ["hello"])  # type: ignore[arg-type]
+
+
+def test_arguments_that_cannot_be_json_raise_a_call_error(hub: MCPHub) -> None:
+    with pytest.raises(ToolCallError, match="cannot be sent as JSON"):
+        hub.call_tool("mcp__fx__echo", {"text": object()})
+    assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"

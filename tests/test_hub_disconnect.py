@@ -13,13 +13,19 @@ from tests.support import EventLog, stdio_config, wait_until
 
 
 def wait_for_state(hub: MCPHub, server: str, state: str, timeout: float) -> None:
-    wait_until(lambda: hub.servers[server].state == state, timeout=timeout,
-               message=f"{server} did not become {state} within {timeout}s: {hub.servers[server]!r}")
+    wait_until(
+        lambda: hub.servers[server].state == state,
+        timeout=timeout,
+        message=f"{server} did not become {state} within {timeout}s: {hub.servers[server]!r}",
+    )
 
 
 @pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
 def test_crash_during_a_call_fails_it_and_unregisters_the_tools(transport: str, era: str) -> None:
-    with fixture_server("dying", transport, era) as served, started_hub(served.config, stdio_config("other")) as hub:
+    with (
+        fixture_server("dying", transport, era) as served,
+        started_hub(served.config, stdio_config("other")) as hub,
+    ):
         events = ToolEvents().attach(hub)
         with pytest.raises(ServerDisconnectedError):
             hub.call_tool("mcp__dying__crash", timeout=10)

@@ -66,7 +66,9 @@ def test_everything_server_long_operation_reports_progress_and_can_be_cancelled(
     assert everything.call_tool("mcp__everything__echo", {"message": "still usable"}).text
 
 
-def test_filesystem_server_reads_a_file_by_its_raw_name(reference_servers: ReferenceServers, tmp_path: Path) -> None:
+def test_filesystem_server_reads_a_file_by_its_raw_name(
+    reference_servers: ReferenceServers, tmp_path: Path
+) -> None:
     (tmp_path / "a.txt").write_text("contents of a", encoding="utf-8")
     with started_hub(reference_servers.filesystem_config("fs", tmp_path)) as hub:
         result = hub.call_tool("mcp__fs__read_text_file", {"path": str(tmp_path / "a.txt")})

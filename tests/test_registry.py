@@ -59,7 +59,9 @@ def test_replace_registers_every_tool_under_its_public_name(registry: ToolRegist
 
 
 def test_second_replace_reports_exactly_what_changed(registry: ToolRegistry) -> None:
-    registry.replace_server_tools("fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")])
+    registry.replace_server_tools(
+        "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")]
+    )
     changes = registry.replace_server_tools(
         "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit", "new text"), mcp_tool("fs", "new")]
     )
@@ -120,15 +122,17 @@ def test_registering_a_taken_native_name_raises(registry: ToolRegistry) -> None:
 
 
 def test_reserving_a_server_name_twice_is_a_config_error(registry: ToolRegistry) -> None:
-    registry.reserve_server("gh")
+    registry.reserve_server("gh", "first")
     with pytest.raises(ConfigError, match="'gh'"):
-        registry.reserve_server("gh")
+        registry.reserve_server("gh", "second")
+    assert registry.server_owner("gh") == "first"
     registry.release_server("gh")
-    registry.reserve_server("gh")
+    registry.reserve_server("gh", "third")
+    assert registry.server_owner("gh") == "third"
 
 
 def test_release_removes_the_servers_tools(registry: ToolRegistry) -> None:
-    registry.reserve_server("fs")
+    registry.reserve_server("fs", "owner")
     registry.replace_server_tools("fs", [mcp_tool("fs", "a")])
     assert [tool.raw_name for tool in registry.release_server("fs").removed] == ["a"]
     assert len(registry) == 0
