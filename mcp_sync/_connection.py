@@ -103,7 +103,7 @@ class ServerConnection:
         self._tools_dirty: asyncio.Event | None = None
         self._stopping = False
         self._end_cause: BaseException | None = None
-        self._calls: set[asyncio.Task[ToolResult]] = set()
+        self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
         self._owner: asyncio.Task[None] | None = None
 
     # -- status ----------------------------------------------------------------------------------------
@@ -192,29 +192,7 @@ class ServerConnection:
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call on the loop; the Future stays cancellable while it runs (cancelling it cancels
         the request on the server)."""
-        return self._submit(raw_name, arguments, public_name, timeout, progress)[0]
-
-    def _submit(
-        self,
-        raw_name: str,
-        arguments: Mapping[str, Any] | None,
-        public_name: str,
-        timeout: float | None,
-        progress: ProgressCallback | None,
-    ) -> tuple[concurrent.futures.Future[ToolResult], threading.Event]:
-        """Schedule the call; the Event is set once its task on the loop has finished (or never ran)."""
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
-        future = concurrent.futures.Future[ToolResult]()
-        finished = threading.Event()
-        seconds = self.config.tool_call_timeout if timeout is None else timeout
-        args = dict(arguments) if arguments is not None else {}
-        if self._state != "ready" or not self._thread.call_soon(
-            self._start_call, future, finished, raw_name, args, public_name, seconds, progress
-        ):
-            future.set_exception(self._not_ready_error(public_name))
-            finished.set()
-        return future, finished
+        return self._schedule(raw_name, arguments, public_name, timeout, progress, cancel_follows_future=True)
 
     def call(
         self,
@@ -228,16 +206,20 @@ class ServerConnection:
     ) -> ToolResult:
         """Call a tool and wait for its result; see `MCPHub.call_tool`."""
         seconds = self.config.tool_call_timeout if timeout is None else timeout
-        future, finished = self._submit(raw_name, arguments, public_name, seconds, progress)
+        # The caller blocks on a plain lock that the Future's completion releases: the cheapest
+        # wake-up there is, and no `result(timeout)`, whose TimeoutError would be ambiguous.
+        done = threading.Lock()
+        done.acquire()
+        future = self._schedule(
+            raw_name, arguments, public_name, seconds, progress, cancel_follows_future=False
+        )
+        future.add_done_callback(lambda _future: done.release())
         try:
-            done = _wait(future, seconds + _CALLER_GRACE, cancel)
+            finished = _wait(done, seconds + _CALLER_GRACE, cancel)
         except BaseException:  # KeyboardInterrupt in the waiting thread: cancel on the server too
-            future.cancel()
-            finished.wait(_CANCEL_SETTLE_TIMEOUT)
+            self._abandon(future)
             raise
-        if not done:
-            future.cancel()
-            finished.wait(_CANCEL_SETTLE_TIMEOUT)
+        if not finished and not self._abandon(future):
             if cancel is not None and cancel.is_set():
                 raise ToolCallCancelledError(
                     f"call to {public_name} was cancelled; the server was told", tool=public_name
@@ -249,6 +231,37 @@ class ServerConnection:
         if progress is not None:
             self._registry.dispatcher.flush()  # progress callbacks run before the result is returned
         return future.result()
+
+    def _schedule(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        public_name: str,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        *,
+        cancel_follows_future: bool,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Hand the call to the loop; the Future resolves with its result or its typed error."""
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
+        future = concurrent.futures.Future[ToolResult]()
+        seconds = self.config.tool_call_timeout if timeout is None else timeout
+        args = dict(arguments) if arguments is not None else {}
+        if self._state != "ready" or not self._thread.call_soon(
+            self._start_call, future, raw_name, args, public_name, seconds, progress, cancel_follows_future
+        ):
+            future.set_exception(self._not_ready_error(public_name))
+        return future
+
+    def _abandon(self, future: concurrent.futures.Future[ToolResult]) -> bool:
+        """Cancel a call the caller stopped waiting for, and wait (bounded) until the loop has sent the
+        cancellation. True if the call finished first after all: its result stands."""
+        settled = threading.Event()
+        if not self._thread.call_soon(self._cancel_call, future, settled):
+            return future.done()
+        settled.wait(_CANCEL_SETTLE_TIMEOUT)
+        return future.done() and not future.cancelled()
 
     def _not_ready_error(self, public_name: str) -> MCPSyncError:
         return ServerDisconnectedError(
@@ -352,11 +365,11 @@ class ServerConnection:
             self._set_state(
                 "disconnected", cause or ServerDisconnectedError(f"server {self.name!r} went away")
             )
-        for task in list(self._calls):
+        for task in list(self._calls.values()):
             task.cancel()
 
     def _fail_calls(self) -> None:
-        for task in list(self._calls):
+        for task in list(self._calls.values()):
             task.cancel()
         if self._child_pid is not None:
             _live_children.discard(self._child_pid)
@@ -461,36 +474,41 @@ class ServerConnection:
     def _start_call(
         self,
         future: concurrent.futures.Future[ToolResult],
-        finished: threading.Event,
         raw_name: str,
         arguments: dict[str, Any],
         public_name: str,
         timeout: float,
         progress: ProgressCallback | None,
+        cancel_follows_future: bool,
     ) -> None:
         if future.cancelled():
-            finished.set()
             return
         if self._state != "ready" or self._client is None:
             future.set_exception(self._not_ready_error(public_name))
-            finished.set()
             return
         task = self._thread.loop.create_task(
             self._call(self._client, raw_name, arguments, public_name, timeout, progress)
         )
-        self._calls.add(task)
-        task.add_done_callback(lambda done: self._finish_call(done, future, finished))
-        future.add_done_callback(lambda f: f.cancelled() and self._thread.call_soon(task.cancel))
+        self._calls[future] = task
+        task.add_done_callback(lambda done: self._finish_call(done, future))
+        if cancel_follows_future:  # submit(): the caller's future.cancel() must reach the server
+            future.add_done_callback(lambda f: f.cancelled() and self._thread.call_soon(task.cancel))
+
+    def _cancel_call(self, future: concurrent.futures.Future[ToolResult], settled: threading.Event) -> None:
+        """Cancel the call's task (the SDK sends the protocol's cancellation); `settled` once it is over."""
+        task = self._calls.get(future)
+        future.cancel()
+        if task is None or task.done():
+            settled.set()
+            return
+        task.add_done_callback(lambda _task: settled.set())
+        task.cancel()
 
     def _finish_call(
-        self,
-        task: asyncio.Task[ToolResult],
-        future: concurrent.futures.Future[ToolResult],
-        finished: threading.Event,
+        self, task: asyncio.Task[ToolResult], future: concurrent.futures.Future[ToolResult]
     ) -> None:
         """Resolve the caller's Future from the task; runs even for a task cancelled before its first step."""
-        self._calls.discard(task)
-        finished.set()
+        self._calls.pop(future, None)
         if future.done():  # the caller cancelled it
             return
         if task.cancelled():
@@ -577,24 +595,18 @@ def kill_live_children() -> None:
     _live_children.clear()
 
 
-def _wait(
-    future: concurrent.futures.Future[ToolResult], timeout: float, cancel: threading.Event | None
-) -> bool:
-    """Wait for `future` up to `timeout`, or until `cancel` is set; True if it finished.
-
-    `concurrent.futures.wait`, not `future.result(timeout)`: since 3.11 a TimeoutError raised by the
-    call itself is the same class as the wait's own timeout.
-    """
+def _wait(done: threading.Lock, timeout: float, cancel: threading.Event | None) -> bool:
+    """Wait until `done` is released, up to `timeout`, or until `cancel` is set; True if released."""
     if cancel is None:
-        return bool(concurrent.futures.wait([future], timeout).done)
+        return done.acquire(timeout=timeout)
     deadline = time.monotonic() + timeout
     while not cancel.is_set():
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return False
-        if concurrent.futures.wait([future], min(_CANCEL_POLL_INTERVAL, remaining)).done:
+        if done.acquire(timeout=min(_CANCEL_POLL_INTERVAL, remaining)):
             return True
-    return future.done() and not future.cancelled()
+    return False
 
 
 def _unwrap(exc: BaseException) -> BaseException:
