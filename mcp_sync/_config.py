@@ -317,16 +317,34 @@ def _interpolate_string(text: str, where: str, environ: Mapping[str, str], probl
     return _REFERENCE_RE.sub(replace, text)
 
 
+# A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
+# alias bomb expands a few hundred bytes into millions of values).
+_MAX_ENTRY_DEPTH = 32
+_MAX_ENTRY_VALUES = 100_000
+
+
+class _EntryTooLarge(Exception):
+    """An entry past `_MAX_ENTRY_DEPTH` or `_MAX_ENTRY_VALUES`."""
+
+
 def _interpolate(
-    value: Any, parts: tuple[str | int, ...], environ: Mapping[str, str], problems: list[str]
+    value: Any,
+    parts: tuple[str | int, ...],
+    environ: Mapping[str, str],
+    problems: list[str],
+    budget: list[int] | None = None,
 ) -> Any:
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
+    budget = [_MAX_ENTRY_VALUES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
+        raise _EntryTooLarge
     if isinstance(value, str):
         return _interpolate_string(value, _path(parts), environ, problems)
     if isinstance(value, Mapping):
-        return {k: _interpolate(v, (*parts, k), environ, problems) for k, v in value.items()}
+        return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_interpolate(v, (*parts, i), environ, problems) for i, v in enumerate(value)]
+        return [_interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
     return value
 
 
@@ -428,10 +446,15 @@ def _validate(
 ) -> StdioServerConfig | HttpServerConfig:
     """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
     problems: list[str] = []
-    if entry.map_key is None:
-        data = _interpolate(entry.data, (), environ, problems)
-    else:  # ignored host keys go first: an unset variable in a setting we drop is no error
-        data = _interpolate(_without_ignored_host_keys(entry.data, where), (), environ, problems)
+    try:
+        if entry.map_key is None:
+            data = _interpolate(entry.data, (), environ, problems)
+        else:  # ignored host keys go first: an unset variable in a setting we drop is no error
+            data = _interpolate(_without_ignored_host_keys(entry.data, where), (), environ, problems)
+    except _EntryTooLarge:
+        too_large = f"nested deeper than {_MAX_ENTRY_DEPTH} levels or over {_MAX_ENTRY_VALUES} values"
+        raise _EntryError([f"the entry is {too_large}"]) from None
+    if entry.map_key is not None:
         data = _from_host_entry(entry, data, problems)
     _check_double_spellings(data, problems)
     transport = _choose_transport(data, problems)
@@ -659,9 +682,15 @@ def _parse_text(text: str, source: str) -> Any:
         return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
     except ValueError:
         pass  # not JSON (or JSON YAML reads too, like a trailing comma): YAML decides, and locates errors
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     problem: str | None = None
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+    except RecursionError:
+        problem = f"{source}: nested too deeply to be a configuration"
+    except ValueError as exc:  # a value PyYAML cannot build, such as an integer of thousands of digits
+        problem = f"{source}: not valid YAML or JSON: {type(exc).__name__} building a value"
     except yaml.MarkedYAMLError as exc:
         # PyYAML's str(exc) quotes the offending line; only its fixed phrases and positions are used.
         mark = exc.problem_mark or exc.context_mark

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -70,6 +71,9 @@ _KILL_JOIN_TIMEOUT = 2.0
 _CANCEL_SETTLE_TIMEOUT = 1.0
 # How often a caller waiting on a call checks its `threading.Event`: bounds cancellation latency.
 _CANCEL_POLL_INTERVAL = 0.005
+# Pause before renewing a tools subscription the server ended; doubles while renewals end at once.
+_RELISTEN_MIN_DELAY = 0.1
+_RELISTEN_MAX_DELAY = 5.0
 # After a list-changed notification, a moment for the rest of its burst before re-listing.
 _RESYNC_SETTLE = 0.005
 # Extra time a caller waits beyond the call's own timeout, which the loop enforces, before giving up.
@@ -245,9 +249,14 @@ class ServerConnection:
         """Hand the call to the loop; the Future resolves with its result or its typed error."""
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
-        future = concurrent.futures.Future[ToolResult]()
-        seconds = self.config.tool_call_timeout if timeout is None else timeout
         args = dict(arguments) if arguments is not None else {}
+        _check_encodable(args, public_name)
+        future = concurrent.futures.Future[ToolResult]()
+        if cancel_follows_future:
+            # The Future stays pending while it runs, so that cancel() works; a cancelled Future must
+            # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
+            future.add_done_callback(_notify_waiters_if_cancelled)
+        seconds = self.config.tool_call_timeout if timeout is None else timeout
         if self._state != "ready" or not self._thread.call_soon(
             self._start_call, future, raw_name, args, public_name, seconds, progress, cancel_follows_future
         ):
@@ -279,7 +288,6 @@ class ServerConnection:
             self._end(None)
             self.ready.set_result(None)
             return
-        connected = False
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -290,17 +298,12 @@ class ServerConnection:
                         f"server {self.name!r} did not connect and list its tools within "
                         f"{self.config.connect_timeout:g} s (connect_timeout_ms)"
                     ) from None
-                connected = True
                 self._set_state("ready")
                 self.ready.set_result(None)
                 await self._wake.wait()
                 self._end(self._end_cause)
         except BaseException as exc:
-            cause = _unwrap(exc)
-            if not connected and not self._stopping:
-                self._set_state("failed", _describe_failure(self.name, cause))
-            else:
-                self._end(cause)
+            self._end(self._end_cause or _unwrap(exc))
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
         finally:
@@ -331,13 +334,7 @@ class ServerConnection:
         _live_children.add(pid)
 
     def _transport_ended(self, cause: BaseException | None) -> None:
-        if not self._stopping:
-            self._end_cause = self._end_cause or ServerDisconnectedError(
-                f"server {self.name!r} closed its connection"
-                + (" (process exited)" if self._child_pid is not None else "")
-            )
-        if self._wake is not None:
-            self._wake.set()
+        self._lose_connection("closed its connection" + (" (process exited)" if self._child_pid else ""))
 
     def _check_alive(self) -> None:
         """Something suggests the server is gone: re-list, which fails and ends the session if it is."""
@@ -360,11 +357,9 @@ class ServerConnection:
         if self._stopping:
             self._set_state("closed")
         elif self._state == "connecting":
-            self._set_state("failed", cause or ServerDisconnectedError(f"server {self.name!r} went away"))
+            self._set_state("failed", _describe_failure(self.name, cause))
         else:
-            self._set_state(
-                "disconnected", cause or ServerDisconnectedError(f"server {self.name!r} went away")
-            )
+            self._set_state("disconnected", _describe_loss(self.name, cause))
         for task in list(self._calls.values()):
             task.cancel()
 
@@ -382,30 +377,52 @@ class ServerConnection:
             self._tools_dirty.set()
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Hold the 2026-07-28 tools subscription open; its events reach `_on_message` too."""
-        started = False
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                task_status.started()
-                started = True
-                async for _event in subscription:
-                    if self._tools_dirty is not None:
-                        self._tools_dirty.set()
-            logger.warning("server %r closed its tools subscription; tool changes will go unseen", self.name)
-        except ListenNotSupportedError:
-            pass
-        except Exception as exc:  # the stream's end is the server's end (HTTP has no other sign)
-            if not started:
-                logger.warning("server %r refused the tools subscription: %s", self.name, _describe(exc))
-            elif not self._stopping:
-                self._end_cause = ServerDisconnectedError(
-                    f"server {self.name!r} connection lost: {_describe(exc)}"
-                )
-                if self._wake is not None:
-                    self._wake.set()
-        finally:
-            if not started:
-                task_status.started()
+        """Hold the 2026-07-28 tools subscription open, subscribing again whenever it ends.
+
+        Its events reach `_on_message` too. The SDK does not replay, so every renewal re-lists. A
+        renewal that fails means the server is gone: over HTTP this stream is the only sign of that.
+        """
+        subscribed_once = False
+        delay = _RELISTEN_MIN_DELAY
+        while True:
+            opened_at: float | None = None
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    opened_at = time.monotonic()
+                    if subscribed_once:
+                        self._check_alive()  # re-list: changes while unsubscribed are not replayed
+                    else:
+                        subscribed_once = True
+                        task_status.started()
+                    async for _event in subscription:
+                        if self._tools_dirty is not None:
+                            self._tools_dirty.set()
+            except ListenNotSupportedError:
+                break
+            except Exception as exc:
+                if opened_at is None:  # could not subscribe
+                    self._subscription_refused(exc, renewal=subscribed_once)
+                    break
+            logger.info("server %r ended its tools subscription; subscribing again", self.name)
+            # A server that ends every subscription at once is not hammered: the pause grows.
+            quick = time.monotonic() - opened_at < _RELISTEN_MAX_DELAY
+            delay = min(delay * 2, _RELISTEN_MAX_DELAY) if quick else _RELISTEN_MIN_DELAY
+            await asyncio.sleep(delay)
+        if not subscribed_once:
+            task_status.started()
+
+    def _subscription_refused(self, exc: Exception, *, renewal: bool) -> None:
+        if not renewal:
+            logger.warning("server %r refused the tools subscription: %s", self.name, _describe(exc))
+        else:  # over HTTP the subscription is the only sign that the server is gone
+            self._lose_connection(f"could not renew its tools subscription: {_describe(exc)}")
+
+    def _lose_connection(self, problem: str) -> None:
+        """End the session as disconnected (from the loop thread), with `problem` as the cause."""
+        if not self._stopping:
+            self._end_cause = self._end_cause or ServerDisconnectedError(f"server {self.name!r} {problem}")
+        if self._wake is not None:
+            self._wake.set()
 
     async def _resync_when_dirty(self, client: Client) -> None:
         assert self._tools_dirty is not None
@@ -595,6 +612,28 @@ def kill_live_children() -> None:
     _live_children.clear()
 
 
+def _notify_waiters_if_cancelled(future: concurrent.futures.Future[ToolResult]) -> None:
+    if future.cancelled():
+        future.set_running_or_notify_cancel()
+
+
+def _check_encodable(arguments: dict[str, Any], public_name: str) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate, which `json.loads` can produce):
+    the transport would fail on it and take the whole connection down with this one call."""
+    try:
+        json.dumps(arguments, ensure_ascii=False, default=str).encode()
+    except UnicodeEncodeError as exc:
+        raise ToolCallError(
+            f"the arguments for {public_name} contain text that is not valid Unicode "
+            f"(a lone surrogate at position {exc.start} of the JSON)",
+            tool=public_name,
+        ) from None
+    except (TypeError, ValueError) as exc:  # circular or otherwise unserialisable
+        raise ToolCallError(
+            f"the arguments for {public_name} cannot be sent as JSON: {exc}", tool=public_name
+        ) from None
+
+
 def _wait(done: threading.Lock, timeout: float, cancel: threading.Event | None) -> bool:
     """Wait until `done` is released, up to `timeout`, or until `cancel` is set; True if released."""
     if cancel is None:
@@ -621,7 +660,21 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _describe_failure(name: str, cause: BaseException) -> BaseException:
+def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
+    """Why a ready server ended, as a `ServerDisconnectedError` (the transport's own error as its cause)."""
+    if isinstance(cause, MCPSyncError):
+        return cause
+    loss = ServerDisconnectedError(
+        f"server {name!r} connection lost" + (f": {_describe(cause)}" if cause is not None else "")
+    )
+    loss.__cause__ = cause
+    return loss
+
+
+def _describe_failure(name: str, cause: BaseException | None) -> BaseException:
+    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError`."""
+    if cause is None:
+        return ServerDisconnectedError(f"server {name!r} went away while connecting")
     if isinstance(cause, MCPSyncError | TimeoutError):
         return cause
     if isinstance(cause, asyncio.CancelledError):

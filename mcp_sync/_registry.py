@@ -166,6 +166,12 @@ class ToolRegistry:
                     f"server {server_name!r} is already connected to this registry; "
                     "give each server a unique server_name"
                 )
+            for other in self._owners:
+                if _namespaces_overlap(server_name, other):
+                    raise ConfigError(
+                        f"server names {other!r} and {server_name!r} overlap: a tool name such as "
+                        f"{_overlap_example(other, server_name)!r} could belong to either; rename one"
+                    )
             self._owners = {**self._owners, server_name: owner}
 
     def server_owner(self, server_name: str) -> object | None:
@@ -285,6 +291,21 @@ class ToolRegistry:
         from ._display import tools_html
 
         return tools_html(self.tools())
+
+
+def _namespaces_overlap(first: str, second: str) -> bool:
+    """Whether `mcp__<first>__<x>` can spell the same name as `mcp__<second>__<y>`.
+
+    Only when the longer name is the shorter plus "_", or plus "__" and more: with "a" and "a__b",
+    `mcp__a__b__x` is tool "b__x" of one and tool "x" of the other. Such a pair is refused up front,
+    so that which server gets a contested name never depends on which connected first.
+    """
+    short, long = sorted((first, second), key=len)
+    return long == short + "_" or long.startswith(short + "__")
+
+
+def _overlap_example(first: str, second: str) -> str:
+    return f"mcp__{max(first, second, key=len)}__x"
 
 
 def _sorted(tools: Any) -> tuple[Tool, ...]:

@@ -108,7 +108,9 @@ class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
     """The default HTTP transport, calling `on_refused` when a connection to the server cannot be made."""
 
     def __init__(self, on_refused: Callable[[], None]) -> None:
-        super().__init__()
+        # No cap on connections: every call in flight holds one (its response stream), and a capped
+        # pool would queue the 101st call, and the session's DELETE at close, behind the others.
+        super().__init__(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20))
         self._on_refused = on_refused
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_sync import ConfigError, Tool, ToolListError, ToolRegistry, public_tool_name
 
@@ -100,12 +102,25 @@ def test_collision_with_another_owner_rolls_back_the_whole_generation(registry: 
     assert recorder.wait_for(1) == [("removed", "mcp__fs__old")]
 
 
-def test_server_namespace_spelled_by_another_server_is_a_collision(registry: ToolRegistry) -> None:
-    # "a" + "b__x" and "a__b" + "x" spell the same public name; neither owner may take the other's.
-    registry.replace_server_tools("a", [mcp_tool("a", "b__x")])
-    with pytest.raises(ToolListError):
-        registry.replace_server_tools("a__b", [mcp_tool("a__b", "x")])
-    assert registry.get("mcp__a__b__x").server_name == "a"  # type: ignore[union-attr]
+@pytest.mark.parametrize(("first", "second"), [("a", "a__b"), ("a__b", "a"), ("a", "a_"), ("x", "x__")])
+def test_server_names_whose_namespaces_overlap_are_refused(
+    registry: ToolRegistry, first: str, second: str
+) -> None:
+    # "a" + "b__x" and "a__b" + "x" would spell one public name: the later reservation fails, whatever
+    # the connection order would have been.
+    registry.reserve_server(first, "first")
+    with pytest.raises(ConfigError, match="overlap"):
+        registry.reserve_server(second, "second")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("a", "ab"), ("a", "a_b"), ("gh", "gh_enterprise"), ("a_", "a_b")]
+)
+def test_server_names_that_merely_share_a_prefix_coexist(
+    registry: ToolRegistry, first: str, second: str
+) -> None:
+    registry.reserve_server(first, "first")
+    registry.reserve_server(second, "second")
 
 
 def test_native_and_mcp_tools_with_the_same_raw_name_coexist(registry: ToolRegistry) -> None:
@@ -261,3 +276,19 @@ def test_resync_of_ten_thousand_tools_is_one_pass(registry: ToolRegistry) -> Non
 def test_tool_of_another_server_is_refused(registry: ToolRegistry) -> None:
     with pytest.raises(ValueError, match="does not belong"):
         registry.replace_server_tools("a", [mcp_tool("b", "x")])
+
+
+@given(
+    st.from_regex(r"[ab_]{1,6}", fullmatch=True),
+    st.from_regex(r"[ab_]{1,6}", fullmatch=True),
+    st.text(alphabet="ab_", max_size=8),
+    st.text(alphabet="ab_", max_size=8),
+)
+def test_only_overlapping_server_names_can_spell_the_same_public_name(
+    first: str, second: str, first_raw: str, second_raw: str
+) -> None:
+    if first != second and public_tool_name(first, first_raw) == public_tool_name(second, second_raw):
+        registry = ToolRegistry()
+        registry.reserve_server(first, "first")
+        with pytest.raises(ConfigError, match="overlap"):
+            registry.reserve_server(second, "second")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from mcp_sync import MCPHub, ToolListError, public_tool_name
+from mcp_sync import ConfigError, MCPHub, ToolListError, public_tool_name
 from tests.hub_harness import ToolEvents, fixture_server, started_hub
 from tests.servers.hostile_server import description_text
 from tests.support import SERVERS_DIR, stdio_config, wait_until
@@ -179,29 +179,26 @@ def namespace_rivals() -> dict[str, dict[str, object]]:
     }
 
 
-def test_tool_spelled_like_another_servers_namespace_has_exactly_one_owner(
-    caplog: pytest.LogCaptureFixture,
+@pytest.mark.parametrize("first", ["a", "a__b"])
+def test_overlapping_server_names_are_decided_by_configuration_order_not_timing(
+    first: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="mcp_sync")
     rivals = namespace_rivals()
-    with started_hub(rivals["a"], rivals["a__b"]) as hub:
-        holder = hub.registry.get(CONTESTED)
-        assert holder is not None
-        winner = holder.server_name
-        assert winner in rivals
-        loser = "a__b" if winner == "a" else "a"
-        assert public_tool_name("a", "b__x") == public_tool_name("a__b", "x") == CONTESTED
-        assert hub.servers[winner].state == "ready"
-        assert hub.servers[loser].state == "failed"
-        assert isinstance(hub.servers[loser].error, ToolListError)
-        assert hub.servers[loser].tools == []
-        assert error_records(caplog, "already taken")
-        expected = "b__x|call" if winner == "a" else "x|call"
+    second = "a__b" if first == "a" else "a"
+    assert public_tool_name("a", "b__x") == public_tool_name("a__b", "x") == CONTESTED
+    with started_hub(rivals[first], rivals[second]) as hub:
+        assert hub.servers[first].state == "ready"
+        assert hub.servers[second].state == "failed"
+        assert isinstance(hub.servers[second].error, ConfigError)
+        assert "overlap" in str(hub.servers[second].error)
+        assert error_records(caplog, "overlap")
+        expected = "b__x|call" if first == "a" else "x|call"
         assert hub.call_tool(CONTESTED, {"text": "call"}).text == expected
 
 
 @pytest.mark.parametrize("first", ["a", "a__b"])
-def test_namespace_collision_rolls_back_the_server_that_lists_second(
+def test_reload_adding_an_overlapping_server_leaves_the_first_untouched(
     first: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="mcp_sync")
@@ -211,29 +208,30 @@ def test_namespace_collision_rolls_back_the_server_that_lists_second(
         held = {tool.name: tool for tool in hub.servers[first].tools}
         hub.reload([rivals[first], rivals[second]])
         assert hub.servers[second].state == "failed"
-        assert isinstance(hub.servers[second].error, ToolListError)
+        assert isinstance(hub.servers[second].error, ConfigError)
         assert hub.servers[second].tools == []
-        assert error_records(caplog, "already taken")
         now = {tool.name: tool for tool in hub.servers[first].tools}
         assert now.keys() == held.keys()
         assert all(now[name] is tool for name, tool in held.items())
-        assert hub.registry.get(CONTESTED) is held[CONTESTED]
         expected = "b__x|call" if first == "a" else "x|call"
         assert hub.call_tool(CONTESTED, {"text": "call"}).text == expected
 
 
 def test_resync_that_collides_rolls_back_the_whole_generation(caplog: pytest.LogCaptureFixture) -> None:
+    # The RFC's case: a host tool already holds a name in the server's namespace.
     caplog.set_level(logging.ERROR, logger="mcp_sync")
-    with started_hub(stdio_config("a"), hostile_config("a__b", "--tool", "x")) as hub:
+    hub = MCPHub([stdio_config("a")])
+    hub.registry.register_native(CONTESTED, lambda text: f"native|{text}")
+    with hub:
         tools = ToolEvents().attach(hub)
         a_tools = [tool.name for tool in hub.servers["a"].tools]
         holder = hub.registry.get(CONTESTED)
-        # Server "a" now also lists "b__x", which is mcp__a__b__x: taken by "a__b".
+        # Server "a" now also lists "b__x", which is mcp__a__b__x: taken by the host's own tool.
         hub.call_tool("mcp__a__add_tool", {"name": "b__x"})
         for name in a_tools:
             tools.wait_for(("removed", name))
         assert hub.servers["a"].tools == []  # zero tools, not the old generation nor a partial one
         assert error_records(caplog, "already taken")
         assert hub.registry.get(CONTESTED) is holder
-        assert hub.call_tool(CONTESTED, {"text": "still mine"}).text == "x|still mine"
+        assert hub.call_tool(CONTESTED, {"text": "still mine"}).text == "native|still mine"
         assert ("added", CONTESTED) not in tools.events
