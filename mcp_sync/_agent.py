@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 
-from ._connection import ProgressCallback
+from ._callbacks import ProgressCallback
 from ._errors import (
     MCPSyncError,
     ServerDisconnectedError,

@@ -15,11 +15,14 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-__all__ = ["CallbackDispatcher", "ListenerSet"]
+__all__ = ["CallbackDispatcher", "ListenerSet", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_sync")
 
 T = TypeVar("T")
+
+ProgressCallback = Callable[[float, float | None, str | None], object]
+"""Receives a call's progress notifications: `progress(progress, total, message)`."""
 
 # How long close() waits for queued callbacks to finish before leaving the thread to die with the process.
 DISPATCHER_JOIN_TIMEOUT = 5.0

@@ -37,7 +37,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ._callbacks import CallbackDispatcher
+from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._config import ServerConfig
 from ._errors import (
     MCPSyncError,
@@ -53,12 +53,11 @@ from ._registry import Tool, ToolRegistry
 from ._results import ToolResult, from_call_tool_result
 from ._transports import open_transport
 
-__all__ = ["ProgressCallback", "ServerConnection", "ServerState"]
+__all__ = ["ServerConnection", "ServerState"]
 
 logger = logging.getLogger("mcp_sync")
 
 ServerState = Literal["connecting", "ready", "failed", "disconnected", "closed"]
-ProgressCallback = Callable[[float, float | None, str | None], object]
 
 # A server whose tools/list cursor never ends must not hang a sync.
 MAX_LIST_PAGES = 1000
@@ -159,23 +158,22 @@ class ServerConnection:
         concurrent.futures.wait([self.ready], timeout)
 
     def close(self) -> None:
-        """Ask the owner task to stop; `join()` waits for it."""
-        if not self._thread.call_soon(self._request_stop):
-            return
+        """Ask the owner task to stop (a no-op once the loop is gone); `join()` waits for it."""
+        self._thread.call_soon(self._request_stop)
 
     def join(self, timeout: float = CLOSE_TIMEOUT) -> None:
         """Wait for the loop thread to end; past `timeout`, kill the child's process group and wait again."""
         if self._thread.join(timeout):
             return
         logger.warning("server %r did not stop within %.1f s; killing it", self.name, timeout)
-        self.kill_child()
+        self._kill_child()
         self._thread.call_soon(self._cancel_owner)
         if not self._thread.join(_KILL_JOIN_TIMEOUT):
             logger.error(
                 "the loop thread of server %r is stuck; leaving it to die with the process", self.name
             )
 
-    def kill_child(self) -> None:
+    def _kill_child(self) -> None:
         """SIGKILL the stdio child's process group (it has its own session); a no-op once it is gone."""
         pid = self._child_pid
         if pid is None:

@@ -27,9 +27,11 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any
 
-from ._callbacks import ListenerSet
+from ._agent import call_tool_safe
+from ._callbacks import ListenerSet, ProgressCallback
 from ._config import HttpServerConfig, ServerConfig, StdioServerConfig, load_config_file, parse_server_configs
-from ._connection import CLOSE_TIMEOUT, ProgressCallback, ServerConnection, kill_live_children
+from ._connection import CLOSE_TIMEOUT, ServerConnection, kill_live_children
+from ._display import hub_html
 from ._errors import ConfigError, ServerStartError, ToolNotFoundError
 from ._registry import Tool, ToolRegistry
 from ._results import ToolResult, error_result, from_native_value
@@ -299,14 +301,10 @@ class MCPHub:
         `ToolResult` with `is_error=True` and a message for the model. `arguments` may be the JSON
         string a model emitted; invalid JSON, or JSON that is not an object, is an error result too.
         """
-        from ._agent import call_tool_safe
-
         return call_tool_safe(self, name, arguments, timeout=timeout, cancel=cancel, progress=progress)
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        from ._display import hub_html
-
         return hub_html(self)
 
 

@@ -20,9 +20,11 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
+from ._agent import function_specs, native_tool_from_function
 from ._callbacks import CallbackDispatcher, ListenerSet
+from ._display import tools_html
 from ._errors import ConfigError, ToolListError
 
 __all__ = ["NativeFunction", "Tool", "ToolChanges", "ToolRegistry"]
@@ -257,9 +259,17 @@ class ToolRegistry:
     def function_specs(self) -> list[dict[str, Any]]:
         """Every tool as an OpenAI-style function spec, sorted by name; descriptions and schemas
         pass through untouched (a missing description becomes "")."""
-        from ._agent import function_specs
-
         return function_specs(self.tools())
+
+    @overload
+    def register_function(
+        self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    ) -> Tool: ...
+
+    @overload
+    def register_function(
+        self, function: None = None, *, name: str | None = None, description: str | None = None
+    ) -> Callable[[Callable[..., Any]], Tool]: ...
 
     def register_function(
         self,
@@ -267,7 +277,7 @@ class ToolRegistry:
         *,
         name: str | None = None,
         description: str | None = None,
-    ) -> Any:
+    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
         """Register a host function as a native tool and return its `Tool`; also a decorator, bare
         (`@registry.register_function`) or with arguments (`@registry.register_function(name=...)`),
         which binds the decorated name to the `Tool`.
@@ -276,7 +286,6 @@ class ToolRegistry:
         arguments are validated before the call, and invalid ones give an error result naming them.
         The name defaults to the function's; a name that is taken raises `ValueError`.
         """
-        from ._agent import native_tool_from_function
 
         def register(target: Callable[..., Any]) -> Tool:
             tool_name, wrapper, text, schema = native_tool_from_function(
@@ -288,8 +297,6 @@ class ToolRegistry:
 
     def _repr_html_(self) -> str:
         """The tools as an HTML table, for notebooks."""
-        from ._display import tools_html
-
         return tools_html(self.tools())
 
 
