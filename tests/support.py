@@ -425,6 +425,22 @@ class ReferenceServers:
         return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
 
 
+def run_in_repo(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a command from the repository root as a shell with the virtualenv active would: `python`
+    (the examples' server command) is this interpreter. Output captured, no stdin, bounded."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return subprocess.run(
+        argv,
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def fixture_flags(**flags: Any) -> list[str]:
     """Turn keyword flags into fixture command-line flags: ``tools=5, ignore_signals=True``
     gives ``["--tools", "5", "--ignore-signals"]`` (False / None are left out)."""
@@ -452,6 +468,7 @@ __all__: Sequence[str] = [
     "fixture_flags",
     "http_config",
     "pid_alive",
+    "run_in_repo",
     "stdio_config",
     "stdio_params",
     "wait_until",

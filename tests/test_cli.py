@@ -8,7 +8,6 @@ test asks for one: each run starts its own server, and running them side by side
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import REPO_ROOT
+from tests.support import run_in_repo
 
 BIN = Path(sys.executable).parent
 CONSOLE_SCRIPT = shutil.which("mcp-sync", path=str(BIN))
@@ -66,23 +65,8 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def cli_env() -> dict[str, str]:
-    """A shell with the virtualenv active: `python` (the examples' server command) is this one."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
-    return env
-
-
 def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=REPO_ROOT,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=45,
-    )
+    return run_in_repo(argv, timeout=45)
 
 
 @pytest.fixture(scope="module")

@@ -3,43 +3,26 @@ real Jupyter kernel. The three scripts start together, when the first test asks 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from mcp_sync import load_config_file
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, run_in_repo
 
 EXAMPLES = REPO_ROOT / "examples"
 SCRIPTS = ("quickstart.py", "agent_loop.py", "parallel_calls.py")
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 
 
-def example_env() -> dict[str, str]:
-    """The environment of a shell with the virtualenv active: `python` is this interpreter."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return env
-
-
 def run_example(name: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, f"examples/{name}"],
-        cwd=REPO_ROOT,
-        env=example_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=50,
-    )
+    return run_in_repo([sys.executable, f"examples/{name}"], timeout=50)
 
 
 @pytest.fixture(scope="module")
