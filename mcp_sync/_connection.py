@@ -282,11 +282,9 @@ class ServerConnection:
         self._owner = asyncio.current_task()
         self._wake = asyncio.Event()
         self._tools_dirty = asyncio.Event()
-        if self._stopping:  # closed before the loop even started
-            self._end(None)
-            self.ready.set_result(None)
-            return
         try:
+            if self._stopping:  # closed before the loop even started
+                return
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self.config.connect_timeout):
@@ -306,7 +304,8 @@ class ServerConnection:
                 raise
         finally:
             self._end(None)
-            self._fail_calls()
+            if self._child_pid is not None:
+                _live_children.discard(self._child_pid)
             if not self.ready.done():
                 self.ready.set_result(None)
 
@@ -349,7 +348,8 @@ class ServerConnection:
             self._owner.cancel()
 
     def _end(self, cause: BaseException | None) -> None:
-        """Reach the end state once: closed if we stopped it, disconnected otherwise."""
+        """Reach the end state once: closed if we stopped it, disconnected otherwise; calls in flight
+        fail now, not after the transport's (possibly slow) shutdown. No call starts after this."""
         if self._state in ("closed", "failed", "disconnected"):
             return
         if self._stopping:
@@ -360,12 +360,6 @@ class ServerConnection:
             self._set_state("disconnected", _describe_loss(self.name, cause))
         for task in list(self._calls.values()):
             task.cancel()
-
-    def _fail_calls(self) -> None:
-        for task in list(self._calls.values()):
-            task.cancel()
-        if self._child_pid is not None:
-            _live_children.discard(self._child_pid)
 
     # -- tool listings (loop thread) -------------------------------------------------------------------
 
