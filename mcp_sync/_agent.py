@@ -10,6 +10,7 @@ functions in the same registry, with a schema derived from their type hints.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import json
 import logging
@@ -29,7 +30,7 @@ from ._errors import (
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
-from ._results import ToolResult, error_result
+from ._results import ToolResult, content_left_out, error_result
 
 if TYPE_CHECKING:
     from ._hub import MCPHub
@@ -100,15 +101,24 @@ def call_tool_safe(
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
 ) -> ToolResult:
-    """`hub.call_tool`, with every `MCPSyncError` and bad argument string made an error result."""
+    """`hub.call_tool`, with every `MCPSyncError` and bad argument string made an error result.
+
+    When the result holds images (or other blocks that are not text), its text ends with a
+    note saying so, so a text-only model is not handed an empty answer; `images` and
+    `content` are kept for a host that can pass them on.
+    """
     parsed = parse_arguments(name, arguments)
     if isinstance(parsed, ToolResult):
         return parsed
     try:
-        return hub.call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
+        result = hub.call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
     except MCPSyncError as exc:
         logger.info("call to %s ended without a result: %s", name, exc)
         return error_result(_message_for_model(name, exc))
+    note = content_left_out(result)
+    if note is None:
+        return result
+    return dataclasses.replace(result, text=f"{result.text}\n{note}" if result.text else note)
 
 
 def _message_for_model(name: str, exc: MCPSyncError) -> str:

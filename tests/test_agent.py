@@ -122,6 +122,18 @@ def test_call_tool_safe_returns_the_result_of_a_successful_call(hub: MCPHub) -> 
     assert (result.text, result.is_error) == ("hi", False)
 
 
+def test_call_tool_safe_tells_the_model_which_images_were_left_out(hub: MCPHub) -> None:
+    result = hub.call_tool_safe("mcp__fx__blocks", {})
+    assert result.text == (
+        "first\nsecond\nthird\n[the tool also returned 1 image (image/png), not included in this text]"
+    )
+    assert len(result.images) == 1
+
+
+def test_call_tool_safe_leaves_a_text_only_result_as_it_is(hub: MCPHub) -> None:
+    assert hub.call_tool_safe("mcp__fx__echo", {"text": "hi"}).text == "hi"
+
+
 def test_call_tool_safe_accepts_arguments_as_a_json_string(hub: MCPHub) -> None:
     result = hub.call_tool_safe("mcp__fx__add", '{"a": 2, "b": 3}')
     assert (result.text, result.is_error) == ("5", False)

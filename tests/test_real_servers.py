@@ -33,13 +33,13 @@ def test_everything_server_echo_round_trip(everything: MCPHub) -> None:
     assert "hello" in result.text
 
 
-def test_everything_server_image_is_dropped_and_text_kept(
-    everything: MCPHub, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_everything_server_image_is_offered_and_text_kept(everything: MCPHub) -> None:
     result = everything.call_tool("mcp__everything__get-tiny-image")
     assert not result.is_error
     assert result.text  # the tool's text blocks, joined
-    assert "image" in caplog.text
+    [image] = result.images
+    assert image.mime_type == "image/png"
+    assert image.data.startswith(b"\x89PNG")
 
 
 def test_everything_server_bad_arguments_come_back_as_an_error_result(everything: MCPHub) -> None:
