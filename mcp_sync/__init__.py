@@ -8,11 +8,15 @@ reach the server, and callbacks when tools come and go.
 
 from ._agent import function_spec
 from ._config import (
+    ConfigEntries,
     HttpServerConfig,
+    InvalidServerEntry,
     ServerConfig,
     StdioServerConfig,
+    load_config_entries,
     load_config_file,
     parse_server_configs,
+    parse_server_entries,
 )
 from ._connection import ServerConnection, ServerState
 from ._errors import (
@@ -29,13 +33,15 @@ from ._errors import (
 from ._hub import MCPHub
 from ._naming import public_tool_name
 from ._registry import Tool, ToolChanges, ToolRegistry
-from ._results import ToolResult
+from ._results import ToolImage, ToolResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConfigEntries",
     "ConfigError",
     "HttpServerConfig",
+    "InvalidServerEntry",
     "MCPHub",
     "MCPSyncError",
     "ServerConfig",
@@ -49,12 +55,15 @@ __all__ = [
     "ToolCallError",
     "ToolCallTimeoutError",
     "ToolChanges",
+    "ToolImage",
     "ToolListError",
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
     "function_spec",
+    "load_config_entries",
     "load_config_file",
     "parse_server_configs",
+    "parse_server_entries",
     "public_tool_name",
 ]
