@@ -368,6 +368,8 @@ def _interpolate(
     if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
         raise _EntryTooLarge
     if isinstance(value, str):
+        if "${" not in value:  # most values: no reference, and no need to name the field
+            return value
         return _interpolate_string(value, _path(parts), environ, problems)
     if isinstance(value, Mapping):
         return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
@@ -1020,12 +1022,12 @@ def _parse_text(text: str, source: str) -> Any:
         if stripped.lstrip().startswith("{"):
             try:
                 return json.loads(stripped, object_pairs_hook=_reject_duplicate_json_keys)
-            except _DuplicateJsonKey:
-                yaml_text = stripped  # YAML reads the same document and says where the repeat is
             except json.JSONDecodeError as exc:  # its message is a fixed phrase, never the text
                 json_problem = (
                     f"{source}: not valid YAML or JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
                 )
+            except ValueError:  # a repeated key, or a number too long to convert
+                yaml_text = stripped  # YAML reads the same document and says what and where
             except RecursionError:
                 raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     problem: str | None = None
