@@ -60,6 +60,7 @@ RUNS: dict[str, list[str]] = {
     "tools_json_host_config": ["tools", HOST_JSON, "--json"],
     "call": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}'],
     "call_json": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}', "--json"],
+    "console_script": ["call", YAML, "mcp__demo__slugify", '{"text": "Hello, World!"}'],
     "call_error_result": ["call", YAML, "mcp__demo__calculate", '{"expression": "1 / 0"}'],
     "call_unknown_tool": ["call", YAML, "calculate", "{}"],
     "call_timeout": ["call", YAML, "mcp__demo__sleep", '{"seconds": 30}', "--timeout", "0.3"],
@@ -79,7 +80,6 @@ RUNS: dict[str, list[str]] = {
     "no_command": [],
     "help": ["--help"],
     "version": ["--version"],
-    "console_script": ["call", YAML, "mcp__demo__slugify", '{"text": "Hello, World!"}'],
 }
 
 
