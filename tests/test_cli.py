@@ -3,6 +3,7 @@ script), as subprocesses run from the repository root against the demo server.
 
 Every invocation is declared in `RUNS` and started once, four at a time, when the module's first
 test asks for one: each run starts its own server, and running them side by side keeps the module fast.
+Runs start in the order of `RUNS`, the ones that start no server first.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 # name -> command-line arguments, run through `python -m mcp_sync` ("console_script": through the
 # console script); {tmp} stands for the module's temporary directory.
 RUNS: dict[str, list[str]] = {
+    "no_command": [],
+    "help": ["--help"],
+    "version": ["--version"],
     "servers": ["servers", YAML],
     "servers_json": ["servers", YAML, "--json"],
     "tools": ["tools", YAML],
@@ -77,9 +81,6 @@ RUNS: dict[str, list[str]] = {
     "servers_several_problems": ["servers", "{tmp}/several.json", "--json"],
     "servers_several_problems_strict": ["servers", "{tmp}/several.json", "--strict"],
     "servers_oauth_warning": ["servers", "{tmp}/oauth.json"],
-    "no_command": [],
-    "help": ["--help"],
-    "version": ["--version"],
 }
 
 
