@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._config import ServerConfig, load_config_file
-from ._display import first_line
 from ._errors import (
     ConfigError,
     MCPSyncError,
@@ -26,6 +25,7 @@ from ._errors import (
     ToolCallError,
     ToolNotFoundError,
 )
+from ._html import first_line
 from ._hub import MCPHub
 from ._results import ToolResult
 
