@@ -42,6 +42,8 @@ add_tool(name) / remove_tool(name) -> change the tool set and announce it the wa
 announce(n) -> announce a tools change n times in a burst, changing nothing
 get_header(name) -> the HTTP request header as received, or "<unset>"
 break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listing); announces it
+fail_listings(n) -> the next n ``tools/list`` answer with an error (``list_tools_failed`` events); announces
+delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list_tools_delayed``); announces
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
@@ -194,6 +196,13 @@ class FixtureMiddleware:
             capabilities = result.setdefault("capabilities", {})
             capabilities.setdefault("tools", {})["listChanged"] = True
         elif ctx.method == "tools/list":
+            if RUNTIME_FAULTS.failing_listings > 0:
+                RUNTIME_FAULTS.failing_listings -= 1
+                self._events.write("list_tools_failed", left=RUNTIME_FAULTS.failing_listings)
+                raise MCPError(code=INVALID_PARAMS, message="listing failed on purpose")
+            if RUNTIME_FAULTS.listing_delay > 0:
+                self._events.write("list_tools_delayed", seconds=RUNTIME_FAULTS.listing_delay)
+                await anyio.sleep(RUNTIME_FAULTS.listing_delay)
             cursor = (ctx.params or {}).get("cursor")
             result = self._page(result, cursor if isinstance(cursor, str) else None)
             self._events.write(
@@ -227,6 +236,8 @@ class RuntimeFaults:
     """Faults switched on while serving, by tools, for re-sync tests."""
 
     duplicate_listing: bool = False
+    failing_listings: int = 0
+    listing_delay: float = 0.0
 
 
 RUNTIME_FAULTS = RuntimeFaults()
@@ -354,6 +365,18 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         await announce_tools_changed(ctx)
         return "listing broken"
 
+    async def fail_listings(n: int, ctx: Context) -> str:
+        """Answer the next n ``tools/list`` requests with an error, and announce a change."""
+        RUNTIME_FAULTS.failing_listings = n
+        await announce_tools_changed(ctx)
+        return f"next {n} listings fail"
+
+    async def delay_listings(seconds: float, ctx: Context) -> str:
+        """Answer every later ``tools/list`` after ``seconds``, and announce a change."""
+        RUNTIME_FAULTS.listing_delay = seconds
+        await announce_tools_changed(ctx)
+        return f"listings delayed by {seconds} s"
+
     async def notify_flood(n: int, ctx: Context, kind: str = "log") -> str:
         """Send n notifications as fast as possible: kind "log", "progress" or "tools_changed"."""
         for i in range(n):
@@ -386,6 +409,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         pid,
         get_header,
         break_listing,
+        fail_listings,
+        delay_listings,
         notify_flood,
     ]
     tools = [Tool.from_function(fn) for fn in base]
