@@ -233,6 +233,11 @@ class ServerConnection:
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
         args = dict(arguments) if arguments is not None else {}
+        for key in args:
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"argument names for {public_name} must be strings; got {key!r} ({type(key).__name__})"
+                )
         check_encodable(args, public_name)
         future = concurrent.futures.Future[ToolResult]()
         if follow_future:

@@ -19,6 +19,7 @@ the configuration, and resolves public names to what runs them.
 from __future__ import annotations
 
 import concurrent.futures
+import difflib
 import os
 import threading
 import weakref
@@ -199,17 +200,32 @@ class MCPHub:
         """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
         self._servers.check_usable()
         tool = self.registry.get(name)
-        if tool is None:
-            raise ToolNotFoundError(name)
-        if tool.server_name is None:
-            native = self.registry.native_tool(name)
-            if native is None:
-                raise ToolNotFoundError(name)
-            return tool, native
-        connection = self.registry.server_owner(tool.server_name)
-        if not isinstance(connection, ServerConnection):
-            raise ToolNotFoundError(name)
-        return tool, connection
+        if tool is not None:
+            if tool.server_name is None:
+                target: object = self.registry.native_tool(name)
+            else:
+                target = self.registry.server_owner(tool.server_name)
+            if isinstance(target, ServerConnection | NativeTool):
+                return tool, target
+        raise ToolNotFoundError(name, self._why_missing(name))
+
+    def _why_missing(self, name: str) -> str | None:
+        """Why no tool answers to `name`, in words that say what to do about it."""
+        state = self._servers.state
+        if state == "created" and not self.registry.tools():
+            return "the hub has not been started: call start(), or use `with hub:`"
+        if state in ("closing", "closed"):
+            return "the hub is closed"
+        for server_name, connection in self.servers.items():
+            if name.startswith(f"mcp__{server_name}__") and connection.state != "ready":
+                error = f": {connection.error}" if connection.error is not None else ""
+                return f"its server {server_name!r} is {connection.state}{error}"
+        tools = self.registry.tools()
+        public = [tool.name for tool in tools if tool.raw_name == name]
+        if public:
+            return f"did you mean {' or '.join(public)}? (tools are called by their public names)"
+        close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3, cutoff=0.8)
+        return f"did you mean {' or '.join(close)}?" if close else None
 
     def _call_native(
         self,

@@ -39,7 +39,7 @@ from ._registry import ServerLease
 from ._results import ToolResult, from_call_tool_result
 from ._stdio import StdioProcess
 from ._tool_sync import ToolSync, describe
-from ._transports import open_transport
+from ._transports import HttpObservations, open_transport
 
 __all__ = ["Session", "SessionHost"]
 
@@ -47,6 +47,8 @@ logger = logging.getLogger("mcp_sync")
 
 # At the end, how long calls being cancelled get to send their cancellation before the transport closes.
 _CANCEL_FLUSH_TIMEOUT = 1.0
+# When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
+_EXIT_DETAILS_TIMEOUT = 0.5
 
 
 class SessionHost(Protocol):
@@ -77,11 +79,13 @@ class Session:
         self._config = connection.config
         self._dispatcher = dispatcher
         self.process = StdioProcess(self._name)
+        self.http = HttpObservations()
         self.client: Client | None = None
         self._sync: ToolSync | None = None
         self._owner: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._stopping = False
+        self._output_ended = False
         self._ended = False
         self._end_cause: BaseException | None = None
         self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
@@ -106,6 +110,9 @@ class Session:
                     ) from None
                 self._connection._set_state("ready")
                 await self._wake.wait()
+                if self._output_ended and not self._stopping and self._end_cause is None:
+                    await self.process.wait_for_exit(_EXIT_DETAILS_TIMEOUT)
+                    self._lose("closed its connection" + self.process.describe_end())
                 self._end(self._end_cause)
                 await self._flush_cancellations()
         except BaseException as exc:
@@ -117,7 +124,11 @@ class Session:
 
     async def _connect(self, stack: AsyncExitStack) -> None:
         transport = open_transport(
-            self._config, process=self.process, on_end=self._transport_ended, on_refused=self.check_alive
+            self._config,
+            process=self.process,
+            http=self.http,
+            on_end=self._transport_ended,
+            on_refused=self.check_alive,
         )
         client = Client(transport, cache=None, message_handler=self._on_message)
         await stack.enter_async_context(client)
@@ -154,7 +165,11 @@ class Session:
             self._sync.mark_dirty()
 
     def _transport_ended(self) -> None:
-        self._lose("closed its connection" + (" (process exited)" if self.process.pid else ""))
+        self._output_ended = True
+        if self.process.pid is None:  # HTTP: nothing more to learn
+            self._lose("closed its connection")
+        elif self._wake is not None:
+            self._wake.set()
 
     def _lose(self, problem: str) -> None:
         """End the session as disconnected, with `problem` as the cause."""
@@ -173,11 +188,17 @@ class Session:
         if self._stopping:
             self._connection._set_state("closed")
         elif self._connection.state == "connecting":
-            self._connection._set_state("failed", _describe_failure(self._name, cause))
+            self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
         else:
             self._connection._set_state("disconnected", _describe_loss(self._name, cause))
         for task in list(self._calls.values()):
             task.cancel()
+
+    def _end_details(self) -> str:
+        """What the transport saw of the end: the child's exit and stderr, or the last HTTP error."""
+        if self.process.pid is not None:
+            return self.process.describe_end()
+        return f" ({self.http.problem})" if self.http.problem else ""
 
     async def _flush_cancellations(self) -> None:
         """Give cancelled calls a moment to send their cancellation before the transport closes."""
@@ -273,8 +294,10 @@ class Session:
                     tool=public_name,
                     code=exc.code,
                 ) from exc
+            http = f"; {self.http.problem}" if self.http.problem and exc.code < 0 else ""
             raise ToolCallError(
-                f"server {self._name!r} refused the call to {public_name}: {exc.message} (code {exc.code})",
+                f"server {self._name!r} refused the call to {public_name}: {exc.message} "
+                f"(code {exc.code}){http}",
                 tool=public_name,
                 code=exc.code,
             ) from exc
@@ -286,12 +309,17 @@ class Session:
             raise ServerDisconnectedError(
                 f"server {self._name!r} disconnected during the call to {public_name}", tool=public_name
             ) from exc
-        except Exception as exc:  # invalid server output (schema or protocol validation)
+        except (ValueError, RuntimeError) as exc:  # the answer failed validation (schema or protocol)
             raise ToolCallError(
                 f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}",
                 tool=public_name,
             ) from exc
-        return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
+        try:
+            return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
 
     def _progress_forwarder(self, progress: ProgressCallback) -> Any:
         dispatcher = self._dispatcher
@@ -300,6 +328,16 @@ class Session:
             dispatcher.post((progress,), value, total, message)
 
         return forward
+
+
+def _our_bug(public_name: str, exc: Exception) -> ToolCallError:
+    """An error of mcp_sync's own during a call: logged with its traceback, never blamed on the server."""
+    logger.error("unexpected error in mcp_sync while calling %s", public_name, exc_info=exc)
+    return ToolCallError(
+        f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
+        f"{describe(exc)}",
+        tool=public_name,
+    )
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -320,16 +358,17 @@ def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
     return loss
 
 
-def _describe_failure(name: str, cause: BaseException | None) -> BaseException:
-    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError`."""
-    if cause is None:
-        return ServerDisconnectedError(f"server {name!r} went away while connecting")
+def _describe_failure(name: str, cause: BaseException | None, ended: str) -> BaseException:
+    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError` that says
+    how its process ended and what it last wrote to stderr."""
     if isinstance(cause, MCPSyncError | TimeoutError):
         return cause
     if isinstance(cause, asyncio.CancelledError):
         return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
     if isinstance(cause, FileNotFoundError):
         return ServerDisconnectedError(f"server {name!r} could not start: {cause}")
-    failure = ServerDisconnectedError(f"server {name!r} failed to connect: {describe(cause)}")
+    if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
+        return ServerDisconnectedError(f"server {name!r} went away while connecting{ended}")
+    failure = ServerDisconnectedError(f"server {name!r} failed to connect: {describe(cause)}{ended}")
     failure.__cause__ = cause
     return failure

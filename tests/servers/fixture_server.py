@@ -26,6 +26,8 @@ Flags
                          pages after the real listing are empty.
 --garbage-stdout         (stdio only) write non-JSON lines, a truncated JSON line and a
                          non-JSON-RPC object to stdout before and after the first response.
+--invalid-utf8     (stdio only) before the first response, write one line that is not valid UTF-8
+                         (bytes 0xff 0xfe inside it), then answer normally.
 --stderr-lines K         write K lines ``fixture stderr line <i>`` to stderr at start-up.
 
 Tools
@@ -106,6 +108,7 @@ class Options:
     duplicate_listing: bool
     endless_cursor: bool
     garbage_stdout: bool
+    invalid_utf8: bool
     stderr_lines: int
 
 
@@ -121,6 +124,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--duplicate-listing", action="store_true")
     parser.add_argument("--endless-cursor", action="store_true")
     parser.add_argument("--garbage-stdout", action="store_true")
+    parser.add_argument("--invalid-utf8", action="store_true")
     parser.add_argument("--stderr-lines", type=int, default=0)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
@@ -136,6 +140,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         duplicate_listing=ns.duplicate_listing,
         endless_cursor=ns.endless_cursor,
         garbage_stdout=ns.garbage_stdout,
+        invalid_utf8=ns.invalid_utf8,
         stderr_lines=ns.stderr_lines,
     )
 
@@ -434,6 +439,25 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
     return server
 
 
+class _InvalidUtf8Stdout:
+    """The stdio wire, with one line that is not valid UTF-8 before the server's first message."""
+
+    def __init__(self) -> None:
+        self._inner = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+        self._first = True
+
+    async def write(self, data: str) -> None:
+        if self._first:
+            self._first = False
+            await self._inner.flush()
+            sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "method": "notifications/x", "params": "\xff\xfe"}\n')
+            sys.stdout.buffer.flush()
+        await self._inner.write(data)
+
+    async def flush(self) -> None:
+        await self._inner.flush()
+
+
 class _GarbageStdout:
     """The stdio wire, with noise written around the server's first message.
 
@@ -472,6 +496,8 @@ async def serve_stdio(server: MCPServer, options: Options, events: EventSink) ->
     # in-process Client does): legacy mode needs the handshake-only `serve_loop` entry.
     lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     stdout = cast(Any, _GarbageStdout()) if options.garbage_stdout else None
+    if options.invalid_utf8:
+        stdout = cast(Any, _InvalidUtf8Stdout())
     if options.garbage_stdout:
         sys.stdout.buffer.write(b"fixture: starting up (this line is not JSON either)\n")
         sys.stdout.buffer.flush()
