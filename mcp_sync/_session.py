@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
+import importlib
 import logging
+import threading
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
@@ -49,6 +52,38 @@ logger = logging.getLogger("mcp_sync")
 _CANCEL_FLUSH_TIMEOUT = 1.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
 _EXIT_DETAILS_TIMEOUT = 0.5
+# How long a session waits, before it says ready, for the warm-up of result validation (see below).
+_WARM_UP_TIMEOUT = 5.0
+
+# The SDK imports `jsonschema` on the first result it validates against an output schema: 40-100 ms
+# inside somebody's first call. Importing it during start-up, beside the first server's connect,
+# keeps the first call as fast as the others. Once per process; every session waits for the same one.
+_warm_up: concurrent.futures.Future[None] | None = None
+_warm_up_lock = threading.Lock()
+
+
+def _import_result_validation() -> None:
+    """Import what the SDK's result validation uses, and compile one schema the way it does (the
+    first compile also builds the metaschema's own validator)."""
+    for module in ("jsonschema.exceptions", "referencing.exceptions"):
+        importlib.import_module(module)
+    validators: Any = importlib.import_module("jsonschema.validators")
+    registry: Any = importlib.import_module("referencing").Registry
+    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    validator_class = validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    list(validator_class(schema, registry=registry()).iter_errors({"result": 1}))
+
+
+def _start_warm_up(loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[None]:
+    """The process's one warm-up, started on `loop`'s executor by the first session that asks."""
+    global _warm_up
+    with _warm_up_lock:
+        if _warm_up is None:
+            _warm_up = concurrent.futures.Future()
+            task = loop.run_in_executor(None, _import_result_validation)
+            task.add_done_callback(lambda done: _warm_up.set_result(None) if _warm_up else None)
+        return _warm_up
 
 
 class SessionHost(Protocol):
@@ -99,10 +134,13 @@ class Session:
         try:
             if self._stopping:  # closed before the loop even started
                 return
+            warm_up = asyncio.wrap_future(_start_warm_up(asyncio.get_running_loop()))
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self._config.connect_timeout):
                         await self._connect(stack)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(warm_up), _WARM_UP_TIMEOUT)
                 except TimeoutError:
                     raise TimeoutError(
                         f"server {self._name!r} did not connect and list its tools within "

@@ -450,7 +450,8 @@ class _InvalidUtf8Stdout:
         if self._first:
             self._first = False
             await self._inner.flush()
-            sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "method": "notifications/x", "params": "\xff\xfe"}\n')
+            line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": "\xff\xfe"}\n'
+            sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
         await self._inner.write(data)
 
