@@ -6,7 +6,6 @@ event-loop thread; `MCPHub` gives the caller one registry of namespaced tools
 reach the server, and callbacks when tools come and go.
 """
 
-from ._agent import function_spec
 from ._config import (
     ConfigEntries,
     HttpServerConfig,
@@ -32,8 +31,9 @@ from ._errors import (
 )
 from ._hub import MCPHub
 from ._naming import public_tool_name
-from ._registry import Tool, ToolChanges, ToolRegistry
+from ._registry import ToolRegistry
 from ._results import ToolImage, ToolResult
+from ._tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
 

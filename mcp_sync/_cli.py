@@ -22,7 +22,6 @@ from typing import Any
 
 from . import __version__
 from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
-from ._display import first_line
 from ._errors import (
     ConfigError,
     MCPSyncError,
@@ -30,6 +29,7 @@ from ._errors import (
     ToolCallError,
     ToolNotFoundError,
 )
+from ._html import first_line
 from ._hub import MCPHub
 from ._results import ToolResult
 
