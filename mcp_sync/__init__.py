@@ -33,6 +33,7 @@ from ._hub import MCPHub
 from ._naming import public_tool_name
 from ._registry import ToolRegistry
 from ._results import ToolImage, ToolResult
+from ._servers import UnusableServer
 from ._tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
@@ -60,6 +61,7 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "UnusableServer",
     "function_spec",
     "load_config_entries",
     "load_config_file",

@@ -76,7 +76,9 @@ def call_tool_safe(
     note saying so, so a text-only model is not handed an empty answer; `images` and
     `content` are kept for a host that can pass them on.
     """
-    resolve_timeout(timeout, NO_LIMIT)  # an invalid timeout is the caller's ValueError, whatever the arguments
+    resolve_timeout(
+        timeout, NO_LIMIT
+    )  # an invalid timeout is the caller's ValueError, whatever the arguments
     parsed = parse_arguments(name, arguments)
     if isinstance(parsed, ToolResult):
         return parsed

@@ -30,6 +30,8 @@ from ._lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
 from ._loop_thread import LoopThread
 from ._registry import ServerLease, ToolRegistry
 from ._results import ToolResult
+from ._secrets import register as register_secrets
+from ._secrets import secrets_of
 from ._session import Session
 from ._tool import Tool
 
@@ -136,7 +138,9 @@ class ServerConnection:
         self.lease = self._registry.reserve_server(self.name, self)
 
     def start(self) -> None:
-        """Start the loop thread; call after `reserve()`."""
+        """Start the loop thread; call after `reserve()`. The config's secrets stay registered (kept
+        out of every error and log record) until the loop thread ends."""
+        self._session.secrets = register_secrets(secrets_of(self.config))
         self._thread.start()
 
     def fail_without_starting(self, error: BaseException) -> None:

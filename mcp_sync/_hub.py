@@ -30,7 +30,13 @@ from typing import Any
 from ._agent import call_tool_safe
 from ._callbacks import ProgressCallback
 from ._calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
-from ._config import HttpServerConfig, StdioServerConfig, load_config_file, parse_server_configs
+from ._config import (
+    HttpServerConfig,
+    InvalidServerEntry,
+    StdioServerConfig,
+    load_config_entries,
+    parse_server_configs,
+)
 from ._connection import ServerConnection
 from ._errors import MCPSyncError, ToolNotFoundError
 from ._html import hub_html
@@ -38,7 +44,7 @@ from ._lifecycle import HubState
 from ._native import start_native_call
 from ._registry import NativeTool, Tool, ToolRegistry
 from ._results import ToolResult
-from ._servers import ServerSet
+from ._servers import ServerSet, UnusableServer
 
 __all__ = ["MCPHub", "ServerStateCallback"]
 
@@ -58,6 +64,7 @@ class MCPHub:
         registry: ToolRegistry | None = None,
     ) -> None:
         self._configs = parse_server_configs(servers)
+        self._invalid: list[InvalidServerEntry] = []
         self._config_path: str | os.PathLike[str] | None = None
         self.registry = registry if registry is not None else ToolRegistry()
         self._servers = ServerSet(self.registry, owns_registry=registry is None)
@@ -69,8 +76,15 @@ class MCPHub:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None) -> MCPHub:
-        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map."""
-        hub = cls(load_config_file(path), registry=registry)
+        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
+
+        Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
+        misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
+        others start. A file that cannot be read at all raises `ConfigError`.
+        """
+        entries = load_config_entries(path)
+        hub = cls(entries.configs, registry=registry)
+        hub._invalid = entries.invalid
         hub._config_path = path
         return hub
 
@@ -89,7 +103,7 @@ class MCPHub:
         `MCPSyncError` if `close()` was called meanwhile. Interrupted (Ctrl-C), it stops every
         server it started before the exception reaches the caller; the hub is then closed.
         """
-        self._servers.start(self._configs)
+        self._servers.start(self._configs, self._invalid)
         return self
 
     def close(self) -> None:
@@ -114,25 +128,28 @@ class MCPHub:
         Servers whose configuration is unchanged and that are ready stay connected, with the same tools
         and names; changed, failed or disconnected ones reconnect; removed ones close; new ones start.
         """
+        invalid = self._invalid
         if servers is not None:
-            configs = parse_server_configs(servers)
+            configs, invalid = parse_server_configs(servers), []
         elif self._config_path is not None:
-            configs = load_config_file(self._config_path)
+            entries = load_config_entries(self._config_path)
+            configs, invalid = entries.configs, entries.invalid
         else:
             configs = list(self._configs)
         self._servers.check_usable()
         if self._servers.state in ("closing", "closed"):
             raise MCPSyncError("this hub is closed; make a new one")
         with self._reload_lock:
-            self._configs = configs
-            self._servers.reload(configs)
+            self._configs, self._invalid = configs, invalid
+            self._servers.reload(configs, invalid)
 
     # -- servers and tools -----------------------------------------------------------------------------
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection]:
-        """The started servers by name; each has `.state`, `.error`, `.tools`."""
-        return self._servers.connections
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
+        """The started servers by name, and the configuration's unusable entries (`failed`); each has
+        `.state`, `.error`, `.tools`."""
+        return self._servers.servers
 
     def tools(self) -> list[Tool]:
         """Every tool in the registry (MCP and native), sorted by public name."""
@@ -267,7 +284,7 @@ class MCPHub:
         return future
 
     def __repr__(self) -> str:
-        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.connections.items())
+        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.servers.items())
         state = "" if self.state == "running" else f" ({self.state})"
         return f"<MCPHub servers=[{states}] tools={len(self.registry)}{state}>"
 
@@ -299,7 +316,7 @@ class MCPHub:
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        return hub_html(list(self._servers.connections.values()), self.tools())
+        return hub_html(list(self._servers.servers.values()), self.tools())
 
 
 def _expire(

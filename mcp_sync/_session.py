@@ -40,6 +40,7 @@ from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
 from ._lifecycle import ConnectionState
 from ._registry import ServerLease
 from ._results import ToolResult, from_call_tool_result
+from ._secrets import SecretHandle, scrub
 from ._stdio import StdioProcess
 from ._tool_sync import ToolSync, describe
 from ._transports import HttpObservations, open_transport
@@ -124,6 +125,7 @@ class Session:
         self._ended = False
         self._end_cause: BaseException | None = None
         self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
+        self.secrets: SecretHandle | None = None
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -159,6 +161,8 @@ class Session:
                 raise
         finally:
             self._end(None)
+            if self.secrets is not None:
+                self.secrets.release()
 
     async def _connect(self, stack: AsyncExitStack) -> None:
         transport = open_transport(
@@ -212,7 +216,9 @@ class Session:
     def _lose(self, problem: str) -> None:
         """End the session as disconnected, with `problem` as the cause."""
         if not self._stopping:
-            self._end_cause = self._end_cause or ServerDisconnectedError(f"server {self._name!r} {problem}")
+            self._end_cause = self._end_cause or ServerDisconnectedError(
+                scrub(f"server {self._name!r} {problem}")
+            )
         if self._wake is not None:
             self._wake.set()
 
@@ -334,8 +340,10 @@ class Session:
                 ) from exc
             http = f"; {self.http.problem}" if self.http.problem and exc.code < 0 else ""
             raise ToolCallError(
-                f"server {self._name!r} refused the call to {public_name}: {exc.message} "
-                f"(code {exc.code}){http}",
+                scrub(
+                    f"server {self._name!r} refused the call to {public_name}: {exc.message} "
+                    f"(code {exc.code}){http}"
+                ),
                 tool=public_name,
                 code=exc.code,
             ) from exc
@@ -349,7 +357,7 @@ class Session:
             ) from exc
         except (ValueError, RuntimeError) as exc:  # the answer failed validation (schema or protocol)
             raise ToolCallError(
-                f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}",
+                scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
                 tool=public_name,
             ) from exc
         except Exception as exc:
@@ -372,8 +380,10 @@ def _our_bug(public_name: str, exc: Exception) -> ToolCallError:
     """An error of mcp_sync's own during a call: logged with its traceback, never blamed on the server."""
     logger.error("unexpected error in mcp_sync while calling %s", public_name, exc_info=exc)
     return ToolCallError(
-        f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
-        f"{describe(exc)}",
+        scrub(
+            f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
+            f"{describe(exc)}"
+        ),
         tool=public_name,
     )
 
@@ -390,7 +400,7 @@ def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
     if isinstance(cause, MCPSyncError):
         return cause
     loss = ServerDisconnectedError(
-        f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else "")
+        scrub(f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
     )
     loss.__cause__ = cause
     return loss
@@ -404,9 +414,9 @@ def _describe_failure(name: str, cause: BaseException | None, ended: str) -> Bas
     if isinstance(cause, asyncio.CancelledError):
         return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
     if isinstance(cause, FileNotFoundError):
-        return ServerDisconnectedError(f"server {name!r} could not start: {cause}")
+        return ServerDisconnectedError(scrub(f"server {name!r} could not start: {cause}"))
     if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
-        return ServerDisconnectedError(f"server {name!r} went away while connecting{ended}")
-    failure = ServerDisconnectedError(f"server {name!r} failed to connect: {describe(cause)}{ended}")
+        return ServerDisconnectedError(scrub(f"server {name!r} went away while connecting{ended}"))
+    failure = ServerDisconnectedError(scrub(f"server {name!r} failed to connect: {describe(cause)}{ended}"))
     failure.__cause__ = cause
     return failure

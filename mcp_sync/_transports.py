@@ -82,7 +82,7 @@ async def open_transport(
         async with open_stdio(
             config.command,
             config.args,
-            env=child_environment(config.env),
+            env=child_environment(config.env, inherit_env=config.inherit_env),
             cwd=config.cwd,
             process=process,
             on_end=on_end,
