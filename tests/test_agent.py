@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_sync import MCPHub, Tool, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT, stdio_config, stdio_params
+from tests.support import wait_until, PYTHON, REPO_ROOT, stdio_config, stdio_params
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 
@@ -192,6 +192,7 @@ def test_call_tool_safe_answers_a_server_crash_with_an_error_result() -> None:
         result = hub.call_tool_safe("mcp__crashy__crash", {}, timeout=20)
         assert result.is_error
         assert result.text.startswith("error: server unavailable:")
+        wait_until(lambda: hub.servers["crashy"].state == "disconnected", timeout=10)
         after = hub.call_tool_safe("mcp__crashy__echo", {"text": "hi"})
     assert after.is_error
     assert "no tool named 'mcp__crashy__echo'" in after.text
