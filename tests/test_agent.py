@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_sync import MCPHub, Tool, ToolRegistry
-from tests.support import wait_until, PYTHON, REPO_ROOT, stdio_config, stdio_params
+from tests.support import PYTHON, REPO_ROOT, stdio_config, stdio_params, wait_until
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 
