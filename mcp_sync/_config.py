@@ -42,10 +42,12 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 from ._errors import ConfigError
 
 __all__ = [
+    "AuthConfig",
     "ConfigEntries",
     "HttpServerConfig",
     "InheritEnv",
     "InvalidServerEntry",
+    "ReconnectConfig",
     "RedactedMapping",
     "ServerConfig",
     "StdioServerConfig",
@@ -134,6 +136,84 @@ def _reject_bool(value: Any) -> Any:
 _TimeoutMs = Annotated[int, Field(gt=0, le=_MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
 
 
+_NESTED_CONFIG = ConfigDict(
+    frozen=True,
+    extra="forbid",
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    hide_input_in_errors=True,
+)
+
+
+def _shorthand(kind: str) -> Any:
+    """`reconnect: true` means the defaults, `false` means off; `auth: oauth` means `{type: oauth}`."""
+
+    def expand(value: Any) -> Any:
+        if kind == "reconnect" and value is True:
+            return {}
+        if kind == "reconnect" and value is False:
+            return None
+        if kind == "auth" and isinstance(value, str):
+            return {"type": value}
+        return value
+
+    return expand
+
+
+def _scopes(value: Any) -> Any:
+    """Scopes as a list, or as one space-separated string (OAuth's own spelling)."""
+    return value.split() if isinstance(value, str) else value
+
+
+class AuthConfig(BaseModel):
+    """How a Streamable HTTP server is signed in to: `oauth` (a user signs in once, in a browser;
+    authorization code with PKCE) or `client_credentials` (a service account, no user present).
+
+    `client_id` is optional for `oauth` (the client registers itself when the server allows it);
+    `client_secret` is a secret (never shown in a repr, a log line or an error).
+    """
+
+    model_config = _NESTED_CONFIG
+
+    type: Literal["oauth", "client_credentials"]
+    client_id: str | None = Field(default=None, min_length=1)
+    client_secret: str | None = Field(default=None, min_length=1, repr=False)
+    scopes: Annotated[tuple[str, ...], BeforeValidator(_scopes)] = ()
+    redirect_port: int | None = Field(default=None, ge=1, le=65535)
+    issuer: str | None = Field(default=None, min_length=1)
+
+    @field_validator("client_secret")
+    @classmethod
+    def _secret_needs_id(cls, value: str | None, info: Any) -> str | None:
+        if value is not None and info.data.get("client_id") is None:
+            raise PydanticCustomError("config", "a client_secret needs its client_id")
+        return value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        yield from super().__repr_args__()
+        if self.client_secret is not None:
+            yield "client_secret", _MASK
+
+
+class ReconnectConfig(BaseModel):
+    """Opt-in reconnection after a ready server drops: attempts with exponential backoff and jitter."""
+
+    model_config = _NESTED_CONFIG
+
+    max_attempts: int = Field(default=5, ge=1, le=1000)
+    initial_delay_ms: _TimeoutMs = 500
+    max_delay_ms: _TimeoutMs = 30_000
+
+    @property
+    def initial_delay(self) -> float:
+        return self.initial_delay_ms / 1000
+
+    @property
+    def max_delay(self) -> float:
+        return max(self.max_delay_ms, self.initial_delay_ms) / 1000
+
+
 class _ServerConfigBase(BaseModel):
     """Fields and helpers shared by both transports."""
 
@@ -154,6 +234,7 @@ class _ServerConfigBase(BaseModel):
     required: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
+    reconnect: Annotated[ReconnectConfig | None, BeforeValidator(_shorthand("reconnect"))] = None
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """Transport and name first, then the transport's own fields, then the common ones."""
@@ -224,6 +305,16 @@ class HttpServerConfig(_ServerConfigBase):
     transport: Literal["streamable-http"] = "streamable-http"
     url: str
     headers: _SecretMapping = RedactedMapping()
+    auth: Annotated[AuthConfig | None, BeforeValidator(_shorthand("auth"))] = None
+
+    @field_validator("auth")
+    @classmethod
+    def _auth_complete(cls, value: AuthConfig | None) -> AuthConfig | None:
+        if value is not None and value.type == "client_credentials" and value.client_secret is None:
+            raise PydanticCustomError(
+                "config", "client_credentials needs client_id and client_secret (write ${VAR} for the secret)"
+            )
+        return value
 
     @field_validator("url")
     @classmethod
@@ -634,8 +725,6 @@ _HOST_KEYS_IGNORED: dict[str, str] = {
 # Authentication settings we cannot honour: skipped, but at warning level, since the server will
 # probably refuse an unauthenticated connection and the user should know why.
 _HOST_AUTH_KEYS_IGNORED: dict[str, str] = {
-    "oauth": "OAuth settings (Gemini CLI)",
-    "auth": "OAuth client settings (Cursor)",
     "authProviderType": "Google credentials provider (Gemini CLI)",
     "targetAudience": "Google ID token audience (Gemini CLI)",
     "targetServiceAccount": "Google service account impersonation (Gemini CLI)",
@@ -647,7 +736,59 @@ _HOST_TYPES = {
     "streamableHttp": "streamable-http",
 }
 # Every key an mcpServers entry may hold besides ours: for "did you mean" suggestions.
-_HOST_KEYS = ("type", "httpUrl", "disabled", "timeout", *_HOST_KEYS_IGNORED, *_HOST_AUTH_KEYS_IGNORED)
+_HOST_KEYS = (
+    "type",
+    "httpUrl",
+    "disabled",
+    "timeout",
+    "oauth",
+    *_HOST_KEYS_IGNORED,
+    *_HOST_AUTH_KEYS_IGNORED,
+)
+# The keys of a host's `oauth` object (Claude Code, Gemini CLI) and of Cursor's `auth` object that mean
+# what one of ours means; the others (endpoints we discover, audiences) are skipped with a warning.
+_HOST_OAUTH_KEYS = {
+    "clientId": "client_id",
+    "client_id": "client_id",
+    "CLIENT_ID": "client_id",
+    "clientSecret": "client_secret",
+    "client_secret": "client_secret",
+    "CLIENT_SECRET": "client_secret",
+    "scopes": "scopes",
+    "callbackPort": "redirect_port",
+    "redirectPort": "redirect_port",
+    "redirect_port": "redirect_port",
+    "issuer": "issuer",
+}
+
+
+def _host_auth(key: str, value: Any, where: str, problems: list[str]) -> dict[str, Any] | str | None:
+    """A host's `oauth` (Claude Code, Gemini CLI) or `auth` (Cursor, or ours) as our `auth`; None for none."""
+    if key == "auth" and (isinstance(value, str) or (isinstance(value, Mapping) and "type" in value)):
+        return value if isinstance(value, str) else dict(value)  # already ours
+    if not isinstance(value, Mapping):
+        problems.append(f"field '{key}': must be a map of OAuth settings")
+        return None
+    if value.get("enabled") is False:
+        return None
+    out: dict[str, Any] = {"type": "oauth"}
+    for name, setting in value.items():
+        if name in _HOST_OAUTH_KEYS:
+            out[_HOST_OAUTH_KEYS[name]] = setting
+        elif name == "redirectUri" and isinstance(setting, str):  # Gemini CLI: only its port matters here
+            port = urlsplit(setting).port
+            if port is not None:
+                out["redirect_port"] = port
+        elif name != "enabled":
+            _log.warning(
+                "%s: ignoring '%s.%s': mcp_sync discovers the server's OAuth endpoints itself",
+                where,
+                key,
+                name,
+            )
+    return out
+
+
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
 
 
@@ -714,6 +855,15 @@ def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]
                 take(key, "enabled", not value)
         elif key == "timeout":  # Gemini CLI: milliseconds
             take(key, "tool_call_timeout_ms", value)
+        elif key in ("oauth", "auth"):
+            if "oauth" in data and "auth" in data:
+                if key == "oauth":
+                    problems.append("both 'oauth' and 'auth' are given; keep one")
+                continue
+            auth = _host_auth(key, value, entry.label, problems)
+            if auth is not None:
+                out["auth"] = auth
+                entry.key_names["auth"] = key
         else:
             out[key] = value  # our own keys; the rest are reported as unknown, by name
     if "transport" not in out and "httpUrl" in data and "url" not in data:

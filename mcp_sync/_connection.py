@@ -20,8 +20,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import httpx2
 import mcp_types as types
 
+from ._auth import AuthFactory
 from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import check_encodable, timed_out, wait_released, was_cancelled, watch
 from ._config import ServerConfig
@@ -60,8 +62,10 @@ class ServerConnection:
         config: ServerConfig,
         registry: ToolRegistry,
         on_state: Callable[[ServerConnection], None] | None = None,
+        auth_factory: AuthFactory | None = None,
     ) -> None:
         self.config = config
+        self._auth_factory = auth_factory
         self.name = config.server_name
         self._registry = registry
         self._dispatcher: CallbackDispatcher = registry.dispatcher
@@ -125,6 +129,14 @@ class ServerConnection:
         if not self.ready.done():
             with contextlib.suppress(concurrent.futures.InvalidStateError):
                 self.ready.set_result(None)
+
+    def make_auth(self) -> httpx2.Auth | None:
+        """The `httpx2.Auth` for this connection's HTTP requests (None: none); called on the loop thread."""
+        return self._auth_factory(self.config) if self._auth_factory is not None else None
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` (on any thread) once the connection is no longer connecting."""
+        self.ready.add_done_callback(lambda _future: callback())
 
     def not_ready_error(self, public_name: str) -> MCPSyncError:
         return ServerDisconnectedError(

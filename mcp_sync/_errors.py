@@ -2,6 +2,8 @@
 
     MCPSyncError
     ├── ConfigError               bad configuration: names the entry and the field
+    ├── AuthError                 signing in to a server failed
+    │   └── SignInRequiredError       the server needs a sign-in (none yet, or it expired or was revoked)
     ├── ServerStartError          a `required: true` server failed to start
     ├── ToolListError             a server's tools/list was invalid (repeated name, collision, endless cursor)
     ├── ToolNotFoundError         no tool by that public name (also a LookupError)
@@ -17,10 +19,12 @@ A tool that runs and fails is not an exception: it is a `ToolResult` with
 from __future__ import annotations
 
 __all__ = [
+    "AuthError",
     "ConfigError",
     "MCPSyncError",
     "ServerDisconnectedError",
     "ServerStartError",
+    "SignInRequiredError",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -35,6 +39,14 @@ class MCPSyncError(Exception):
 
 class ConfigError(MCPSyncError, ValueError):
     """The configuration is invalid; the message names the entry and the field, never a secret."""
+
+
+class AuthError(MCPSyncError):
+    """Signing in to a server failed: refused, timed out, or the authorization server misbehaved."""
+
+
+class SignInRequiredError(AuthError):
+    """The server needs a user to sign in first (`hub.login(name)`, `mcp-sync login CONFIG NAME`)."""
 
 
 class ServerStartError(MCPSyncError):

@@ -27,7 +27,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
+import httpx2
+
 from ._agent import call_tool_safe
+from ._auth import auth_factory, forget_tokens, sign_in
 from ._callbacks import ProgressCallback
 from ._calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
 from ._config import (
@@ -38,13 +41,15 @@ from ._config import (
     parse_server_configs,
 )
 from ._connection import ServerConnection
-from ._errors import MCPSyncError, ToolNotFoundError
+from ._errors import ConfigError, MCPSyncError, ToolNotFoundError
 from ._html import hub_html
 from ._lifecycle import HubState
 from ._native import start_native_call
+from ._reconnect import Reconnector
 from ._registry import NativeTool, Tool, ToolRegistry
 from ._results import ToolResult
 from ._servers import ServerSet, UnusableServer
+from ._token_store import FileTokenStorage, TokenStorage
 
 __all__ = ["MCPHub", "ServerStateCallback"]
 
@@ -62,20 +67,49 @@ class MCPHub:
         servers: ConfigEntries = (),
         *,
         registry: ToolRegistry | None = None,
+        token_storage: TokenStorage | None = None,
+        auth: Mapping[str, httpx2.Auth] | None = None,
     ) -> None:
+        """`token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
+        data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
+        host's own, for Streamable HTTP servers whose sign-in the configuration cannot describe."""
         self._configs = parse_server_configs(servers)
         self._invalid: list[InvalidServerEntry] = []
         self._config_path: str | os.PathLike[str] | None = None
         self.registry = registry if registry is not None else ToolRegistry()
-        self._servers = ServerSet(self.registry, owns_registry=registry is None)
+        self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
+        self._auth = dict(auth or {})
+        self._check_custom_auth()
+        self._servers = ServerSet(
+            self.registry,
+            owns_registry=registry is None,
+            auth_factory=auth_factory(self.token_storage, self._auth),
+        )
         self._reload_lock = threading.Lock()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
             self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in self._configs]}"
         )
 
+    def _check_custom_auth(self) -> None:
+        http = {config.server_name for config in self._configs if isinstance(config, HttpServerConfig)}
+        for name, value in self._auth.items():
+            if not isinstance(value, httpx2.Auth):
+                raise TypeError(f"auth[{name!r}] must be an httpx2.Auth, not {type(value).__name__}")
+            if name not in http:
+                raise ConfigError(
+                    f"auth given for {name!r}, which is not a Streamable HTTP server of this hub"
+                )
+
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None) -> MCPHub:
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        registry: ToolRegistry | None = None,
+        token_storage: TokenStorage | None = None,
+        auth: Mapping[str, httpx2.Auth] | None = None,
+    ) -> MCPHub:
         """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
 
         Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
@@ -83,7 +117,7 @@ class MCPHub:
         others start. A file that cannot be read at all raises `ConfigError`.
         """
         entries = load_config_entries(path)
-        hub = cls(entries.configs, registry=registry)
+        hub = cls(entries.configs, registry=registry, token_storage=token_storage, auth=auth)
         hub._invalid = entries.invalid
         hub._config_path = path
         return hub
@@ -146,10 +180,48 @@ class MCPHub:
     # -- servers and tools -----------------------------------------------------------------------------
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
-        """The started servers by name, and the configuration's unusable entries (`failed`); each has
-        `.state`, `.error`, `.tools`."""
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+        """The started servers by name, the configuration's unusable entries (`failed`), and servers
+        between reconnection attempts (`reconnecting`); each has `.state`, `.error`, `.tools`."""
         return self._servers.servers
+
+    # -- signing in ------------------------------------------------------------------------------------
+
+    def login(
+        self,
+        server: str,
+        *,
+        open_url: Callable[[str], object] | None = None,
+        read_redirect: Callable[[], str] | None = None,
+        timeout: float = 300.0,
+    ) -> None:
+        """Sign in to a server configured with `auth: oauth`, in a browser, and store its tokens.
+
+        The authorization URL goes to `open_url(url)` (default: logged at WARNING, and opened in a
+        browser when there is a display); the browser's redirect is received on 127.0.0.1. When the
+        browser runs on another machine, the address it ended on can be pasted back: `read_redirect()`
+        (for example `input`) is called on a background thread and may return it. Blocks until signed
+        in, `timeout` seconds, or Ctrl-C; raises `AuthError` if the sign-in fails. A running hub then
+        reconnects that server.
+        """
+        config = self._http_config(server)
+        sign_in(config, self.token_storage, open_url=open_url, read_redirect=read_redirect, timeout=timeout)
+        self._servers.restart(server)
+
+    def logout(self, server: str) -> bool:
+        """Forget the stored tokens of a server configured with `auth:`; True if there were any. A running
+        hub reconnects that server, which then needs a sign-in again (`auth: oauth`)."""
+        removed = forget_tokens(self._http_config(server), self.token_storage)
+        self._servers.restart(server)
+        return removed
+
+    def _http_config(self, server: str) -> HttpServerConfig:
+        config = next((c for c in self._configs if c.server_name == server), None)
+        if config is None:
+            raise ConfigError(f"no server named {server!r} in this hub")
+        if not isinstance(config, HttpServerConfig) or config.auth is None:
+            raise ConfigError(f"server {server!r} is not configured with auth: oauth or client_credentials")
+        return config
 
     def tools(self) -> list[Tool]:
         """Every tool in the registry (MCP and native), sorted by public name."""

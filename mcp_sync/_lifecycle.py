@@ -27,6 +27,21 @@ Connection (`hub.servers[name].state`):
     disconnected  the transport ended by itself         (final; reload() replaces it)
     closed        close(), or the hub went away         (final)
 
+Reconnection (opt-in, `reconnect:` in a server's config; `_reconnect`) never moves a
+connection out of an end state: each attempt is a new connection that replaces the old one,
+as `reload()` does. Between attempts the hub shows the server in one more state, held by its
+`Reconnector` rather than by a connection:
+
+    state         moved by                              next states
+    ------------  ------------------------------------  ---------------------------------
+    reconnecting  a ready connection became             connecting (the next attempt, a new
+                  disconnected, or an attempt failed    connection), closed (close(), exit,
+                  with attempts left                    finalizer, reload()); after the last
+                                                        attempt the server stays failed
+
+A reconnector's wait ends at once when the hub closes; each attempt is bounded as any
+connection is.
+
 Every wait a move involves is bounded: a connection's connect by `connect_timeout_ms`, its
 close by `CLOSE_TIMEOUT` (then its process group is killed), a hub's close by the slowest
 of its connections' closes.
@@ -47,6 +62,7 @@ from typing import Generic, Literal, TypeVar
 __all__ = [
     "CONNECTION_TRANSITIONS",
     "HUB_TRANSITIONS",
+    "RECONNECT_TRANSITIONS",
     "ConnectionState",
     "HubState",
     "StateMachine",
@@ -55,7 +71,7 @@ __all__ = [
 ]
 
 HubState = Literal["created", "starting", "running", "closing", "closed", "forked"]
-ConnectionState = Literal["connecting", "ready", "failed", "disconnected", "closed"]
+ConnectionState = Literal["connecting", "ready", "failed", "disconnected", "closed", "reconnecting"]
 
 HUB_TRANSITIONS: dict[str, frozenset[str]] = {
     "created": frozenset({"starting", "closing", "closed"}),
@@ -71,6 +87,13 @@ CONNECTION_TRANSITIONS: dict[str, frozenset[str]] = {
     "disconnected": frozenset(),
     "closed": frozenset(),
 }
+RECONNECT_TRANSITIONS: dict[str, frozenset[str]] = {
+    "disconnected": frozenset({"reconnecting"}),
+    "reconnecting": frozenset({"connecting", "closed"}),
+    "connecting": frozenset({"ready", "failed", "closed"}),
+    "failed": frozenset({"reconnecting"}),  # while attempts are left
+}
+"""The states a server shows while it is reconnected (the server as the hub shows it, not one connection)."""
 
 S = TypeVar("S", bound=str)
 

@@ -242,6 +242,8 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
             credential = is_credential_name(name) or name.lower() in ("authorization", "proxy-authorization")
             add(_header_secrets(value), credential_name=credential)
         add(_url_secrets(config.url), credential_name=True)
+        if config.auth is not None and config.auth.client_secret is not None:
+            add([config.auth.client_secret], credential_name=True)
     elif isinstance(config, StdioServerConfig):
         for name, value in config.env.items():
             add([value], credential_name=is_credential_name(name))

@@ -24,10 +24,11 @@ import weakref
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+from ._auth import AuthFactory
 from ._callbacks import ListenerSet
 from ._config import InvalidServerEntry, ServerConfig
 from ._connection import CLOSE_TIMEOUT, ServerConnection
-from ._errors import ConfigError, MCPSyncError, ServerStartError
+from ._errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
 from ._lifecycle import (
     HUB_TRANSITIONS,
     ConnectionState,
@@ -37,6 +38,7 @@ from ._lifecycle import (
     fork_generation,
     on_fork_in_child,
 )
+from ._reconnect import Reconnector
 from ._registry import ToolRegistry
 from ._tool import Tool
 
@@ -51,6 +53,8 @@ StateEvent = tuple[str, str, BaseException | None]
 _START_GRACE = 5.0
 # At interpreter exit, how long open hubs get to close before their children are killed.
 _EXIT_CLOSE_TIMEOUT = 4.0
+# How long close() waits for a reconnector's thread once told to stop (it only has to leave a wait).
+_RECONNECTOR_JOIN_TIMEOUT = 1.0
 
 
 class UnusableServer:
@@ -85,9 +89,13 @@ class UnusableServer:
 class ServerSet:
     """The connections of one hub and the hub's state; see the module docstring."""
 
-    def __init__(self, registry: ToolRegistry, *, owns_registry: bool) -> None:
+    def __init__(
+        self, registry: ToolRegistry, *, owns_registry: bool, auth_factory: AuthFactory | None = None
+    ) -> None:
         self.registry = registry
         self._owns_registry = owns_registry
+        self._auth_factory = auth_factory
+        self._reconnectors: dict[str, Reconnector] = {}  # replaced, never mutated
         self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
         self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
         self._unusable: dict[str, UnusableServer] = {}  # likewise
@@ -111,9 +119,18 @@ class ServerSet:
         return MappingProxyType(self._connections)
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
-        """Every server by name: connections, and entries of the configuration that could not be used."""
-        return MappingProxyType({**self._unusable, **self._connections})
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+        """Every server by name: connections, entries of the configuration that could not be used, and
+        servers between two reconnection attempts (`reconnecting`)."""
+        servers: dict[str, ServerConnection | UnusableServer | Reconnector] = {
+            **self._unusable,
+            **self._connections,
+        }
+        for name, reconnector in self._reconnectors.items():
+            current = self._connections.get(name)
+            if current is None or current.state not in ("connecting", "ready"):
+                servers[name] = reconnector
+        return MappingProxyType(servers)
 
     def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
         self._unusable = {entry.server_name: UnusableServer(entry) for entry in invalid}
@@ -169,7 +186,9 @@ class ServerSet:
         for config in configs:
             if not config.enabled:
                 continue
-            connection = ServerConnection(config, self.registry, on_state=self._announce_state)
+            connection = ServerConnection(
+                config, self.registry, on_state=self._announce_state, auth_factory=self._auth_factory
+            )
             try:
                 connection.reserve()
             except ConfigError as exc:
@@ -192,6 +211,7 @@ class ServerSet:
             if self._machine.state != "running":
                 return
             self._set_unusable(invalid)
+            self._stop_reconnectors()  # every server not ready is restarted below
             outdated = [
                 connection
                 for name, connection in self._connections.items()
@@ -221,7 +241,10 @@ class ServerSet:
                 return
             self._machine.move("closing")
             connections = list(self._connections.values())
+            reconnectors = self._stop_reconnectors()
         self._stop(connections, abort=abort)
+        for reconnector in reconnectors:
+            reconnector.join(_RECONNECTOR_JOIN_TIMEOUT)
         with self._machine.condition:
             if self._connections:  # another thread's close is still at work
                 return
@@ -237,6 +260,7 @@ class ServerSet:
                 return []
             self._machine.move("closing")
             connections = list(self._connections.values())
+            self._stop_reconnectors()
         for connection in connections:
             connection.close(abort=connection.state == "connecting")
         return connections
@@ -263,6 +287,91 @@ class ServerSet:
     def _announce_state(self, connection: ServerConnection) -> None:
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+        if (
+            connection.state == "disconnected"
+            and connection.config.reconnect is not None
+            and not isinstance(connection.error, SignInRequiredError)  # retrying cannot sign in
+        ):
+            self._start_reconnecting(connection)
+
+    # -- restart and reconnection -----------------------------------------------------------------
+
+    def restart(self, name: str) -> None:
+        """Replace one server's connection with a new one (after a sign-in); returns once it is ready or
+        failed. Does nothing unless the hub is running and has that server."""
+        with self._machine.condition:
+            self.check_usable()
+            old = self._connections.get(name)
+            if self._machine.state != "running" or old is None:
+                return
+            self._stop_reconnectors(name)
+        self._stop([old], abort=False)
+        with self._machine.condition:
+            if self._machine.state != "running":
+                raise MCPSyncError("the hub was closed while the server restarted")
+            if name in self._connections:  # another thread restarted it meanwhile
+                return
+            launched = self._launch([old.config])
+        _wait_ready(launched)
+
+    def _start_reconnecting(self, connection: ServerConnection) -> None:
+        """Start reconnecting a server whose ready connection dropped (its loop thread calls this)."""
+        with self._machine.condition:
+            if self._machine.state != "running" or self._connections.get(connection.name) is not connection:
+                return
+            reconnector = Reconnector(
+                connection.config,
+                connection.error,
+                connect=self._reconnect_attempt,
+                announce=self._announce_reconnecting,
+                finished=self._reconnector_finished,
+            )
+            self._reconnectors = {**self._reconnectors, connection.name: reconnector}
+            try:
+                reconnector.start()
+            except RuntimeError:  # the interpreter is shutting down: no new threads
+                self._reconnectors = {n: r for n, r in self._reconnectors.items() if r is not reconnector}
+
+    def _reconnect_attempt(self, reconnector: Reconnector) -> ServerConnection | None:
+        """One attempt: the ended connection is stopped and forgotten, and a new one launched in its place."""
+        name = reconnector.name
+        with self._machine.condition:
+            if not self._wants(reconnector):
+                return None
+            old = self._connections.get(name)
+        if old is not None:
+            self._stop([old], abort=False)
+        with self._machine.condition:
+            if not self._wants(reconnector) or name in self._connections:
+                return None
+            [connection] = self._launch([reconnector.config])
+            return connection
+
+    def _wants(self, reconnector: Reconnector) -> bool:
+        return (
+            self._machine.state == "running"
+            and not reconnector.stopped
+            and self._reconnectors.get(reconnector.name) is reconnector
+        )
+
+    def _announce_reconnecting(self, reconnector: Reconnector) -> None:
+        event: StateEvent = (reconnector.name, "reconnecting", reconnector.error)
+        self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+
+    def _reconnector_finished(self, reconnector: Reconnector) -> None:
+        with self._machine.condition:
+            if self._reconnectors.get(reconnector.name) is reconnector:
+                self._reconnectors = {
+                    name: other for name, other in self._reconnectors.items() if other is not reconnector
+                }
+
+    def _stop_reconnectors(self, name: str | None = None) -> list[Reconnector]:
+        """Stop the reconnectors (of one server, or all) and forget them; under the condition."""
+        stopped = [r for n, r in self._reconnectors.items() if name is None or n == name]
+        for reconnector in stopped:
+            reconnector.stop()
+        self._reconnectors = {n: r for n, r in self._reconnectors.items() if r not in stopped}
+        return stopped
 
     # -- hubs nobody closed -------------------------------------------------------------------------
 

@@ -27,12 +27,14 @@ from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
 import anyio
+import httpx2
 import mcp_types as types
 import pydantic_core
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ._auth import ServerAuth
 from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import timed_out
 from ._config import ServerConfig
@@ -105,6 +107,8 @@ class SessionHost(Protocol):
 
     def not_ready_error(self, public_name: str) -> MCPSyncError: ...
 
+    def make_auth(self) -> httpx2.Auth | None: ...
+
 
 class Session:
     """The loop-side half of a `ServerConnection`: its owner task and its calls."""
@@ -126,6 +130,7 @@ class Session:
         self._end_cause: BaseException | None = None
         self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
         self.secrets: SecretHandle | None = None
+        self._auth: httpx2.Auth | None = None
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -163,14 +168,20 @@ class Session:
             self._end(None)
             if self.secrets is not None:
                 self.secrets.release()
+            if isinstance(self._auth, ServerAuth):
+                self._auth.release_secrets()
 
     async def _connect(self, stack: AsyncExitStack) -> None:
+        auth = self._auth = self._connection.make_auth()
+        if isinstance(auth, ServerAuth):
+            auth.on_failure = self._auth_failed
         transport = open_transport(
             self._config,
             process=self.process,
             http=self.http,
             on_end=self._transport_ended,
             on_refused=self.check_alive,
+            auth=auth,
         )
         client = Client(transport, cache=None, message_handler=self._on_message)
         await stack.enter_async_context(client)
@@ -205,6 +216,17 @@ class Session:
         """Something suggests the server is gone: re-list, which fails and ends the session if it is."""
         if self._sync is not None and not self._stopping:
             self._sync.mark_dirty()
+
+    def _auth_failed(self, error: BaseException) -> None:
+        """The server needs a sign-in (or refused the credentials): end the session with that as its cause,
+        at once even while connecting (the SDK would otherwise wait for an answer that never comes)."""
+        if self._stopping:
+            return
+        self._end_cause = self._end_cause or error
+        if self._connection.state == "connecting" and self._owner is not None:
+            self._owner.cancel()
+        elif self._wake is not None:
+            self._wake.set()
 
     def _transport_ended(self) -> None:
         self._output_ended = True

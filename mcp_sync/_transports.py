@@ -74,10 +74,11 @@ async def open_transport(
     http: HttpObservations,
     on_end: Callable[[], None],
     on_refused: Callable[[], None],
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
     """Open the server's transport; `on_end` fires when it ends by itself, `on_refused` when an HTTP
     server refuses a connection. A stdio child is described by `process` (pid, exit, stderr), an HTTP
-    server's errors by `http`."""
+    server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
     if isinstance(config, StdioServerConfig):
         async with open_stdio(
             config.command,
@@ -91,6 +92,7 @@ async def open_transport(
         return
     http_client = httpx2.AsyncClient(
         headers=dict(config.headers),
+        auth=auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_STREAM_READ_TIMEOUT),
         transport=_ObservedHTTPTransport(http, on_refused),
     )

@@ -1,0 +1,612 @@
+"""Signing in to Streamable HTTP servers: the `httpx2.Auth` each connection uses, and the sign-in step.
+
+A server configured with `auth: oauth` is signed in to once, by a user, in a browser
+(authorization code with PKCE, via the `mcp` SDK's `OAuthClientProvider`): `sign_in()`
+opens a one-shot listener on 127.0.0.1 for the redirect, hands the authorization URL to
+the host (by default: logged at WARNING and opened in a browser when there is one), and
+also accepts the redirected address pasted back, for a browser on another machine. The
+tokens go to a `TokenStorage`; connections then use them without a browser, refreshing
+the access token before it expires and on a 401. A connection never starts a sign-in: a
+server with no usable token fails with `SignInRequiredError`, which says how to sign in.
+
+`auth: client_credentials` needs no user: the SDK's client-credentials provider gets a
+token with the configured client id and secret whenever it needs one.
+
+Every token, code and client secret seen is registered with `_secrets` while in use, so
+none appears in a log record or an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import sys
+import threading
+import time
+import webbrowser
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+)
+
+from ._config import AuthConfig, HttpServerConfig, ServerConfig
+from ._errors import AuthError, ConfigError, SignInRequiredError
+from ._secrets import SecretHandle, scrub
+from ._secrets import register as register_secrets
+from ._token_store import TokenStorage, token_key
+
+__all__ = ["AuthFactory", "ServerAuth", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
+
+logger = logging.getLogger("mcp_sync")
+
+AuthFactory = Callable[[ServerConfig], httpx2.Auth | None]
+"""Makes the `httpx2.Auth` of one connection (None: no authentication)."""
+
+# A stored access token this close to its expiry is refreshed before it is used.
+_EXPIRY_MARGIN = 30.0
+# The redirect path of the one-shot listener.
+_CALLBACK_PATH = "/callback"
+# How long the listener gives a browser to send its request once connected.
+_REQUEST_READ_TIMEOUT = 10.0
+# The protocol version named in the sign-in's first request (it only decides the OAuth `resource` parameter).
+_SIGN_IN_PROTOCOL_VERSION = "2025-11-25"
+
+
+def how_to_sign_in(server_name: str) -> str:
+    return f"sign in with hub.login({server_name!r}), or `mcp-sync login CONFIG {server_name}`"
+
+
+def _scope(config: AuthConfig) -> str | None:
+    return " ".join(config.scopes) or None
+
+
+# -- what a connection keeps of its tokens --------------------------------------------------------------
+
+
+class _Secrets:
+    """Every secret value an auth object has seen, registered until `release()`."""
+
+    def __init__(self) -> None:
+        self._handles: list[SecretHandle] = []
+        self._lock = threading.Lock()
+
+    def keep(self, *values: str | None) -> None:
+        handle = register_secrets(value for value in values if value)
+        with self._lock:
+            self._handles.append(handle)
+
+    def release(self) -> None:
+        with self._lock:
+            handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.release()
+
+
+class _StoredTokens:
+    """The SDK's (async) token storage over one record of a `TokenStorage`; registers what it sees as secrets.
+
+    `redirect_uri`: a registration made for another redirect address is not offered (the sign-in registers
+    again), since the authorization server would refuse it.
+    """
+
+    def __init__(
+        self, storage: TokenStorage, key: str, secrets: _Secrets, *, redirect_uri: str | None = None
+    ) -> None:
+        self._storage = storage
+        self._key = key
+        self._secrets = secrets
+        self._redirect_uri = redirect_uri
+        self.expires_at: float | None = None
+        self.metadata: OAuthMetadata | None = None
+
+    def _load(self) -> dict[str, Any]:
+        return self._storage.load(self._key) or {}
+
+    async def get_tokens(self) -> OAuthToken | None:
+        record = self._load()
+        tokens = record.get("tokens")
+        if not isinstance(tokens, dict):
+            return None
+        try:
+            token = OAuthToken.model_validate(tokens)
+        except ValueError:
+            return None
+        self._secrets.keep(token.access_token, token.refresh_token)
+        expires_at = record.get("expires_at")
+        self.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None
+        metadata = record.get("oauth_metadata")
+        try:
+            self.metadata = OAuthMetadata.model_validate(metadata) if isinstance(metadata, dict) else None
+        except ValueError:
+            self.metadata = None
+        return token
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._secrets.keep(tokens.access_token, tokens.refresh_token)
+        record = self._load()
+        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        self._storage.save(self._key, record)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        info = self._load().get("client_info")
+        if not isinstance(info, dict):
+            return None
+        try:
+            client = OAuthClientInformationFull.model_validate(info)
+        except ValueError:
+            return None
+        if self._redirect_uri is not None and self._redirect_uri not in {
+            str(u) for u in client.redirect_uris or ()
+        }:
+            return None
+        self._secrets.keep(client.client_secret)
+        return client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._secrets.keep(client_info.client_secret)
+        record = self._load()
+        record["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
+        self._storage.save(self._key, record)
+
+    def save_metadata(self, metadata: OAuthMetadata | None) -> None:
+        """Keep the authorization server's endpoints with the tokens: a later run refreshes at the right one
+        without discovering them first."""
+        record = self._load()
+        if metadata is None or not record:
+            return
+        record["oauth_metadata"] = metadata.model_dump(mode="json", exclude_none=True)
+        self._storage.save(self._key, record)
+
+    def forget_tokens(self) -> None:
+        record = self._load()
+        if record.pop("tokens", None) is not None:
+            record.pop("expires_at", None)
+            self._storage.save(self._key, record)
+
+
+# -- the providers ----------------------------------------------------------------------------------------
+
+
+class ServerAuth:
+    """What a session needs of the auth objects made here: where to report that the server needs a
+    sign-in, and to let go of the secrets they registered once the connection ends."""
+
+    on_failure: Callable[[BaseException], None] | None = None
+    _secrets: _Secrets
+
+    def release_secrets(self) -> None:
+        self._secrets.release()
+
+    def _fail(self, error: BaseException) -> BaseException:
+        if self.on_failure is not None:
+            self.on_failure(error)
+        return error
+
+
+class _UserOAuth(ServerAuth, OAuthClientProvider):
+    """Authorization code with PKCE, for a server a user signs in to.
+
+    On top of the SDK's provider: a stored token's expiry is known after a restart (so it is refreshed
+    before use), and a 401 is first answered by refreshing. Without `interactive`, a 401 that a refresh
+    cannot fix raises `SignInRequiredError` instead of starting a browser sign-in.
+    """
+
+    def __init__(
+        self,
+        server_name: str,
+        config: HttpServerConfig,
+        storage: _StoredTokens,
+        secrets: _Secrets,
+        *,
+        redirect_uri: str,
+        redirect_handler: Callable[[str], Any] | None = None,
+        callback_handler: Callable[[], Any] | None = None,
+    ) -> None:
+        assert config.auth is not None
+        metadata = OAuthClientMetadata(
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic parses the str
+            client_name="mcp_sync",
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="client_secret_post" if config.auth.client_secret else "none",
+            scope=_scope(config.auth),
+        )
+        super().__init__(
+            server_url=config.url,
+            client_metadata=metadata,
+            storage=storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+        )
+        self._server_name = server_name
+        self._auth_config = config.auth
+        self._stored = storage
+        self._secrets = secrets
+        self._interactive = redirect_handler is not None
+        self._redirect_uri = redirect_uri
+        self._had_token = False
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        self._had_token = self.context.current_tokens is not None
+        if self._stored.expires_at is not None:
+            self.context.token_expiry_time = self._stored.expires_at - _EXPIRY_MARGIN
+        if self.context.oauth_metadata is None:
+            self.context.oauth_metadata = self._stored.metadata
+        if self.context.client_info is None and self._auth_config.client_id is not None:
+            self.context.client_info = OAuthClientInformationFull(
+                client_id=self._auth_config.client_id,
+                client_secret=self._auth_config.client_secret,
+                redirect_uris=[self._redirect_uri],  # type: ignore[list-item]
+                grant_types=["authorization_code", "refresh_token"],
+                token_endpoint_auth_method="client_secret_post"
+                if self._auth_config.client_secret
+                else "none",
+            )
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is request and response.status_code == 401:
+                    if self.context.can_refresh_token():
+                        refresh_response = yield await self._refresh_token()
+                        if await self._handle_refresh_response(refresh_response):
+                            self._add_auth_header(request)
+                            response = yield request
+                        else:
+                            self._initialized = False
+                    if response.status_code == 401 and not self._interactive:
+                        raise self._fail(self._sign_in_required())
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        await super()._handle_token_response(response)
+        self._stored.save_metadata(self.context.oauth_metadata)
+
+    def _sign_in_required(self) -> SignInRequiredError:
+        if self._had_token:
+            problem = "its sign-in has expired or was revoked; sign in again"
+        else:
+            problem = "it needs you to sign in first"
+        return SignInRequiredError(
+            f"server {self._server_name!r} refused the connection (HTTP 401): {problem}: "
+            f"{how_to_sign_in(self._server_name)}"
+        )
+
+
+class _MachineOAuth(ServerAuth, ClientCredentialsOAuthProvider):
+    """The client-credentials grant: no user, a token fetched with the client's id and secret when needed."""
+
+    def __init__(
+        self, server_name: str, config: HttpServerConfig, storage: _StoredTokens, secrets: _Secrets
+    ) -> None:
+        auth = config.auth
+        assert auth is not None and auth.client_id is not None and auth.client_secret is not None
+        secrets.keep(auth.client_secret)
+        self._secrets = secrets
+        self._server_name = server_name
+        super().__init__(
+            server_url=config.url,
+            storage=storage,
+            client_id=auth.client_id,
+            client_secret=auth.client_secret,
+            scope=_scope(auth),
+            issuer=auth.issuer,
+        )
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except OAuthFlowError as exc:
+            raise self._fail(
+                AuthError(
+                    scrub(
+                        f"server {self._server_name!r}: getting a token with client_credentials failed: {exc}"
+                    )
+                )
+            ) from None
+        finally:
+            await flow.aclose()
+
+
+def _key_of(config: HttpServerConfig) -> str:
+    assert config.auth is not None
+    return token_key(config.url, config.auth.client_id)
+
+
+def auth_factory(storage: TokenStorage, custom: Mapping[str, httpx2.Auth]) -> AuthFactory:
+    """The hub's maker of each connection's auth: the host's own `httpx2.Auth` for the servers it named,
+    the configured OAuth flow for the others (a fresh provider per connection)."""
+
+    def make(config: ServerConfig) -> httpx2.Auth | None:
+        if config.server_name in custom:
+            return custom[config.server_name]
+        if not isinstance(config, HttpServerConfig) or config.auth is None:
+            return None
+        secrets = _Secrets()
+        stored = _StoredTokens(storage, _key_of(config), secrets)
+        if config.auth.type == "client_credentials":
+            return _MachineOAuth(config.server_name, config, stored, secrets)
+        # Never used: a connection does not sign in. The registration for the real address is made at sign-in.
+        return _UserOAuth(
+            config.server_name, config, stored, secrets, redirect_uri="http://127.0.0.1/callback"
+        )
+
+    return make
+
+
+def forget_tokens(config: ServerConfig, storage: TokenStorage) -> bool:
+    """Delete the stored tokens and registration of an OAuth server; True if there were any."""
+    if not isinstance(config, HttpServerConfig) or config.auth is None:
+        return False
+    key = _key_of(config)
+    existed = storage.load(key) is not None
+    storage.delete(key)
+    return existed
+
+
+def stored_tokens_of(config: HttpServerConfig, storage: TokenStorage) -> bool:
+    """Whether a token is stored for this server and client."""
+    record = storage.load(_key_of(config)) if config.auth is not None else None
+    return bool(record and record.get("tokens"))
+
+
+# -- signing in -------------------------------------------------------------------------------------------
+
+
+def show_url(server_name: str) -> Callable[[str], None]:
+    """The default way to hand the authorization URL to the user: logged at WARNING, and opened in a
+    browser when this machine has a display (never a text-mode browser in the terminal)."""
+
+    def show(url: str) -> None:
+        logger.warning("to sign in to server %r, open this address in a browser: %s", server_name, url)
+        if (
+            sys.platform in ("darwin", "win32")
+            or os.environ.get("DISPLAY")
+            or os.environ.get("WAYLAND_DISPLAY")
+        ):
+            try:
+                webbrowser.open(url)
+            except Exception as exc:  # no browser: the logged address still works
+                logger.debug("could not open a browser: %s", exc)
+
+    return show
+
+
+class _RedirectListener:
+    """A one-shot HTTP listener on 127.0.0.1 for the authorization server's redirect; a redirected
+    address pasted back by the user (`accept`) completes it too."""
+
+    def __init__(self, secrets: _Secrets) -> None:
+        self._secrets = secrets
+        self._server: asyncio.Server | None = None
+        self._loop = asyncio.get_running_loop()
+        self._result: asyncio.Future[AuthorizationCodeResult] = self._loop.create_future()
+        self.port = 0
+
+    async def start(self, port: int | None) -> None:
+        try:
+            self._server = await asyncio.start_server(self._handle, "127.0.0.1", port or 0)
+        except OSError as exc:
+            raise AuthError(
+                f"cannot listen for the sign-in redirect on 127.0.0.1:{port}: {exc.strerror or exc}"
+                + ("; choose another redirect_port" if port else "")
+            ) from None
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{_CALLBACK_PATH}"
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def wait(self) -> AuthorizationCodeResult:
+        return await self._result
+
+    def accept(self, address: str) -> bool:
+        """Complete with a redirected address the user pasted (any thread); False if it is not one."""
+        query = urlsplit(address.strip()).query
+        if not query:
+            return False
+        self._loop.call_soon_threadsafe(self._complete, query)
+        return True
+
+    def _complete(self, query: str) -> bool:
+        params = {name: values[0] for name, values in parse_qs(query).items()}
+        if self._result.done() or not ("code" in params or "error" in params):
+            return False
+        self._secrets.keep(params.get("code"))
+        if "error" in params:
+            reason = params["error"] + (
+                f" ({params['error_description']})" if "error_description" in params else ""
+            )
+            self._result.set_exception(AuthError(f"the authorization server refused the sign-in: {reason}"))
+        else:
+            self._result.set_result(
+                AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
+            )
+        return True
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(_REQUEST_READ_TIMEOUT):
+                head = await reader.readuntil(b"\r\n\r\n")
+            method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
+            parts = urlsplit(target)
+            done = method == "GET" and parts.path == _CALLBACK_PATH and self._complete(parts.query)
+            if done:
+                status, body = (
+                    "200 OK",
+                    "<h1>Signed in</h1><p>You can close this tab and return to your program.</p>",
+                )
+            else:
+                status, body = "404 Not Found", "<p>Not the sign-in redirect.</p>"
+            payload = f"<!doctype html><meta charset=utf-8><title>mcp_sync</title>{body}".encode()
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+                + payload
+            )
+            await writer.drain()
+        except (TimeoutError, ValueError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _sign_in(
+    config: HttpServerConfig,
+    storage: TokenStorage,
+    open_url: Callable[[str], object],
+    on_listening: Callable[[_RedirectListener], None],
+) -> None:
+    assert config.auth is not None
+    secrets = _Secrets()
+    listener = _RedirectListener(secrets)
+    await listener.start(config.auth.redirect_port)
+    try:
+        on_listening(listener)
+        stored = _StoredTokens(storage, _key_of(config), secrets, redirect_uri=listener.redirect_uri)
+        stored.forget_tokens()  # signing in means a new sign-in, whatever was stored
+
+        async def redirect(url: str) -> None:
+            # On its own thread: a host's callable may block (a browser starting, a test browser following
+            # the redirects to this very listener).
+            threading.Thread(target=open_url, args=(url,), name="mcp-sync:open-url", daemon=True).start()
+
+        provider = _UserOAuth(
+            config.server_name,
+            config,
+            stored,
+            secrets,
+            redirect_uri=listener.redirect_uri,
+            redirect_handler=redirect,
+            callback_handler=listener.wait,
+        )
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": _SIGN_IN_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "mcp_sync", "version": "sign-in"},
+            },
+        }
+        headers = {
+            **dict(config.headers),
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": _SIGN_IN_PROTOCOL_VERSION,
+        }
+        try:
+            async with httpx2.AsyncClient(auth=provider, timeout=30.0) as client:
+                response = await client.post(config.url, json=initialize, headers=headers)
+        except AuthError:
+            raise
+        except Exception as exc:
+            raise AuthError(scrub(f"signing in to server {config.server_name!r} failed: {exc}")) from None
+        finally:
+            secrets.release()
+        if response.status_code in (401, 403) or not stored_tokens_of(config, storage):
+            raise AuthError(
+                f"signing in to server {config.server_name!r} failed: the server still answers "
+                f"HTTP {response.status_code} {response.reason_phrase}"
+            )
+    finally:
+        await listener.close()
+
+
+def sign_in(
+    config: HttpServerConfig,
+    storage: TokenStorage,
+    *,
+    open_url: Callable[[str], object] | None = None,
+    read_redirect: Callable[[], str] | None = None,
+    timeout: float = 300.0,
+) -> None:
+    """Sign in to the server interactively and store its tokens; blocks until done, `timeout` or Ctrl-C.
+
+    Runs on a loop thread of its own (the caller may be a notebook cell, whose thread has a loop).
+    `read_redirect`, when given, is called on a daemon thread and may return the address the browser
+    ended on (pasted by the user when the browser runs on another machine).
+    """
+    if config.auth is None or config.auth.type != "oauth":
+        raise ConfigError(f"server {config.server_name!r} is not configured with auth: oauth")
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+    loop = asyncio.new_event_loop()
+    task_box: list[asyncio.Task[None]] = []
+
+    def on_listening(listener: _RedirectListener) -> None:
+        if read_redirect is None:
+            return
+
+        def read() -> None:
+            while not done.done():
+                try:
+                    address = read_redirect()
+                except (EOFError, OSError, RuntimeError):
+                    return
+                if listener.accept(address):
+                    return
+                logger.warning("that is not the address the browser was sent to (it has ?code=...&state=...)")
+
+        threading.Thread(target=read, name="mcp-sync:paste", daemon=True).start()
+
+    async def main() -> None:
+        task_box.append(asyncio.current_task())  # type: ignore[arg-type]
+        async with asyncio.timeout(timeout):
+            await _sign_in(config, storage, open_url or show_url(config.server_name), on_listening)
+
+    def run() -> None:
+        try:
+            loop.run_until_complete(main())
+        except TimeoutError:
+            done.set_exception(
+                AuthError(f"signing in to server {config.server_name!r} did not finish within {timeout:g} s")
+            )
+        except BaseException as exc:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
+    thread.start()
+    try:
+        done.result()
+    except BaseException:
+        if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
+            loop.call_soon_threadsafe(task_box[0].cancel)
+            thread.join(5.0)
+        raise
+    thread.join(5.0)
