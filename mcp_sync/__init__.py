@@ -7,9 +7,11 @@ reach the server, and callbacks when tools come and go.
 """
 
 from ._config import (
+    AuthConfig,
     ConfigEntries,
     HttpServerConfig,
     InvalidServerEntry,
+    ReconnectConfig,
     ServerConfig,
     StdioServerConfig,
     load_config_entries,
@@ -19,10 +21,12 @@ from ._config import (
 )
 from ._connection import ServerConnection, ServerState
 from ._errors import (
+    AuthError,
     ConfigError,
     MCPSyncError,
     ServerDisconnectedError,
     ServerStartError,
+    SignInRequiredError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -34,23 +38,30 @@ from ._naming import public_tool_name
 from ._registry import ToolRegistry
 from ._results import ToolImage, ToolResult
 from ._servers import UnusableServer
+from ._token_store import FileTokenStorage, TokenStorage
 from ._tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthConfig",
+    "AuthError",
     "ConfigEntries",
     "ConfigError",
+    "FileTokenStorage",
     "HttpServerConfig",
     "InvalidServerEntry",
     "MCPHub",
     "MCPSyncError",
+    "ReconnectConfig",
     "ServerConfig",
     "ServerConnection",
     "ServerDisconnectedError",
     "ServerStartError",
     "ServerState",
+    "SignInRequiredError",
     "StdioServerConfig",
+    "TokenStorage",
     "Tool",
     "ToolCallCancelledError",
     "ToolCallError",

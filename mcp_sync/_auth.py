@@ -380,21 +380,22 @@ def stored_tokens_of(config: HttpServerConfig, storage: TokenStorage) -> bool:
 # -- signing in -------------------------------------------------------------------------------------------
 
 
+def open_browser(url: str) -> None:
+    """Open `url` in a browser when this machine has a display (never a text-mode browser in the terminal)."""
+    if sys.platform in ("darwin", "win32") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        try:
+            webbrowser.open(url)
+        except Exception as exc:  # no browser: the address shown still works
+            logger.debug("could not open a browser: %s", exc)
+
+
 def show_url(server_name: str) -> Callable[[str], None]:
     """The default way to hand the authorization URL to the user: logged at WARNING, and opened in a
-    browser when this machine has a display (never a text-mode browser in the terminal)."""
+    browser when there is one."""
 
     def show(url: str) -> None:
         logger.warning("to sign in to server %r, open this address in a browser: %s", server_name, url)
-        if (
-            sys.platform in ("darwin", "win32")
-            or os.environ.get("DISPLAY")
-            or os.environ.get("WAYLAND_DISPLAY")
-        ):
-            try:
-                webbrowser.open(url)
-            except Exception as exc:  # no browser: the logged address still works
-                logger.debug("could not open a browser: %s", exc)
+        open_browser(url)
 
     return show
 

@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from ._auth import open_browser
 from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
 from ._errors import (
+    AuthError,
     ConfigError,
     MCPSyncError,
     ServerStartError,
@@ -261,6 +263,50 @@ def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     return EXIT_OK
 
 
+def _login(args: argparse.Namespace, hub: MCPHub) -> int:
+    def show(url: str) -> None:
+        print(
+            f"To sign in to {args.server!r}, open this address in a browser:\n\n  {url}\n",
+            file=sys.stderr,
+            flush=True,
+        )
+        if not args.no_browser:
+            open_browser(url)
+        if sys.stdin.isatty():
+            print(
+                "If the browser runs on another machine, paste here the address it ended on "
+                "(http://127.0.0.1:.../callback?code=...):",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def read_redirect() -> str:
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line
+
+    try:
+        hub.login(
+            args.server,
+            open_url=show,
+            read_redirect=read_redirect if sys.stdin.isatty() else None,
+            timeout=args.timeout,
+        )
+    except AuthError as exc:
+        raise _Failure(_one_line(str(exc)), EXIT_SERVER) from None
+    print(f"signed in to {args.server!r}; the tokens are stored for the next runs")
+    return EXIT_OK
+
+
+def _logout(args: argparse.Namespace, hub: MCPHub) -> int:
+    if hub.logout(args.server):
+        print(f"signed out of {args.server!r}: its stored tokens are deleted")
+    else:
+        print(f"no tokens were stored for {args.server!r}")
+    return EXIT_OK
+
+
 # -- the parser --------------------------------------------------------------------------------------
 
 
@@ -326,10 +372,31 @@ def _parser() -> argparse.ArgumentParser:
         help="give up (and cancel the call on the server) after this long; default: the server's "
         "tool_call_timeout_ms",
     )
+    login = commands.add_parser(
+        "login",
+        parents=[common],
+        help="sign in to a server configured with auth: oauth, in a browser; the tokens are stored",
+        description="Sign in to SERVER (auth: oauth): the authorization address is printed and opened in a "
+        "browser when there is one; the browser's redirect comes back to 127.0.0.1, or paste the address it "
+        "ended on. The tokens are stored for later runs (MCP_SYNC_TOKEN_DIR, or the user's data directory).",
+    )
+    login.add_argument("server", metavar="SERVER", help="the server's name")
+    login.add_argument("--no-browser", action="store_true", help="only print the address")
+    login.add_argument(
+        "--timeout", type=_positive_seconds, default=300.0, metavar="SECONDS", help="give up after this long"
+    )
+    logout = commands.add_parser(
+        "logout",
+        parents=[common],
+        help="forget the stored tokens of a server",
+        description="Delete the stored tokens (and client registration) of SERVER.",
+    )
+    logout.add_argument("server", metavar="SERVER", help="the server's name")
     return parser
 
 
 _COMMANDS = {"servers": _servers, "tools": _tools, "call": _call}
+_SIGN_IN_COMMANDS = {"login": _login, "logout": _logout}
 
 
 def _version() -> str:
@@ -368,6 +435,8 @@ def _run(args: argparse.Namespace) -> int:
     if required:  # as `start()` does for a required server that fails
         raise _Failure(_one_line(str(required[0].error)), EXIT_USAGE)
     hub = MCPHub(entries.configs)
+    if args.command in _SIGN_IN_COMMANDS:  # no server is started
+        return _SIGN_IN_COMMANDS[args.command](args, hub)
     try:
         hub.start()
     except ServerStartError as exc:

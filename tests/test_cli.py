@@ -47,7 +47,7 @@ HOST_WITH_PROBLEMS = {
         "paused": {"type": "sse", "url": "https://old.example.com/sse", "disabled": True},
     }
 }
-HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "oauth": {"enabled": True}}}}
+HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "authProviderType": "google_credentials"}}}
 SEVERAL_PROBLEMS = {"mcpServers": {"demo": {**DEMO, "timeout": 0, "colour": "blue"}}}
 
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
@@ -277,7 +277,7 @@ def test_config_warnings_are_shown_without_verbose(cli: Runs) -> None:
     done = result(cli, "servers_oauth_warning")
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("mcp-sync: warning: ")
-    assert "mcpServers.demo: ignoring 'oauth'" in done.stderr
+    assert "mcpServers.demo: ignoring 'authProviderType'" in done.stderr
     assert done.stderr.count("\n") == 1
 
 

@@ -577,7 +577,7 @@ def test_secret_is_not_logged(caplog: pytest.LogCaptureFixture, tmp_path: Path) 
     entry = {
         "url": "https://x/mcp",
         "headers": {"A": SECRET},
-        "oauth": {"clientSecret": SECRET},
+        "oauth": {"clientId": "mcp-sync-test", "clientSecret": SECRET},
         "trust": True,
     }
     path = write(tmp_path, "settings.json", json.dumps({"mcpServers": {"web": entry}, "apiKey": SECRET}))
@@ -1164,7 +1164,7 @@ def test_host_policy_key_is_ignored_with_a_debug_log(
     assert any(r.levelno == logging.DEBUG and f"ignoring '{key}'" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.parametrize("key", ["oauth", "auth", "authProviderType"])
+@pytest.mark.parametrize("key", ["authProviderType", "targetAudience", "targetServiceAccount"])
 def test_host_auth_key_is_ignored_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, key: str
 ) -> None:
@@ -1176,7 +1176,7 @@ def test_host_auth_key_is_ignored_with_a_warning(
 
 
 def test_unset_variable_in_an_ignored_host_key_is_no_error(tmp_path: Path) -> None:
-    [config] = load_map(tmp_path, {"web": {"url": "https://h/mcp", "oauth": {"clientSecret": "${UNSET}"}}})
+    [config] = load_map(tmp_path, {"web": {"url": "https://h/mcp", "targetAudience": "${UNSET}"}})
 
     assert config.server_name == "web"
 

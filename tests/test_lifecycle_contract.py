@@ -69,9 +69,11 @@ def test_a_tool_can_be_called_from_the_listener_that_announces_it(events: EventL
     registry = ToolRegistry()
     answers: list[str] = []
     registry.on_tool_added(
-        lambda tool: answers.append(hub.call_tool(tool.name, {"text": "now"}).text)
-        if tool.raw_name == "echo"
-        else None
+        lambda tool: (
+            answers.append(hub.call_tool(tool.name, {"text": "now"}).text)
+            if tool.raw_name == "echo"
+            else None
+        )
     )
     hub = MCPHub([stdio_config("fx")], registry=registry)
     with hub:

@@ -74,11 +74,9 @@ def test_replace_registers_every_tool_under_its_public_name(registry: ToolRegist
 
 
 def test_second_replace_reports_exactly_what_changed(registry: ToolRegistry) -> None:
-    replace(registry,
-        "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")]
-    )
-    changes = replace(registry,
-        "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit", "new text"), mcp_tool("fs", "new")]
+    replace(registry, "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")])
+    changes = replace(
+        registry, "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit", "new text"), mcp_tool("fs", "new")]
     )
     assert [tool.raw_name for tool in changes.added] == ["new"]
     assert [tool.raw_name for tool in changes.removed] == ["drop"]
