@@ -126,7 +126,7 @@ class Reconnector:
         for number, delay in enumerate(backoff_delays(self._policy), start=1):
             self.attempt = number
             logger.warning(
-                "server %r: reconnecting in %.1f s (attempt %d of %d)",
+                "server %r: reconnecting in %.2f s (attempt %d of %d)",
                 self.name,
                 delay,
                 self.attempt,

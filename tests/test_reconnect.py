@@ -1,0 +1,157 @@
+"""Opt-in reconnection: a server that drops comes back with the same tool names, calls during the outage
+fail at once, close() stops the attempts at once, and a server that keeps failing ends failed."""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCPHub, ReconnectConfig, ToolNotFoundError
+from mcp_sync._reconnect import backoff_delays
+from tests.support import FIXTURE_SERVER, EventLog, HttpServer, http_config, stdio_config, wait_until
+
+
+class States:
+    """Every (server, state) the hub reports, in order, with a bounded wait for one."""
+
+    def __init__(self, hub: MCPHub) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
+        hub.on_server_state(self._record)
+
+    def _record(self, name: str, state: str, error: BaseException | None) -> None:
+        self.seen.append((name, state))
+        self._queue.put((name, state))
+
+    def wait_for(self, state: str, name: str = "srv", timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                got = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(
+                    f"no {state!r} for {name!r} within {timeout}s; saw {self.seen}"
+                ) from None
+            if got == (name, state):
+                return
+
+
+def reconnect(**policy: Any) -> dict[str, Any]:
+    return {"reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 5, **policy}}
+
+
+def mcp_names(hub: MCPHub) -> set[str]:
+    return {tool.name for tool in hub.tools() if tool.server_name == "srv"}
+
+
+def test_stdio_server_that_exits_is_restarted_with_the_same_tool_names(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with MCPHub([stdio_config("srv", events=events, **reconnect())]) as hub:
+        states = States(hub)
+        before, first_pid = mcp_names(hub), hub.servers["srv"].pid
+
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("disconnected")
+        states.wait_for("reconnecting")
+        states.wait_for("ready")
+
+        assert mcp_names(hub) == before
+        assert hub.servers["srv"].pid != first_pid
+        assert hub.call_tool("mcp__srv__echo", {"text": "back"}).text == "back"
+
+
+def test_calls_during_the_outage_fail_at_once(tmp_path: Path) -> None:
+    with MCPHub([stdio_config("srv", **reconnect(initial_delay_ms=60_000))]) as hub:
+        states = States(hub)
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("reconnecting")
+
+        with pytest.raises(ToolNotFoundError, match="reconnecting"):
+            hub.call_tool("mcp__srv__echo", {"text": "anyone?"}, timeout=60)
+        assert hub.servers["srv"].state == "reconnecting"
+        assert not mcp_names(hub)
+
+
+def test_close_during_the_backoff_returns_at_once() -> None:
+    hub = MCPHub([stdio_config("srv", **reconnect(initial_delay_ms=600_000, max_delay_ms=600_000))]).start()
+    states = States(hub)
+    hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+    states.wait_for("reconnecting")
+
+    started = time.monotonic()
+    hub.close()
+    elapsed = time.monotonic() - started
+
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync:reconnect")]
+    assert hub.state == "closed"
+    assert elapsed < 10  # generous: the backoff alone is ten minutes
+
+
+def test_server_that_keeps_failing_ends_failed_after_the_last_attempt(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    shutil.copy(FIXTURE_SERVER, script)
+    config = stdio_config("srv", script=script, **reconnect(max_attempts=2))
+    with MCPHub([config]) as hub:
+        states = States(hub)
+        script.unlink()  # the next starts fail: the file is gone
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("disconnected")
+        for _ in range(2):
+            states.wait_for("reconnecting")
+            states.wait_for("failed")
+        wait_until(lambda: hub.servers["srv"].state == "failed", timeout=10)
+
+        assert [state for name, state in states.seen].count("reconnecting") == 2
+        assert "could not start" in str(hub.servers["srv"].error) or "went away" in str(
+            hub.servers["srv"].error
+        )
+
+
+def test_server_without_reconnect_stays_disconnected(tmp_path: Path) -> None:
+    with MCPHub([stdio_config("srv")]) as hub:
+        states = States(hub)
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("disconnected")
+
+        assert hub.servers["srv"].state == "disconnected"
+        assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync:reconnect")]
+
+
+def test_http_server_restarted_on_the_same_port_is_reconnected() -> None:
+    first = HttpServer().start()
+    port = first.port
+    try:
+        policy = reconnect(initial_delay_ms=100, max_delay_ms=300, max_attempts=40)
+        with MCPHub([http_config("srv", first.url, **policy)]) as hub:
+            states = States(hub)
+            before = mcp_names(hub)
+
+            first.kill()
+            states.wait_for("disconnected")
+            with pytest.raises(ToolNotFoundError):
+                hub.call_tool("mcp__srv__echo", {"text": "down?"})
+            with HttpServer("--port", str(port)) as second:
+                states.wait_for("ready", timeout=30)
+
+                assert mcp_names(hub) == before
+                assert hub.call_tool("mcp__srv__echo", {"text": "back"}).text == "back"
+                assert second.port == port
+    finally:
+        first.stop()
+        first.close()
+
+
+def test_backoff_doubles_up_to_its_ceiling_with_jitter() -> None:
+    policy = ReconnectConfig(max_attempts=6, initial_delay_ms=100, max_delay_ms=500)
+
+    delays = list(backoff_delays(policy))
+
+    ceilings = [0.1, 0.2, 0.4, 0.5, 0.5, 0.5]
+    assert len(delays) == 6
+    assert all(ceiling / 2 <= delay <= ceiling for delay, ceiling in zip(delays, ceilings, strict=True))
