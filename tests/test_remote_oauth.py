@@ -9,6 +9,8 @@ import logging
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +25,7 @@ from mcp_sync import (
     ServerDisconnectedError,
     SignInRequiredError,
 )
-from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
 
 OAUTH_SERVER = SERVERS_DIR / "oauth_server.py"
 MACHINE_ID = "reporting-service"
@@ -298,3 +300,36 @@ def test_tokens_never_appear_in_any_log_record(oauth_server: HttpServer, tmp_pat
     assert len(handler.lines) > 50  # the HTTP clients' debug records were seen
     leaks = [line for line in handler.lines for token in storage.values if token in line]
     assert not leaks
+
+
+def test_cli_login_prints_the_address_and_stores_the_token(oauth_server: HttpServer, tmp_path: Path) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"servers": [remote(oauth_server)]}))
+    env = {**os.environ, "MCP_SYNC_TOKEN_DIR": os.fspath(tmp_path / "tokens")}
+    env.pop("DISPLAY", None)
+    command = [sys.executable, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    process = subprocess.Popen(
+        [*command, "--timeout", "30"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    try:
+        assert process.stderr is not None
+        address = ""
+        while not address.startswith("http"):  # bounded by the login's own --timeout and pytest-timeout
+            line = process.stderr.readline()
+            assert line, "the login ended without printing an address"
+            address = line.strip()
+        browser(address)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert "signed in to 'remote'" in out
+    assert list((tmp_path / "tokens").glob("*.json"))
