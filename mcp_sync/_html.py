@@ -42,6 +42,7 @@ _DESCRIPTION_CHARS = 160
 _STATE_COLOURS = {
     "ready": "#1a7f37",
     "connecting": "#9a6700",
+    "reconnecting": "#9a6700",
     "failed": "#cf222e",
     "disconnected": "#cf222e",
     "closed": "#57606a",
