@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import os
 import sys
@@ -607,7 +608,8 @@ def sign_in(
         done.result()
     except BaseException:
         if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
-            loop.call_soon_threadsafe(task_box[0].cancel)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
+                loop.call_soon_threadsafe(task_box[0].cancel)
             thread.join(5.0)
         raise
     thread.join(5.0)
