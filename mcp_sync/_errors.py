@@ -79,3 +79,19 @@ class ToolCallCancelledError(ToolCallError):
 
 class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class ResourceNotFoundError(MCPSyncError, LookupError):
+    """No server offers that resource URI (or the one named answered that it does not exist)."""
+
+
+class AmbiguousResourceError(MCPSyncError, LookupError):
+    """Several servers offer that resource URI, or it is only matched by templates: name the server."""
+
+
+class PromptNotFoundError(MCPSyncError, LookupError):
+    """No prompt is listed under that public name."""
+
+
+class UnsupportedFeatureError(MCPSyncError):
+    """The server (or its configuration) does not support what was asked: subscriptions, completions."""

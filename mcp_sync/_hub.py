@@ -33,10 +33,17 @@ from ._config import HttpServerConfig, StdioServerConfig, load_config_file, pars
 from ._connection import ServerConnection
 from ._errors import MCPSyncError, ToolNotFoundError
 from ._html import hub_html
+from ._hub_features import FeatureHub
 from ._lifecycle import HubState
 from ._native import start_native_call
 from ._registry import NativeTool, Tool, ToolRegistry
 from ._results import ToolResult
+from ._server_requests import (
+    DEFAULT_HANDLER_TIMEOUT,
+    ElicitationHandler,
+    SamplingHandler,
+    decline_elicitation,
+)
 from ._servers import ServerSet
 
 __all__ = ["MCPHub", "ServerStateCallback"]
@@ -47,19 +54,37 @@ ServerStateCallback = Callable[[str, str, BaseException | None], object]
 ConfigEntries = Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig]
 
 
-class MCPHub:
-    """Connects to MCP servers and serves their tools, namespaced, from one registry."""
+class MCPHub(FeatureHub):
+    """Connects to MCP servers and serves their tools, namespaced, from one registry.
+
+    `elicitation` and `sampling` answer the servers' requests (a handler for every server, or a
+    mapping of server name to handler): elicitation defaults to declining, sampling to none (not
+    declared); `None` declares no such capability. Handlers run on worker threads, each answer
+    bounded by `handler_timeout` seconds. `resource_tools=True` also offers each server's resources
+    to the model as a tool `mcp__<server>__read_resource`.
+    """
 
     def __init__(
         self,
         servers: ConfigEntries = (),
         *,
         registry: ToolRegistry | None = None,
+        elicitation: ElicitationHandler
+        | Mapping[str, ElicitationHandler | None]
+        | None = decline_elicitation,
+        sampling: SamplingHandler | Mapping[str, SamplingHandler | None] | None = None,
+        handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
+        resource_tools: bool = False,
     ) -> None:
         self._configs = parse_server_configs(servers)
         self._config_path: str | os.PathLike[str] | None = None
         self.registry = registry if registry is not None else ToolRegistry()
-        self._servers = ServerSet(self.registry, owns_registry=registry is None)
+        features = self._init_features(
+            elicitation=elicitation, sampling=sampling, handler_timeout=handler_timeout
+        )
+        self._servers = ServerSet(self.registry, owns_registry=registry is None, features=features)
+        if resource_tools:
+            self._offer_resource_tools()
         self._reload_lock = threading.Lock()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
@@ -67,9 +92,12 @@ class MCPHub:
         )
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None) -> MCPHub:
-        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map."""
-        hub = cls(load_config_file(path), registry=registry)
+    def from_file(
+        cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None, **options: Any
+    ) -> MCPHub:
+        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
+        `options` are the constructor's (`elicitation=`, `sampling=`, ...)."""
+        hub = cls(load_config_file(path), registry=registry, **options)
         hub._config_path = path
         return hub
 
@@ -283,7 +311,9 @@ class MCPHub:
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        return hub_html(list(self._servers.connections.values()), self.tools())
+        return hub_html(
+            list(self._servers.connections.values()), self.tools(), self.resources(), self.prompts()
+        )
 
 
 def _expire(

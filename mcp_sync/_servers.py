@@ -21,13 +21,14 @@ import os
 import time
 import warnings
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from ._callbacks import ListenerSet
 from ._config import ServerConfig
 from ._connection import CLOSE_TIMEOUT, ServerConnection
 from ._errors import ConfigError, MCPSyncError, ServerStartError
+from ._features import ServerFeatures
 from ._lifecycle import (
     HUB_TRANSITIONS,
     HubState,
@@ -54,8 +55,15 @@ _EXIT_CLOSE_TIMEOUT = 4.0
 class ServerSet:
     """The connections of one hub and the hub's state; see the module docstring."""
 
-    def __init__(self, registry: ToolRegistry, *, owns_registry: bool) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        owns_registry: bool,
+        features: Callable[[ServerConfig], ServerFeatures] | None = None,
+    ) -> None:
         self.registry = registry
+        self._features = features
         self._owns_registry = owns_registry
         self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
         self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
@@ -123,7 +131,12 @@ class ServerSet:
         for config in configs:
             if not config.enabled:
                 continue
-            connection = ServerConnection(config, self.registry, on_state=self._announce_state)
+            connection = ServerConnection(
+                config,
+                self.registry,
+                on_state=self._announce_state,
+                features=self._features(config) if self._features is not None else None,
+            )
             try:
                 connection.reserve()
             except ConfigError as exc:
@@ -214,6 +227,8 @@ class ServerSet:
                 }
 
     def _announce_state(self, connection: ServerConnection) -> None:
+        if connection.features is not None and connection.state in ("failed", "disconnected", "closed"):
+            connection.features.end()  # its resources and prompts go before anyone hears of the state
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
 

@@ -300,7 +300,7 @@ async def _pages(target: Target, limit: int = 10) -> list[list[str]]:
 
 
 # The fixture's own tools (echo, add, ... get_header, break_listing, notify_flood), before any --tools extras.
-BASE_TOOL_COUNT = 17
+BASE_TOOL_COUNT = 27
 
 
 @pytest.mark.parametrize("era", ERAS)
