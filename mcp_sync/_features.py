@@ -72,7 +72,7 @@ class ServerFeatures:
         self.name = config.server_name
         self._catalog = catalog
         self._dispatcher = dispatcher
-        self.bridge = ServerRequestBridge(self.name, handlers, config.roots)
+        self.bridge = ServerRequestBridge(self.name, handlers, config.roots, config.log_level)
         self._call_soon: CallSoon = lambda *args: False
         # Loop-thread state.
         self.client: Client | None = None

@@ -200,8 +200,16 @@ class _HandlerFailed(Exception):
 class ServerRequestBridge:
     """One connection's SDK callbacks (loop side) and its roots (settable from any thread)."""
 
-    def __init__(self, server_name: str, handlers: RequestHandlers, roots: Sequence[str] | None) -> None:
+    def __init__(
+        self,
+        server_name: str,
+        handlers: RequestHandlers,
+        roots: Sequence[str] | None,
+        log_level: str | None = None,
+    ) -> None:
         self._name = server_name
+        # Messages below the configured level are dropped here too: not every server honours it.
+        self._min_level = _LEVELS.get(log_level, logging.NOTSET) if log_level is not None else logging.NOTSET
         self._handlers = handlers
         self._roots: tuple[str, ...] | None = tuple(roots) if roots is not None else None
         self._log = logging.getLogger(f"mcp_sync.server.{server_name}")
@@ -225,7 +233,8 @@ class ServerRequestBridge:
         return options
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        log_server_message(self._log, params)
+        if _LEVELS.get(str(params.level), logging.INFO) >= self._min_level:
+            log_server_message(self._log, params)
 
     async def _on_list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
         roots = self._roots or ()

@@ -39,6 +39,8 @@ template fixture://items/{item} ("item <item>"; completions for ``item``: apple,
 prompts greet(name, style="plain") -> one user message; review(code) -> a user message with the
 code, an embedded text resource, and an assistant message; completions for greet's ``style``:
 plain, formal, pirate. 2025 sessions may ``resources/subscribe`` (recorded as ``subscribed``).
+Template fixture://slow/{tag} sleeps 30 s (events started / cancelled / finished with the tag).
+A 2025 client's ``notifications/roots/list_changed`` is recorded as ``roots_changed``.
 
 Tools
 -----
@@ -94,15 +96,15 @@ from typing import Annotated, Any, cast
 import anyio
 import uvicorn
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
+from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+from mcp.server.mcpserver.resources import BinaryResource, TextResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
-from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
-from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
-from mcp.server.mcpserver.resources import BinaryResource, TextResource
 from mcp_types import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -117,6 +119,7 @@ from mcp_types import (
     ListRootsResult,
     ModelHint,
     ModelPreferences,
+    NotificationParams,
     PromptReference,
     ResourceTemplateReference,
     SamplingMessage,
@@ -125,8 +128,8 @@ from mcp_types import (
     TextResourceContents,
     UnsubscribeRequestParams,
 )
-from pydantic import BaseModel
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 # The logging capability is deprecated at 2026-07-28 but is still how a 2025-era server
 # sends log messages; keep the warning off the stderr the tests read.
@@ -653,8 +656,25 @@ def add_resources_and_prompts(server: MCPServer, options: Options, events: Event
             values=[v for v in values if v.startswith(argument.value)], total=None, has_more=False
         )
 
+    @server.resource("fixture://slow/{tag}", name="slow", mime_type="text/plain")
+    async def slow(tag: str) -> str:
+        """Sleeps 30 s, recording started / cancelled / finished events with the tag."""
+        events.write("started", resource="slow", tag=tag)
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            events.write("cancelled", resource="slow", tag=tag)
+            raise
+        events.write("finished", resource="slow", tag=tag)
+        return "slept"
+
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+
+    async def roots_changed(ctx: Any, params: NotificationParams) -> None:
+        events.write("roots_changed")
+
+    lowlevel.add_notification_handler("notifications/roots/list_changed", NotificationParams, roots_changed)
     if not options.no_subscribe:
-        lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
 
         async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
             LEGACY_SUBSCRIPTIONS.add(str(params.uri))
