@@ -172,9 +172,11 @@ def test_paged_resource_and_prompt_listings_are_walked_to_the_end() -> None:
 
 
 def test_server_without_subscriptions_refuses_a_subscription_clearly() -> None:
-    with started_hub(stdio_config("nosub", "--no-subscribe")) as hub:
-        with pytest.raises(UnsupportedFeatureError, match="subscriptions"):
-            hub.subscribe_resource("fixture://text/readme", print)
+    with (
+        started_hub(stdio_config("nosub", "--no-subscribe")) as hub,
+        pytest.raises(UnsupportedFeatureError, match="subscriptions"),
+    ):
+        hub.subscribe_resource("fixture://text/readme", print)
 
 
 def test_resources_and_prompts_false_bridges_neither() -> None:
