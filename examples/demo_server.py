@@ -232,7 +232,7 @@ async def disable_statistics(ctx: Context) -> str:
 @server.resource("demo://notes/training", name="training-notes", mime_type="text/markdown")
 def training_notes() -> str:
     """Notes on training paces."""
-    return "# Training notes\n- Easy runs: a pace you can talk at\n- Long run: once a week, 25-30% of the week"
+    return "# Training notes\n- Easy runs: a pace you can talk at\n- Long run: once a week, a quarter of it"
 
 
 @server.resource("demo://units/{dimension}", name="units", mime_type="application/json")

@@ -127,7 +127,10 @@ def test_notebook_runs_in_a_real_kernel() -> None:
     html = [output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})]
     assert len(html) == 2  # the hub, then its registry
     assert "<strong>demo</strong>" in html[0] and "ready" in html[0]
-    assert "<code>demo://notes/training</code>" in html[0] and "<code>mcp__demo__weekly_summary</code>" in html[0]
+    assert (
+        "<code>demo://notes/training</code>" in html[0]
+        and "<code>mcp__demo__weekly_summary</code>" in html[0]
+    )
     for table in html:
         assert "<code>mcp__demo__word_count</code>" in table
         assert "server&#x27;s tool list" in table  # descriptions are escaped
