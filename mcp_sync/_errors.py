@@ -5,6 +5,10 @@
     ├── ServerStartError          a `required: true` server failed to start
     ├── ToolListError             a server's tools/list was invalid (repeated name, collision, endless cursor)
     ├── ToolNotFoundError         no tool by that public name (also a LookupError)
+    ├── ResourceNotFoundError     no server lists that resource URI (also a LookupError)
+    ├── AmbiguousResourceError    several servers list it, or only a template matches: name the server
+    ├── PromptNotFoundError       no prompt by that public name (also a LookupError)
+    ├── UnsupportedFeatureError   the server does not offer it (subscriptions, completions, roots)
     └── ToolCallError             a call ended without a result
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
@@ -18,7 +22,10 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "AmbiguousResourceError",
     "MCPSyncError",
+    "PromptNotFoundError",
+    "ResourceNotFoundError",
     "ServerDisconnectedError",
     "ServerStartError",
     "ToolCallCancelledError",
@@ -26,6 +33,7 @@ __all__ = [
     "ToolCallTimeoutError",
     "ToolListError",
     "ToolNotFoundError",
+    "UnsupportedFeatureError",
 ]
 
 
