@@ -21,8 +21,8 @@ A tool that runs and fails is not an exception: it is a `ToolResult` with
 from __future__ import annotations
 
 __all__ = [
-    "ConfigError",
     "AmbiguousResourceError",
+    "ConfigError",
     "MCPSyncError",
     "PromptNotFoundError",
     "ResourceNotFoundError",
