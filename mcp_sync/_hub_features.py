@@ -92,15 +92,17 @@ class FeatureHub:
     ) -> Callable[[ServerConfig], ServerFeatures]:
         """Make the catalog; return the factory of each connection's `ServerFeatures`."""
         handler_timeout = resolve_timeout(handler_timeout, DEFAULT_HANDLER_TIMEOUT)
-        self._catalog = Catalog(self.registry.dispatcher)
+        catalog = self._catalog = Catalog(self.registry.dispatcher)
+        dispatcher = self.registry.dispatcher
 
+        # Refers to the catalog, never to the hub: the server set holds this, and must not keep the hub alive.
         def features(config: ServerConfig) -> ServerFeatures:
             handlers = RequestHandlers(
                 elicitation=_pick(elicitation, config.server_name, decline_elicitation),
                 sampling=_pick(sampling, config.server_name, None),
                 timeout=handler_timeout,
             )
-            return ServerFeatures(config, self._catalog, handlers, self.registry.dispatcher)
+            return ServerFeatures(config, catalog, handlers, dispatcher)
 
         return features
 
