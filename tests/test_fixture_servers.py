@@ -347,7 +347,7 @@ def test_endless_cursor_never_ends(transport: str, http_server: Callable[..., Ht
         with anyio.fail_after(15):
             pages = await _pages(target, limit=6)
         assert len(pages) == 6  # the walk stopped at the cap, not at a last page
-        assert [len(page) for page in pages] == [10, BASE_TOOL_COUNT - 10, 0, 0, 0, 0]
+        assert [len(page) for page in pages] == [10, 10, BASE_TOOL_COUNT - 20, 0, 0, 0]
 
     run(body)
 

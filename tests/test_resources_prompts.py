@@ -111,7 +111,7 @@ def test_subscribed_resource_update_reaches_the_callback(served: Any) -> None:
     recorder = Recorder()
     unsubscribe = hub.subscribe_resource("fixture://text/readme", recorder("updated"))
     try:
-        hub.call_tool("mcp__fx__touch_resource", {"uri": "fixture://text/readme"})
+        hub.call_tool("mcp__fx__announce_update", {"uri": "fixture://text/readme"})
         recorder.wait_for(("updated", "fixture://text/readme"))
     finally:
         unsubscribe()

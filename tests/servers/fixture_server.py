@@ -62,7 +62,7 @@ get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  
 add_resource(name, text) / remove_resource(name) -> resource fixture://dynamic/<name> comes or goes,
     announced like tools (2025: notifications/resources/list_changed; 2026-07-28: the bus)
 add_prompt(name) / remove_prompt(name) -> the same for a prompt (no arguments, one user message)
-touch_resource(uri) -> announce that the resource changed (2025: to sessions that subscribed to it;
+announce_update(uri) -> announce that the resource changed (2025: to sessions that subscribed to it;
     2026-07-28: on the bus, to listen streams that subscribed to it)
 ask_name() -> elicits {name: str, age: int}; returns "accept <content JSON>", "decline" or "cancel"
 ask_sample(prompt) -> asks the client's model (sampling); returns "sampled <model>: <text>"
@@ -477,7 +477,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         await announce_changed(ctx, "prompts")
         return f"removed prompt {name}"
 
-    async def touch_resource(uri: str, ctx: Context) -> str:
+    async def announce_update(uri: str, ctx: Context) -> str:
         """Announce that the resource changed, to those subscribed to it."""
         if is_modern(ctx.protocol_version):
             await ctx.notify_resource_updated(uri)
@@ -546,7 +546,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         remove_resource,
         add_prompt,
         remove_prompt,
-        touch_resource,
+        announce_update,
         ask_name,
         ask_sample,
         ask_roots,
