@@ -99,12 +99,15 @@ def exposed_tools(
         by_name.setdefault(item.name, []).append(item.tool.name)
     clashes = {name: owners for name, owners in by_name.items() if len(owners) > 1}
     if clashes:
-        name, owners = sorted(clashes.items())[0]
-        how = "with raw_names=True " if raw_names else ""
+        shown = "; ".join(
+            f"{name!r} ({', '.join(sorted(owners))})" for name, owners in sorted(clashes.items())[:3]
+        )
+        more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
+        how = " with raw_names=True" if raw_names else ""
         raise ConfigError(
-            f"{framework}: tools {', '.join(sorted(owners))} would all be named {name!r} {how}"
-            "and a model could not tell them apart; keep the public names (raw_names=False) or "
-            "leave all but one out with include=..."
+            f"{framework}: several tools would have the same name{how}, and a model could not tell them "
+            f"apart: {shown}{more}; keep the public names (raw_names=False) or leave all but one of each "
+            "out with include=..."
         )
     return exposed
 
