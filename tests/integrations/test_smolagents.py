@@ -28,7 +28,7 @@ Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
 
 
-class ScriptedModel(Model):  # type: ignore[misc]
+class ScriptedModel(Model):
     """Answers step n of a run with step n of its script: tool calls, or a final answer (a string).
 
     A step may be a function of the tool names it is offered. `offered` records the specs of each step.
