@@ -183,3 +183,8 @@ def test_tool_names_become_python_identifiers(rich_hub: MCPHub) -> None:
     finally:
         rich_hub.registry.unregister_native("my-tool")
     assert names == ["book_trip", "my_tool"]
+
+
+def test_structured_output_returns_the_structured_content(servers: TwoServers) -> None:
+    tool = smolagents_tool(servers.hub, "mcp__a__add", structured_output=True)
+    assert (tool.output_type, tool(a=2, b=3)) == ("object", {"result": 5})
