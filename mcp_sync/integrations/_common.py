@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -38,8 +37,6 @@ __all__ = [
     "message_for_model",
     "openai_safe_name",
 ]
-
-logger = logging.getLogger("mcp_sync")
 
 ToolFilter = Callable[["Tool"], bool]
 """Chooses which registry tools an adapter offers: `include=lambda tool: tool.server_name == "docs"`."""
@@ -103,11 +100,10 @@ def exposed_tools(
             f"{name!r} ({', '.join(sorted(owners))})" for name, owners in sorted(clashes.items())[:3]
         )
         more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
-        how = " with raw_names=True" if raw_names else ""
+        fix = "keep the public names (raw_names=False) or" if raw_names else "rename one or"
         raise ConfigError(
-            f"{framework}: several tools would have the same name{how}, and a model could not tell them "
-            f"apart: {shown}{more}; keep the public names (raw_names=False) or leave all but one of each "
-            "out with include=..."
+            f"{framework}: several tools would have the same name, and a model could not tell them apart: "
+            f"{shown}{more}; {fix} leave all but one of each out with include=..."
         )
     return exposed
 
