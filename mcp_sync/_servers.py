@@ -140,8 +140,9 @@ class ServerSet:
                 raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
             _open_sets.add(self)
             self._set_unusable(invalid)
-            launched = self._launch(configs)
         try:
+            with self._machine.condition:  # a close() in between leaves nothing to launch
+                launched = self._launch(configs) if self._machine.state == "starting" else []
             _wait_ready(launched)
         except BaseException:
             logger.info("start() was interrupted; stopping every server it started")
