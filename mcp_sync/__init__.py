@@ -6,13 +6,16 @@ event-loop thread; `MCPHub` gives the caller one registry of namespaced tools
 reach the server, and callbacks when tools come and go.
 """
 
-from ._agent import function_spec
 from ._config import (
+    ConfigEntries,
     HttpServerConfig,
+    InvalidServerEntry,
     ServerConfig,
     StdioServerConfig,
+    load_config_entries,
     load_config_file,
     parse_server_configs,
+    parse_server_entries,
 )
 from ._connection import ServerConnection, ServerState
 from ._errors import (
@@ -28,14 +31,18 @@ from ._errors import (
 )
 from ._hub import MCPHub
 from ._naming import public_tool_name
-from ._registry import Tool, ToolChanges, ToolRegistry
-from ._results import ToolResult
+from ._registry import ToolRegistry
+from ._results import ToolImage, ToolResult
+from ._servers import UnusableServer
+from ._tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConfigEntries",
     "ConfigError",
     "HttpServerConfig",
+    "InvalidServerEntry",
     "MCPHub",
     "MCPSyncError",
     "ServerConfig",
@@ -49,12 +56,16 @@ __all__ = [
     "ToolCallError",
     "ToolCallTimeoutError",
     "ToolChanges",
+    "ToolImage",
     "ToolListError",
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "UnusableServer",
     "function_spec",
+    "load_config_entries",
     "load_config_file",
     "parse_server_configs",
+    "parse_server_entries",
     "public_tool_name",
 ]

@@ -1,27 +1,22 @@
-"""Helpers for function-calling agent loops: tool specs for the model, calls that always answer,
-and host Python functions as tools.
+"""Helpers for function-calling agent loops: tool specs for the model, and calls that always answer.
 
 The loop this serves: send the model `function_specs()`, run each tool call it emits with
 `call_tool_safe()` (which turns every failure into an error result the model can read),
-append the results as `tool` messages, repeat. `register_function()` puts the host's own
-functions in the same registry, with a schema derived from their type hints.
+append the results as `tool` messages, repeat. (`register_function()`, in `_native`, puts
+the host's own functions in the same registry.)
 """
 
 from __future__ import annotations
 
-import copy
-import inspect
+import dataclasses
 import json
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
-
-from pydantic import ConfigDict, Field, ValidationError, create_model
-from pydantic.json_schema import GenerateJsonSchema
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ._callbacks import ProgressCallback
+from ._calls import NO_LIMIT, resolve_timeout
 from ._errors import (
     MCPSyncError,
     ServerDisconnectedError,
@@ -29,40 +24,15 @@ from ._errors import (
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
-from ._results import ToolResult, error_result
+from ._results import ToolResult, content_left_out, error_result
+from ._tool import function_spec, function_specs
 
-if TYPE_CHECKING:
-    from ._hub import MCPHub
-    from ._registry import NativeFunction, Tool
+CallTool = Callable[..., ToolResult]
+"""`MCPHub.call_tool`, as `call_tool_safe` uses it."""
 
-__all__ = ["call_tool_safe", "function_spec", "function_specs", "native_tool_from_function"]
+__all__ = ["call_tool_safe", "function_spec", "function_specs", "parse_arguments"]
 
 logger = logging.getLogger("mcp_sync")
-
-# What function-calling APIs accept as a function name; every MCP public name already fits.
-_FUNCTION_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def function_spec(tool: Tool) -> dict[str, Any]:
-    """One tool as an OpenAI-style function tool spec.
-
-    The description and the input schema are passed through as the tool has them (the
-    schema deep-copied, so a caller may adjust it freely); only a missing description
-    becomes "". Nothing is invented: a schema without "type" stays without it.
-    """
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description or "",
-            "parameters": copy.deepcopy(dict(tool.input_schema)),
-        },
-    }
-
-
-def function_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:
-    return [function_spec(tool) for tool in tools]
-
 
 # -- calls that always answer ----------------------------------------------------------------------------
 
@@ -92,7 +62,7 @@ def parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> dic
 
 
 def call_tool_safe(
-    hub: MCPHub,
+    call_tool: CallTool,
     name: str,
     arguments: Mapping[str, Any] | str | None,
     *,
@@ -100,15 +70,27 @@ def call_tool_safe(
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
 ) -> ToolResult:
-    """`hub.call_tool`, with every `MCPSyncError` and bad argument string made an error result."""
+    """`call_tool` (the hub's), with every `MCPSyncError` and bad argument string made an error result.
+
+    When the result holds images (or other blocks that are not text), its text ends with a
+    note saying so, so a text-only model is not handed an empty answer; `images` and
+    `content` are kept for a host that can pass them on.
+    """
+    resolve_timeout(
+        timeout, NO_LIMIT
+    )  # an invalid timeout is the caller's ValueError, whatever the arguments
     parsed = parse_arguments(name, arguments)
     if isinstance(parsed, ToolResult):
         return parsed
     try:
-        return hub.call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
+        result = call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
     except MCPSyncError as exc:
         logger.info("call to %s ended without a result: %s", name, exc)
         return error_result(_message_for_model(name, exc))
+    note = content_left_out(result)
+    if note is None:
+        return result
+    return dataclasses.replace(result, text=f"{result.text}\n{note}" if result.text else note)
 
 
 def _message_for_model(name: str, exc: MCPSyncError) -> str:
@@ -133,84 +115,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "an array"
     return type(value).__name__
-
-
-# -- host functions as tools -----------------------------------------------------------------------------
-
-
-class _NoTitles(GenerateJsonSchema):
-    """pydantic's JSON schema without the "title" it derives from each parameter name: noise to a model."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-
-def native_tool_from_function(
-    function: Callable[..., Any], *, name: str | None = None, description: str | None = None
-) -> tuple[str, NativeFunction, str | None, dict[str, Any]]:
-    """The tool name, a validating wrapper, the description and the input schema for a host function.
-
-    The name defaults to the function's, the description to its docstring.
-    Parameters become the schema's properties, typed by their hints (no hint: any JSON
-    value), required unless they have a default. The wrapper validates the arguments
-    with pydantic (lax: "5" is accepted for an int) and answers a failure with an error
-    result naming each bad argument, instead of calling the function.
-    """
-    if inspect.iscoroutinefunction(function):
-        raise TypeError("register_function takes a synchronous function: calls run in the caller's thread")
-    tool_name = name if name is not None else getattr(function, "__name__", "")
-    if not _FUNCTION_NAME_RE.fullmatch(tool_name):
-        raise ValueError(
-            f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'; pass name=... to choose one"
-        )
-    if tool_name.startswith("mcp__"):
-        raise ValueError(f"tool name {tool_name!r}: names starting with 'mcp__' belong to MCP servers' tools")
-    try:
-        signature = inspect.signature(function, eval_str=True)
-    except (NameError, SyntaxError, TypeError, ValueError) as exc:
-        raise TypeError(f"cannot read the signature and type hints of {tool_name}: {exc}") from exc
-
-    fields: dict[str, Any] = {}
-    parameter_names: list[str] = []
-    for index, parameter in enumerate(signature.parameters.values()):
-        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise TypeError(
-                f"{tool_name}: parameter {parameter.name!r} cannot be passed by keyword "
-                "(*args, **kwargs and positional-only parameters cannot be tool arguments)"
-            )
-        annotation = Any if parameter.annotation is parameter.empty else parameter.annotation
-        default = ... if parameter.default is parameter.empty else parameter.default
-        # Fields are named by position and aliased to the parameter: a parameter may then be
-        # called `json` or `model_config` without clashing with pydantic's own attributes.
-        fields[f"p{index}"] = (annotation, Field(default, alias=parameter.name))
-        parameter_names.append(parameter.name)
-    model = create_model(
-        f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", validate_by_name=False, validate_by_alias=True),
-        **fields,
-    )
-    schema: dict[str, Any] = model.model_json_schema(by_alias=True, schema_generator=_NoTitles)
-    schema.pop("title", None)
-    schema.setdefault("properties", {})
-
-    def call(**arguments: Any) -> Any:
-        try:
-            validated = model.model_validate(arguments)
-        except ValidationError as exc:
-            return error_result(_describe_invalid(tool_name, exc))
-        values = {parameter: getattr(validated, f"p{i}") for i, parameter in enumerate(parameter_names)}
-        return function(**values)
-
-    call.__name__ = tool_name
-    call.__doc__ = function.__doc__
-    call.__wrapped__ = function  # type: ignore[attr-defined]
-    return tool_name, call, description if description is not None else inspect.getdoc(function), schema
-
-
-def _describe_invalid(tool_name: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False, include_context=False, include_input=False):
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        message = "unexpected argument" if error["type"] == "extra_forbidden" else error["msg"]
-        problems.append(f"{where}: {message}")
-    return f"invalid arguments for {tool_name}: " + "; ".join(problems)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -24,65 +25,116 @@ T = TypeVar("T")
 ProgressCallback = Callable[[float, float | None, str | None], object]
 """Receives a call's progress notifications: `progress(progress, total, message)`."""
 
-# How long close() waits for queued callbacks to finish before leaving the thread to die with the process.
+# How long close() waits for queued callbacks to finish before leaving the thread to finish them alone.
 DISPATCHER_JOIN_TIMEOUT = 5.0
+# An idle callback thread ends after this long; the next event starts a new one. A registry that is
+# never closed (one the host made and forgot) then leaves no thread behind.
+_IDLE_EXIT = 5.0
+# A callback running longer than this is reported in the log (once), naming it.
+SLOW_CALLBACK_WARNING = 5.0
 
 _STOP = object()
 
 
 class CallbackDispatcher:
-    """Delivers queued callbacks on one daemon thread, started on first use."""
+    """Delivers queued callbacks on one daemon thread, started on first use.
+
+    There is never more than one delivering thread: only the thread itself gives up its
+    place (under the lock, when it has nothing left to deliver), so a `close()` that gives
+    up on a stuck callback leaves that thread in charge of whatever is posted later.
+    """
 
     def __init__(self, name: str = "mcp-sync:callbacks") -> None:
         self._name = name
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # The callback being run and since when (monotonic), for the slow-callback report.
+        self._running: tuple[Callable[..., object], float] | None = None
+        self._reported: Callable[..., object] | None = None
 
     def post(self, callbacks: Sequence[Callable[..., object]], *args: Any) -> None:
         """Queue `callback(*args)` for each callback; never blocks, never runs them here."""
         if not callbacks:
             return
         with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                self._thread.start()
             self._queue.put((tuple(callbacks), args))
+            if self._thread is None:
+                thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                try:
+                    thread.start()
+                except RuntimeError:  # interpreter shutdown (3.12+ refuses new threads): nobody listens
+                    return
+                self._thread = thread
+        self.report_if_stuck()
 
     def is_dispatcher_thread(self) -> bool:
         return threading.current_thread() is self._thread
 
-    def flush(self, timeout: float = DISPATCHER_JOIN_TIMEOUT) -> None:
-        """Wait until everything queued so far has run (not from a callback: that would wait on itself)."""
+    def flush(self, timeout: float = DISPATCHER_JOIN_TIMEOUT) -> bool:
+        """Wait until everything queued so far has run; False if that took longer than `timeout`
+        (a stuck callback: it is reported). Not from a callback: that would wait on itself."""
         if self._thread is None or self.is_dispatcher_thread():
-            return
+            return True
         drained = threading.Event()
         self.post((drained.set,))
-        drained.wait(timeout)
+        if drained.wait(timeout):
+            return True
+        self.report_if_stuck(threshold=0.0)
+        return False
 
     def close(self, timeout: float = DISPATCHER_JOIN_TIMEOUT) -> None:
-        """Deliver what is queued, then stop the thread (joined with `timeout`)."""
+        """Deliver what is queued, then let the thread end (waited for up to `timeout`)."""
         with self._lock:
-            thread, self._thread = self._thread, None
+            thread = self._thread
             if thread is None:
                 return
             self._queue.put(_STOP)
-        if thread is not threading.current_thread():
-            thread.join(timeout)
-            if thread.is_alive():
-                logger.warning("a callback is still running after %.1f s; leaving it behind", timeout)
+        if thread is threading.current_thread():
+            return
+        thread.join(timeout)
+        if thread.is_alive() and self._running is not None:
+            self.report_if_stuck(threshold=0.0)
+            logger.warning(
+                "callbacks are still running after %.1f s; the callback thread will deliver the rest "
+                "when the stuck one returns",
+                timeout,
+            )
+
+    def report_if_stuck(self, threshold: float = SLOW_CALLBACK_WARNING) -> None:
+        """Log (once per callback) a callback that has been running longer than `threshold` seconds."""
+        running = self._running
+        if running is None:
+            return
+        callback, since = running
+        elapsed = time.monotonic() - since
+        if elapsed >= threshold and self._reported is not callback:
+            self._reported = callback
+            logger.warning(
+                "callback %r has been running for %.1f s; later callbacks wait behind it", callback, elapsed
+            )
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=_IDLE_EXIT)
+            except queue.Empty:
+                item = _STOP
             if item is _STOP:
-                return
+                with self._lock:
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue  # posted after close(): deliver those; the idle timeout ends the thread later
             callbacks, args = item
             for callback in callbacks:
+                self._running = (callback, time.monotonic())
                 try:
                     callback(*args)
                 except Exception:
                     logger.exception("callback %r raised; continuing", callback)
+                finally:
+                    self._running = None
 
 
 class ListenerSet(Generic[T]):

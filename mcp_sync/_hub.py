@@ -5,50 +5,53 @@ Thread model (the whole of it):
 - each server runs on its own daemon loop thread, `mcp-sync:<server>`;
 - callers block in their own thread on a `concurrent.futures.Future`; any
   number of threads may call at once, and calls to one server share its session;
+- a native tool's call runs on a daemon thread of its own (`mcp-sync:native:<tool>`),
+  so that timeouts, cancellation and `submit()` behave as they do for MCP tools;
 - listeners (tool added/removed/changed, server state, progress) run on one
   callback thread, `mcp-sync:callbacks`, in the order things happened, never on
   a loop thread: a slow listener or one that calls back into the hub is safe.
 
-A server that fails to start is isolated (its state says why) unless it is
-`required`. Closing is bounded even for servers that ignore every signal, and
-an interpreter that exits without `close()` still leaves no server behind.
+The lifecycle (start, reload, close, fork, exit, garbage collection) lives in
+`_servers.ServerSet`, its states in `_lifecycle`. This class holds the set and
+the configuration, and resolves public names to what runs them.
 """
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
-import logging
+import difflib
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from types import MappingProxyType, TracebackType
+from types import TracebackType
 from typing import Any
 
 from ._agent import call_tool_safe
-from ._callbacks import ListenerSet, ProgressCallback
-from ._config import HttpServerConfig, ServerConfig, StdioServerConfig, load_config_file, parse_server_configs
-from ._connection import CLOSE_TIMEOUT, ServerConnection, kill_live_children
-from ._display import hub_html
-from ._errors import ConfigError, ServerStartError, ToolNotFoundError
-from ._registry import Tool, ToolRegistry
-from ._results import ToolResult, error_result, from_native_value
+from ._callbacks import ProgressCallback
+from ._calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
+from ._config import (
+    HttpServerConfig,
+    InvalidServerEntry,
+    StdioServerConfig,
+    load_config_entries,
+    parse_server_configs,
+)
+from ._connection import ServerConnection
+from ._errors import MCPSyncError, ToolNotFoundError
+from ._html import hub_html
+from ._lifecycle import HubState
+from ._native import start_native_call
+from ._registry import NativeTool, Tool, ToolRegistry
+from ._results import ToolResult
+from ._servers import ServerSet, UnusableServer
 
 __all__ = ["MCPHub", "ServerStateCallback"]
-
-logger = logging.getLogger("mcp_sync")
 
 ServerStateCallback = Callable[[str, str, BaseException | None], object]
 """Called as `callback(server_name, state, error)` when a server's state changes."""
 
 ConfigEntries = Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig]
-
-# Beyond a server's own connect deadline, time start() allows for its thread to report back.
-_START_GRACE = 5.0
-# At interpreter exit, how long open hubs get to close before their children are killed.
-_EXIT_CLOSE_TIMEOUT = 3.0
 
 
 class MCPHub:
@@ -61,59 +64,55 @@ class MCPHub:
         registry: ToolRegistry | None = None,
     ) -> None:
         self._configs = parse_server_configs(servers)
+        self._invalid: list[InvalidServerEntry] = []
         self._config_path: str | os.PathLike[str] | None = None
-        self._owns_registry = registry is None
         self.registry = registry if registry is not None else ToolRegistry()
-        self._connections: dict[str, ServerConnection] = {}
-        self._state_listeners: ListenerSet[tuple[str, str, BaseException | None]] = ListenerSet()
-        self._lock = threading.RLock()
-        self._started = False
-        self._closed = False
+        self._servers = ServerSet(self.registry, owns_registry=registry is None)
+        self._reload_lock = threading.Lock()
+        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
+        weakref.finalize(
+            self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in self._configs]}"
+        )
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None) -> MCPHub:
-        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map."""
-        hub = cls(load_config_file(path), registry=registry)
+        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
+
+        Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
+        misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
+        others start. A file that cannot be read at all raises `ConfigError`.
+        """
+        entries = load_config_entries(path)
+        hub = cls(entries.configs, registry=registry)
+        hub._invalid = entries.invalid
         hub._config_path = path
         return hub
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
+    @property
+    def state(self) -> HubState:
+        """ "created", "starting", "running", "closing", "closed", or "forked" in a child process that
+        inherited this hub (there it refuses every call; create a new hub in the child)."""
+        return self._servers.state
+
     def start(self) -> MCPHub:
         """Connect every enabled server in parallel; return once each is ready or failed.
 
-        Raises `ServerStartError` (after closing everything) if a `required` server failed.
+        Raises `ServerStartError` (after closing everything) if a `required` server failed, and
+        `MCPSyncError` if `close()` was called meanwhile. Interrupted (Ctrl-C), it stops every
+        server it started before the exception reaches the caller; the hub is then closed.
         """
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("this hub is closed; make a new one")
-            if self._started:
-                return self
-            self._started = True
-            _open_hubs.add(self)
-            started = self._start_servers(self._configs)
-        failures = {
-            name: connection.error or RuntimeError(connection.state)
-            for name, connection in started.items()
-            if connection.config.required and connection.state != "ready"
-        }
-        if failures:
-            self.close()
-            details = "; ".join(f"{name}: {error}" for name, error in failures.items())
-            raise ServerStartError(f"required server(s) failed to start: {details}", failures)
+        self._servers.start(self._configs, self._invalid)
         return self
 
     def close(self) -> None:
-        """Disconnect every server and stop every thread; bounded, idempotent, safe from any thread."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            connections = list(self._connections.values())
-        self._stop_servers(connections)
-        if self._owns_registry:
-            self.registry.close()
-        _open_hubs.discard(self)
+        """Disconnect every server and stop every thread; bounded, idempotent, safe from any thread.
+
+        It preempts a `start()` or `reload()` in progress, and after an interrupted `close()` it
+        finishes the job. In a forked child it does nothing: the servers are the parent's.
+        """
+        self._servers.close()
 
     def __enter__(self) -> MCPHub:
         return self.start()
@@ -129,63 +128,28 @@ class MCPHub:
         Servers whose configuration is unchanged and that are ready stay connected, with the same tools
         and names; changed, failed or disconnected ones reconnect; removed ones close; new ones start.
         """
+        invalid = self._invalid
         if servers is not None:
-            configs = parse_server_configs(servers)
+            configs, invalid = parse_server_configs(servers), []
         elif self._config_path is not None:
-            configs = load_config_file(self._config_path)
+            entries = load_config_entries(self._config_path)
+            configs, invalid = entries.configs, entries.invalid
         else:
             configs = list(self._configs)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("this hub is closed; make a new one")
-            self._configs = configs
-            if not self._started:
-                return
-            wanted = {config.server_name: config for config in configs if config.enabled}
-            outdated = [
-                connection
-                for name, connection in self._connections.items()
-                if wanted.get(name) != connection.config or connection.state != "ready"
-            ]
-            self._stop_servers(outdated)
-            self._start_servers([config for name, config in wanted.items() if name not in self._connections])
-
-    def _start_servers(self, configs: Iterable[ServerConfig]) -> dict[str, ServerConnection]:
-        started: dict[str, ServerConnection] = {}
-        for config in configs:
-            if not config.enabled:
-                continue
-            connection = ServerConnection(config, self.registry, on_state=self._announce_state)
-            try:
-                self.registry.reserve_server(config.server_name, connection)
-            except ConfigError as exc:
-                logger.error("%s", exc)
-                connection.fail_without_starting(exc)
-            else:
-                connection.start()
-            self._connections[config.server_name] = connection
-            started[config.server_name] = connection
-        for connection in started.values():
-            connection.wait_ready(connection.config.connect_timeout + _START_GRACE)
-        return started
-
-    def _stop_servers(self, connections: list[ServerConnection]) -> None:
-        for connection in connections:
-            connection.close()
-        deadline = time.monotonic() + CLOSE_TIMEOUT
-        for connection in connections:
-            connection.join(max(0.0, deadline - time.monotonic()))
-            if self.registry.server_owner(connection.name) is connection:
-                self.registry.release_server(connection.name)
-            if self._connections.get(connection.name) is connection:
-                del self._connections[connection.name]
+        self._servers.check_usable()
+        if self._servers.state in ("closing", "closed"):
+            raise MCPSyncError("this hub is closed; make a new one")
+        with self._reload_lock:
+            self._configs, self._invalid = configs, invalid
+            self._servers.reload(configs, invalid)
 
     # -- servers and tools -----------------------------------------------------------------------------
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection]:
-        """The started servers by name; each has `.state`, `.error`, `.tools`."""
-        return MappingProxyType(dict(self._connections))
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
+        """The started servers by name, and the configuration's unusable entries (`failed`); each has
+        `.state`, `.error`, `.tools`."""
+        return self._servers.servers
 
     def tools(self) -> list[Tool]:
         """Every tool in the registry (MCP and native), sorted by public name."""
@@ -202,11 +166,7 @@ class MCPHub:
 
     def on_server_state(self, callback: ServerStateCallback) -> Callable[[], None]:
         """Call `callback(server_name, state, error)` on every state change from now on."""
-        return self._state_listeners.subscribe(lambda event: callback(*event))
-
-    def _announce_state(self, connection: ServerConnection) -> None:
-        event = (connection.name, connection.state, connection.error)
-        self.registry.dispatcher.post(self._state_listeners.snapshot(), event)
+        return self._servers.state_listeners.subscribe(lambda event: callback(*event))
 
     # -- calls -----------------------------------------------------------------------------------------
 
@@ -221,18 +181,20 @@ class MCPHub:
     ) -> ToolResult:
         """Call a tool by public name and block until its result.
 
-        `timeout` (seconds) defaults to the server's `tool_call_timeout_ms`; setting `cancel` from any
-        thread ends the call. On timeout, cancel or KeyboardInterrupt the request is cancelled on the
-        server too. `progress(progress, total, message)` runs on the callback thread, before this returns.
-        Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
+        `timeout` (seconds) defaults to the server's `tool_call_timeout_ms` (no limit for a native
+        tool); `math.inf` means no limit; zero, negative or NaN is a `ValueError`. Setting `cancel` from
+        any thread ends the call. On timeout, cancel or KeyboardInterrupt the request is cancelled on
+        the server too. `progress(progress, total, message)` runs on the callback thread, before this
+        returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
         `ServerDisconnectedError` or `ToolCallError`; a tool's own failure is a result with `is_error`.
         """
-        tool, connection = self._resolve(name)
-        if connection is None:
-            return self._call_native(name, arguments)
+        tool, target = self._resolve(name)
+        if isinstance(target, NativeTool):
+            return self._call_native(name, target, arguments, timeout, cancel)
         assert tool.raw_name is not None
-        return connection.call(
-            tool.raw_name, arguments, public_name=name, timeout=timeout, cancel=cancel, progress=progress
+        seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        return target.call(
+            tool.raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
         )
 
     def submit(
@@ -244,41 +206,87 @@ class MCPHub:
         progress: ProgressCallback | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call and return at once; `future.cancel()` cancels the request on the server."""
-        tool, connection = self._resolve(name)
-        if connection is None:
-            future = concurrent.futures.Future[ToolResult]()
-            future.set_result(self._call_native(name, arguments))
-            return future
+        tool, target = self._resolve(name)
+        if isinstance(target, NativeTool):
+            return self._submit_native(name, target, arguments, timeout)
         assert tool.raw_name is not None
-        return connection.submit(
-            tool.raw_name, arguments, public_name=name, timeout=timeout, progress=progress
-        )
+        seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        return target.submit(tool.raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
 
-    def _resolve(self, name: str) -> tuple[Tool, ServerConnection | None]:
-        """The tool and the connection that runs it (None for a native tool), whichever hub owns it."""
+    def _resolve(self, name: str) -> tuple[Tool, ServerConnection | NativeTool]:
+        """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
+        self._servers.check_usable()
         tool = self.registry.get(name)
-        if tool is None:
-            raise ToolNotFoundError(name)
-        if tool.server_name is None:
-            return tool, None
-        connection = self.registry.server_owner(tool.server_name)
-        if not isinstance(connection, ServerConnection):
-            raise ToolNotFoundError(name)
-        return tool, connection
+        if tool is not None:
+            if tool.server_name is None:
+                target: object = self.registry.native_tool(name)
+            else:
+                target = self.registry.server_owner(tool.server_name)
+            if isinstance(target, ServerConnection | NativeTool):
+                return tool, target
+        raise ToolNotFoundError(name, self._why_missing(name))
 
-    def _call_native(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
-        function = self.registry.native_function(name)
-        if function is None:
-            raise ToolNotFoundError(name)
+    def _why_missing(self, name: str) -> str | None:
+        """Why no tool answers to `name`, in words that say what to do about it."""
+        state = self._servers.state
+        if state == "created" and not self.registry.tools():
+            return "the hub has not been started: call start(), or use `with hub:`"
+        if state in ("closing", "closed"):
+            return "the hub is closed"
+        for server_name, connection in self.servers.items():
+            if name.startswith(f"mcp__{server_name}__") and connection.state != "ready":
+                error = f": {connection.error}" if connection.error is not None else ""
+                return f"its server {server_name!r} is {connection.state}{error}"
+        tools = self.registry.tools()
+        public = [tool.name for tool in tools if tool.raw_name == name]
+        if public:
+            return f"did you mean {' or '.join(public)}? (tools are called by their public names)"
+        close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3, cutoff=0.8)
+        return f"did you mean {' or '.join(close)}?" if close else None
+
+    def _call_native(
+        self,
+        name: str,
+        native: NativeTool,
+        arguments: Mapping[str, Any] | None,
+        timeout: float | None,
+        cancel: threading.Event | None,
+    ) -> ToolResult:
+        seconds = resolve_timeout(timeout, NO_LIMIT)
+        future, stop = start_native_call(
+            name, native.function, arguments or {}, pass_cancel=native.takes_cancel
+        )
+        done = watch(future)
         try:
-            return from_native_value(function(**dict(arguments or {})))
-        except Exception as exc:
-            logger.warning("native tool %s raised", name, exc_info=True)
-            return error_result(f"{name} failed: {type(exc).__name__}: {exc}")
+            finished = wait_released(done, seconds, cancel)
+        except BaseException:
+            future.cancel()
+            raise
+        if not finished and future.cancel():
+            stop.set()
+            if cancel is not None and cancel.is_set():
+                raise was_cancelled(name, "the function")
+            raise timed_out(name, seconds, "the function")
+        return future.result()
+
+    def _submit_native(
+        self, name: str, native: NativeTool, arguments: Mapping[str, Any] | None, timeout: float | None
+    ) -> concurrent.futures.Future[ToolResult]:
+        seconds = resolve_timeout(timeout, NO_LIMIT)
+        future, stop = start_native_call(
+            name, native.function, arguments or {}, pass_cancel=native.takes_cancel
+        )
+        if seconds != NO_LIMIT:
+            timer = threading.Timer(seconds, _expire, (future, stop, name, seconds))
+            timer.daemon = True
+            timer.start()
+            future.add_done_callback(lambda _future: timer.cancel())
+        return future
 
     def __repr__(self) -> str:
-        states = ", ".join(f"{name}={c.state}" for name, c in self._connections.items())
-        return f"<MCPHub servers=[{states}] tools={len(self.registry)}>"
+        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.servers.items())
+        state = "" if self.state == "running" else f" ({self.state})"
+        return f"<MCPHub servers=[{states}] tools={len(self.registry)}{state}>"
 
     # -- agent-loop helpers and display ----
 
@@ -300,27 +308,25 @@ class MCPHub:
         An unknown tool, a timeout, a cancellation, a lost server or a protocol error becomes a
         `ToolResult` with `is_error=True` and a message for the model. `arguments` may be the JSON
         string a model emitted; invalid JSON, or JSON that is not an object, is an error result too.
+        An invalid `timeout` is the caller's mistake, not the model's: a `ValueError`, as for `call_tool`.
         """
-        return call_tool_safe(self, name, arguments, timeout=timeout, cancel=cancel, progress=progress)
+        return call_tool_safe(
+            self.call_tool, name, arguments, timeout=timeout, cancel=cancel, progress=progress
+        )
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        return hub_html(self)
+        return hub_html(list(self._servers.servers.values()), self.tools())
 
 
-_open_hubs: weakref.WeakSet[MCPHub] = weakref.WeakSet()
-
-
-def _close_at_exit() -> None:
-    """Close hubs the program left open, then kill any server child that is still alive."""
-    hubs = list(_open_hubs)
-    closers = [threading.Thread(target=hub.close, name="mcp-sync:exit", daemon=True) for hub in hubs]
-    for closer in closers:
-        closer.start()
-    deadline = time.monotonic() + _EXIT_CLOSE_TIMEOUT
-    for closer in closers:
-        closer.join(max(0.0, deadline - time.monotonic()))
-    kill_live_children()
-
-
-atexit.register(_close_at_exit)
+def _expire(
+    future: concurrent.futures.Future[ToolResult], stop: threading.Event, name: str, seconds: float
+) -> None:
+    """A submitted native call's timeout: fail its Future and tell the function to stop."""
+    if future.done():
+        return
+    try:
+        future.set_exception(timed_out(name, seconds, "the function"))
+    except concurrent.futures.InvalidStateError:  # it finished at the same moment
+        return
+    stop.set()

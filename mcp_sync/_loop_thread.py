@@ -4,7 +4,9 @@ Each server's `mcp` session lives on one of these, so nothing ever runs an
 event loop in a caller's thread (a notebook cell's thread already has one).
 The thread is a daemon: at interpreter exit non-daemon threads are joined
 before `atexit` handlers run, and a loop thread waiting for its server would
-hang the exit. It is always joined with a timeout.
+hang the exit. It is always joined with a timeout, on its own "finished" event:
+on CPython 3.11 a `KeyboardInterrupt` that interrupts `Thread.join()` can leave
+the thread marked stopped while it still runs.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ class LoopThread:
         self.loop = asyncio.new_event_loop()
         self._main = main
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._finished = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return self._thread.name
 
     def start(self) -> None:
         self._thread.start()
@@ -45,18 +52,24 @@ class LoopThread:
     def is_current(self) -> bool:
         return threading.current_thread() is self._thread
 
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
+    def is_finished(self) -> bool:
+        """True once the loop has closed (or was never started and is released)."""
+        return self._finished.is_set()
 
     def join(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the thread to end; True if it did."""
         if self._thread.ident is None:  # never started: nothing runs, only the loop to release
             if not self.loop.is_closed():
                 self.loop.close()
+            self._finished.set()
             return True
-        if not self.is_current():
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
+        if self.is_current():
+            return False
+        if not self._finished.wait(timeout):
+            return False
+        # The loop is closed; what is left of the thread is returning from its target.
+        self._thread.join(timeout)
+        return True
 
     def _run(self) -> None:
         loop = self.loop
@@ -65,11 +78,14 @@ class LoopThread:
             loop.run_until_complete(self._main())
             loop.run_until_complete(_finish_leftover_tasks())
             loop.run_until_complete(loop.shutdown_asyncgens())
+            # Not shutdown_default_executor(): it starts a thread, which 3.12+ refuses at exit;
+            # close() below shuts the executor down without waiting.
         except BaseException:
             logger.exception("event loop thread %s failed", self._thread.name)
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+            self._finished.set()
 
 
 async def _finish_leftover_tasks() -> None:

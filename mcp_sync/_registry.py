@@ -12,6 +12,14 @@ Every mutation and the queueing of its events happen under one lock, so events
 reach listeners (on the dispatcher thread) in the order the changes were made.
 Mutations build a new map and swap it in (copy on write): lookups take no lock,
 and a reader sees one whole generation, never half of a replacement.
+
+A server's tools are written only through the `ServerLease` that reserved its
+name, on behalf of one connection. Once the lease has ended (the connection
+closed, disconnected or was replaced) its writes are refused, so a re-sync that
+was still running when its server went away cannot bring the tools back.
+
+The registry is data plus change events: it knows nothing of hubs, connections,
+agent loops or notebooks, which read it.
 """
 
 from __future__ import annotations
@@ -19,59 +27,74 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, overload
 
-from ._agent import function_specs, native_tool_from_function
 from ._callbacks import CallbackDispatcher, ListenerSet
-from ._display import tools_html
 from ._errors import ConfigError, ToolListError
+from ._html import tools_html
+from ._native import accepts_cancel, native_tool_from_function
+from ._tool import NativeFunction, Tool, ToolChanges, function_specs, sorted_tools
 
-__all__ = ["NativeFunction", "Tool", "ToolChanges", "ToolRegistry"]
+__all__ = ["NativeFunction", "NativeTool", "ServerLease", "Tool", "ToolChanges", "ToolRegistry"]
 
 logger = logging.getLogger("mcp_sync")
 
-NativeFunction = Callable[..., Any]
-"""A host function: called with the tool's arguments as keyword arguments."""
+
+class NativeTool:
+    """A registered host function and whether it takes the call's cancel Event."""
+
+    __slots__ = ("function", "takes_cancel")
+
+    def __init__(self, function: NativeFunction) -> None:
+        self.function = function
+        self.takes_cancel = accepts_cancel(function)
 
 
-@dataclass(frozen=True, slots=True)
-class Tool:
-    """One tool as a model sees it; `server_name`/`raw_name` are None for a native tool."""
+class ServerLease:
+    """The right to write one server's tools, held by one connection generation.
 
-    name: str
-    description: str | None
-    input_schema: Mapping[str, Any] = field(hash=False)
-    server_name: str | None = None
-    raw_name: str | None = None
-    output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    Made by `ToolRegistry.reserve_server`; ended by `end()` (the tools go, the name stays
+    reserved) and given back by `release()` (the name is free). Writes through an ended lease
+    are refused.
+    """
+
+    __slots__ = ("_active", "_registry", "owner", "server_name")
+
+    def __init__(self, registry: ToolRegistry, server_name: str, owner: object) -> None:
+        self._registry = registry
+        self.server_name = server_name
+        self.owner = owner
+        self._active = True
 
     @property
-    def is_native(self) -> bool:
-        return self.server_name is None
+    def active(self) -> bool:
+        return self._active
 
+    def replace_tools(self, tools: Sequence[Tool]) -> ToolChanges | None:
+        """Make `tools` this server's generation (see `ToolRegistry`); None if the lease has ended."""
+        return self._registry._replace_server_tools(self, tools)
 
-@dataclass(frozen=True, slots=True)
-class ToolChanges:
-    """What one registry change did, each list sorted by name."""
+    def end(self) -> ToolChanges:
+        """Remove the server's tools and refuse later writes; the name stays reserved. Idempotent."""
+        return self._registry._end_lease(self)
 
-    added: tuple[Tool, ...] = ()
-    removed: tuple[Tool, ...] = ()
-    changed: tuple[Tool, ...] = ()
+    def release(self) -> None:
+        """End the lease and free the server's name. Idempotent."""
+        self._registry._release_lease(self)
 
-    def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.changed)
+    def __repr__(self) -> str:
+        return f"<ServerLease {self.server_name!r} {'active' if self._active else 'ended'}>"
 
 
 class ToolRegistry:
     """Thread-safe public-name -> Tool map shared by every server of a hub (and the host's own tools)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
-        self._native: dict[str, NativeFunction] = {}
+        self._native: dict[str, NativeTool] = {}
         self._by_server: dict[str, dict[str, Tool]] = {}
-        self._owners: dict[str, object] = {}
+        self._leases: dict[str, ServerLease] = {}
         self._dispatcher = CallbackDispatcher()
         self._added: ListenerSet[Tool] = ListenerSet()
         self._removed: ListenerSet[Tool] = ListenerSet()
@@ -82,7 +105,8 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def native_function(self, name: str) -> NativeFunction | None:
+    def native_tool(self, name: str) -> NativeTool | None:
+        """The host function registered under `name`, if it is a native tool."""
         return self._native.get(name)
 
     def tools(self) -> list[Tool]:
@@ -142,7 +166,7 @@ class ToolRegistry:
         with self._lock:
             if name in self._tools:
                 raise ValueError(f"a tool named {name!r} is already registered")
-            self._native = {**self._native, name: function}
+            self._native = {**self._native, name: NativeTool(function)}
             self._tools = {**self._tools, name: tool}
             self._announce(ToolChanges(added=(tool,)))
         return tool
@@ -159,42 +183,32 @@ class ToolRegistry:
 
     # -- server generations ----------------------------------------------------------------------------
 
-    def reserve_server(self, server_name: str, owner: object) -> None:
-        """Claim a server's namespace for `owner` (what runs its tools); a second active server with that
-        name is a configuration error."""
+    def reserve_server(self, server_name: str, owner: object) -> ServerLease:
+        """Claim a server's namespace for `owner` (what runs its tools) and return the lease through
+        which its tools are written; a second active server with that name is a configuration error."""
         with self._lock:
-            if server_name in self._owners:
+            if server_name in self._leases:
                 raise ConfigError(
                     f"server {server_name!r} is already connected to this registry; "
                     "give each server a unique server_name"
                 )
-            for other in self._owners:
+            for other in self._leases:
                 if _namespaces_overlap(server_name, other):
                     raise ConfigError(
                         f"server names {other!r} and {server_name!r} overlap: a tool name such as "
                         f"{_overlap_example(other, server_name)!r} could belong to either; rename one"
                     )
-            self._owners = {**self._owners, server_name: owner}
+            lease = ServerLease(self, server_name, owner)
+            self._leases = {**self._leases, server_name: lease}
+            return lease
 
     def server_owner(self, server_name: str) -> object | None:
         """What runs the tools of `server_name` (its connection): any hub on this registry can call them."""
-        return self._owners.get(server_name)
+        lease = self._leases.get(server_name)
+        return lease.owner if lease is not None else None
 
-    def release_server(self, server_name: str) -> ToolChanges:
-        """Remove the server's tools and free its name."""
-        with self._lock:
-            changes = self._drop_server_tools(server_name)
-            self._owners = {name: owner for name, owner in self._owners.items() if name != server_name}
-            self._by_server = {name: tools for name, tools in self._by_server.items() if name != server_name}
-            return changes
-
-    def clear_server(self, server_name: str) -> ToolChanges:
-        """Remove every tool of a server (it disconnected); the name stays reserved."""
-        with self._lock:
-            return self._drop_server_tools(server_name)
-
-    def replace_server_tools(self, server_name: str, tools: Sequence[Tool]) -> ToolChanges:
-        """Make `tools` the server's generation in one step, or raise `ToolListError` (see module doc)."""
+    def _replace_server_tools(self, lease: ServerLease, tools: Sequence[Tool]) -> ToolChanges | None:
+        server_name = lease.server_name
         new: dict[str, Tool] = {}
         raw_names: set[str] = set()
         for tool in tools:
@@ -209,6 +223,9 @@ class ToolRegistry:
             new[tool.name] = tool
 
         with self._lock:
+            if not lease.active:
+                logger.debug("ignoring a tool listing from an ended connection to server %r", server_name)
+                return None
             old = self._by_server.get(server_name, {})
             taken = [name for name in new if name in self._tools and name not in old]
             if taken:
@@ -229,9 +246,24 @@ class ToolRegistry:
                 registry[tool.name] = tool
             self._tools = registry
             self._by_server = {**self._by_server, server_name: kept}
-            changes = ToolChanges(_sorted(added), _sorted(removed), _sorted(changed))
+            changes = ToolChanges(sorted_tools(added), sorted_tools(removed), sorted_tools(changed))
             self._announce(changes)
             return changes
+
+    def _end_lease(self, lease: ServerLease) -> ToolChanges:
+        with self._lock:
+            lease._active = False
+            if self._leases.get(lease.server_name) is not lease:
+                return ToolChanges()
+            return self._drop_server_tools(lease.server_name)
+
+    def _release_lease(self, lease: ServerLease) -> None:
+        with self._lock:
+            self._end_lease(lease)
+            if self._leases.get(lease.server_name) is lease:
+                name = lease.server_name
+                self._leases = {key: value for key, value in self._leases.items() if key != name}
+                self._by_server = {key: value for key, value in self._by_server.items() if key != name}
 
     def _drop_server_tools(self, server_name: str) -> ToolChanges:
         old = self._by_server.get(server_name)
@@ -239,7 +271,7 @@ class ToolRegistry:
             return ToolChanges()
         self._tools = {name: tool for name, tool in self._tools.items() if name not in old}
         self._by_server = {**self._by_server, server_name: {}}
-        changes = ToolChanges(removed=_sorted(old.values()))
+        changes = ToolChanges(removed=sorted_tools(old.values()))
         self._announce(changes)
         return changes
 
@@ -313,7 +345,3 @@ def _namespaces_overlap(first: str, second: str) -> bool:
 
 def _overlap_example(first: str, second: str) -> str:
     return f"mcp__{max(first, second, key=len)}__x"
-
-
-def _sorted(tools: Any) -> tuple[Tool, ...]:
-    return tuple(sorted(tools, key=lambda tool: tool.name))

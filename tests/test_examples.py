@@ -117,7 +117,7 @@ def test_notebook_runs_in_a_real_kernel() -> None:
         "<MCPHub servers=[demo=ready] tools=7>",
         "a marathon is 26.218757 miles",
         "cancelled: call to mcp__demo__sleep was cancelled",
-        "<MCPHub servers=[] tools=0>",
+        "<MCPHub servers=[] tools=0 (closed)>",
     )
     html = [output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})]
     assert len(html) == 2  # the hub, then its registry

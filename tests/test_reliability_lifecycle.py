@@ -128,13 +128,14 @@ def test_close_during_a_hundred_calls_in_flight_fails_them_all_promptly(
             closing = time.monotonic()
             hub.close()
             closed_in = time.monotonic() - closing
-        assert closed_in < 5, f"close() took {closed_in:.1f}s with {IN_FLIGHT} calls in flight"
-        done, not_done = concurrent.futures.wait(futures, 2)
+        # Bounded, not timed: close() kills what does not stop within its own deadline.
+        assert closed_in < 30, f"close() took {closed_in:.1f}s with {IN_FLIGHT} calls in flight"
+        done, not_done = concurrent.futures.wait(futures, 10)
         assert not not_done, f"{len(not_done)} futures still running after close()"
         for future in done:
             assert isinstance(future.exception(), ServerDisconnectedError), repr(future.exception())
         for thread in threads:
-            thread.join(2)
+            thread.join(10)
         assert not any(thread.is_alive() for thread in threads), "a blocked call_tool() outlived close()"
         assert len(blocked_errors) == IN_FLIGHT // 2
         assert all(isinstance(error, ServerDisconnectedError) for error in blocked_errors), blocked_errors

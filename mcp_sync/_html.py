@@ -1,5 +1,8 @@
 """HTML tables for notebooks: `MCPHub._repr_html_` and `ToolRegistry._repr_html_` build on these.
 
+A leaf: it renders the data it is given (tools, and anything shaped like a server
+connection) and imports nothing of the hub or the registry.
+
 Everything shown is escaped: tool descriptions, server info and error messages come from
 servers, which are not trusted to write markup into the user's notebook.
 """
@@ -8,11 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ._hub import MCPHub
-    from ._registry import Tool
+from ._tool import Tool
+
+
+class ServerRow(Protocol):
+    """What the servers table reads from a server connection."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def error(self) -> BaseException | None: ...
+    @property
+    def tools(self) -> list[Tool]: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def server_info(self) -> Any: ...
+    @property
+    def protocol_version(self) -> str | None: ...
+
 
 __all__ = ["first_line", "hub_html", "tools_html"]
 
@@ -62,9 +83,8 @@ def tools_html(tools: Sequence[Tool]) -> str:
     )
 
 
-def hub_html(hub: MCPHub) -> str:
-    """The hub's servers (transport, state, tool count, protocol, error), then its tools."""
-    servers = list(hub.servers.values())
+def hub_html(servers: Sequence[ServerRow], tools: Sequence[Tool]) -> str:
+    """A hub's servers (transport, state, tool count, protocol, error), then its tools."""
     rows = []
     for connection in servers:
         colour = _STATE_COLOURS.get(connection.state, "inherit")
@@ -72,7 +92,7 @@ def hub_html(hub: MCPHub) -> str:
         rows.append(
             (
                 f"<strong>{escape(connection.name)}</strong>",
-                escape(connection.config.transport),
+                escape(connection.transport),
                 f'<span style="color: {colour}">{escape(connection.state)}</span>',
                 str(len(connection.tools)),
                 escape(f"{info.name} {info.version}" if info is not None else ""),
@@ -87,5 +107,5 @@ def hub_html(hub: MCPHub) -> str:
     )
     return (
         f"<div><strong>MCPHub</strong>: {len(servers)} server{'s' if len(servers) != 1 else ''}"
-        f"{servers_part}{tools_html(hub.tools())}</div>"
+        f"{servers_part}{tools_html(tools)}</div>"
     )

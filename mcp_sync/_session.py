@@ -1,0 +1,422 @@
+"""The owner of one server's session, on the server's loop thread.
+
+One task (the owner) enters the `mcp.Client`, registers the first listing, keeps the tools
+in sync, waits until it is told to stop or the transport ends, and leaves the `Client` in
+the same task, as the SDK requires. Calls are tasks of their own on the same loop, so many
+callers share the session. Everything here runs on the loop thread; the connection's
+caller-side methods only schedule onto it.
+
+How it ends: `request_stop()` (graceful: calls in flight are cancelled on the server, the
+transport closes stdin and waits) or `request_stop(abort=True)` (the child is killed at
+once: for a server still in its handshake, or a hub that must stop now), or the transport
+ends by itself. The end state is reached once, before the (possibly slow) teardown, and no
+call starts after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import functools
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+import pydantic_core
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ._callbacks import CallbackDispatcher, ProgressCallback
+from ._calls import timed_out
+from ._config import ServerConfig
+from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
+from ._lifecycle import ConnectionState
+from ._registry import ServerLease
+from ._results import ToolResult, from_call_tool_result
+from ._secrets import SecretHandle, scrub
+from ._stdio import StdioProcess
+from ._tool_sync import ToolSync, describe
+from ._transports import HttpObservations, open_transport
+
+__all__ = ["Session", "SessionHost"]
+
+logger = logging.getLogger("mcp_sync")
+
+# At the end, how long calls being cancelled get to send their cancellation before the transport closes.
+_CANCEL_FLUSH_TIMEOUT = 1.0
+# When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
+_EXIT_DETAILS_TIMEOUT = 0.5
+# How long a session waits, before it says ready, for the warm-up of result validation (see below).
+_WARM_UP_TIMEOUT = 5.0
+
+# The SDK imports `jsonschema` on the first result it validates against an output schema: 40-100 ms
+# inside somebody's first call. Importing it during start-up, beside the first server's connect,
+# keeps the first call as fast as the others. Once per process; every session waits for the same one.
+_warm_up: concurrent.futures.Future[None] | None = None
+_warm_up_lock = threading.Lock()
+
+
+def _import_result_validation() -> None:
+    """Import what the SDK's result validation uses, and compile one schema the way it does (the
+    first compile also builds the metaschema's own validator)."""
+    for module in ("jsonschema.exceptions", "referencing.exceptions"):
+        importlib.import_module(module)
+    validators: Any = importlib.import_module("jsonschema.validators")
+    registry: Any = importlib.import_module("referencing").Registry
+    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    validator_class = validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    list(validator_class(schema, registry=registry()).iter_errors({"result": 1}))
+
+
+def _start_warm_up(loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[None]:
+    """The process's one warm-up, started on `loop`'s executor by the first session that asks."""
+    global _warm_up
+    with _warm_up_lock:
+        if _warm_up is None:
+            _warm_up = concurrent.futures.Future()
+            task = loop.run_in_executor(None, _import_result_validation)
+            task.add_done_callback(lambda done: _warm_up.set_result(None) if _warm_up else None)
+        return _warm_up
+
+
+class SessionHost(Protocol):
+    """What a session reads from and reports to: its connection (`ServerConnection`)."""
+
+    name: str
+    config: ServerConfig
+    lease: ServerLease | None
+    protocol_version: str | None
+    server_info: types.Implementation | None
+
+    @property
+    def state(self) -> ConnectionState: ...
+
+    def _set_state(self, state: ConnectionState, error: BaseException | None = None) -> None: ...
+
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> bool: ...
+
+    def not_ready_error(self, public_name: str) -> MCPSyncError: ...
+
+
+class Session:
+    """The loop-side half of a `ServerConnection`: its owner task and its calls."""
+
+    def __init__(self, connection: SessionHost, dispatcher: CallbackDispatcher) -> None:
+        self._connection = connection
+        self._name = connection.name
+        self._config = connection.config
+        self._dispatcher = dispatcher
+        self.process = StdioProcess(self._name)
+        self.http = HttpObservations()
+        self.client: Client | None = None
+        self._sync: ToolSync | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._stopping = False
+        self._output_ended = False
+        self._ended = False
+        self._end_cause: BaseException | None = None
+        self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
+        self.secrets: SecretHandle | None = None
+
+    # -- the owner task ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, list, keep in sync until told to stop or the transport ends; then tear down."""
+        self._owner = asyncio.current_task()
+        self._wake = asyncio.Event()
+        try:
+            if self._stopping:  # closed before the loop even started
+                return
+            warm_up = asyncio.wrap_future(_start_warm_up(asyncio.get_running_loop()))
+            async with AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(self._config.connect_timeout):
+                        await self._connect(stack)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(warm_up), _WARM_UP_TIMEOUT)
+                except TimeoutError:
+                    raise TimeoutError(
+                        f"server {self._name!r} did not connect and list its tools within "
+                        f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
+                    ) from None
+                self._connection._set_state("ready")
+                await self._wake.wait()
+                if self._output_ended and not self._stopping and self._end_cause is None:
+                    await self.process.wait_for_exit(_EXIT_DETAILS_TIMEOUT)
+                    self._lose("closed its connection" + self.process.describe_end())
+                self._end(self._end_cause)
+                await self._flush_cancellations()
+        except BaseException as exc:
+            self._end(self._end_cause or _unwrap(exc))
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            self._end(None)
+            if self.secrets is not None:
+                self.secrets.release()
+
+    async def _connect(self, stack: AsyncExitStack) -> None:
+        transport = open_transport(
+            self._config,
+            process=self.process,
+            http=self.http,
+            on_end=self._transport_ended,
+            on_refused=self.check_alive,
+        )
+        client = Client(transport, cache=None, message_handler=self._on_message)
+        await stack.enter_async_context(client)
+        self.client = client  # calls are accepted from here on, so a tool is callable once announced
+        self._connection.protocol_version = client.protocol_version
+        self._connection.server_info = client.server_info
+        assert self._connection.lease is not None, "a connection starts only once its name is reserved"
+        sync = self._sync = ToolSync(self._config, self._connection.lease)
+        task_group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(task_group.cancel_scope.cancel)
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # Subscribe before the first listing, so no change falls between the two.
+            await task_group.start(functools.partial(sync.listen, client, on_lost=self._lose))
+        await sync.sync(client, initial=True)
+        task_group.start_soon(sync.resync_when_dirty, client)
+
+    def request_stop(self, abort: bool) -> None:
+        """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now."""
+        self._stopping = True
+        if abort or self._connection.state == "connecting":
+            self.process.kill()
+            if self._owner is not None:
+                self._owner.cancel()
+        if self._wake is not None:
+            self._wake.set()
+
+    def cancel_owner(self) -> None:
+        if self._owner is not None:
+            self._owner.cancel()
+
+    def check_alive(self) -> None:
+        """Something suggests the server is gone: re-list, which fails and ends the session if it is."""
+        if self._sync is not None and not self._stopping:
+            self._sync.mark_dirty()
+
+    def _transport_ended(self) -> None:
+        self._output_ended = True
+        if self.process.pid is None:  # HTTP: nothing more to learn
+            self._lose("closed its connection")
+        elif self._wake is not None:
+            self._wake.set()
+
+    def _lose(self, problem: str) -> None:
+        """End the session as disconnected, with `problem` as the cause."""
+        if not self._stopping:
+            self._end_cause = self._end_cause or ServerDisconnectedError(
+                scrub(f"server {self._name!r} {problem}")
+            )
+        if self._wake is not None:
+            self._wake.set()
+
+    def _end(self, cause: BaseException | None) -> None:
+        """Reach the end state once: closed if we stopped it, failed or disconnected otherwise; calls in
+        flight are cancelled now, not after the transport's (possibly slow) shutdown."""
+        if self._ended:
+            return
+        self._ended = True
+        self.client = None
+        if self._stopping:
+            self._connection._set_state("closed")
+        elif self._connection.state == "connecting":
+            self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
+        else:
+            self._connection._set_state("disconnected", _describe_loss(self._name, cause))
+        for task in list(self._calls.values()):
+            task.cancel()
+
+    def _end_details(self) -> str:
+        """What the transport saw of the end: the child's exit and stderr, or the last HTTP error."""
+        if self.process.pid is not None:
+            return self.process.describe_end()
+        return f" ({self.http.problem})" if self.http.problem else ""
+
+    async def _flush_cancellations(self) -> None:
+        """Give cancelled calls a moment to send their cancellation before the transport closes."""
+        tasks = list(self._calls.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=_CANCEL_FLUSH_TIMEOUT)
+
+    async def _on_message(self, message: Any) -> None:
+        # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
+        if isinstance(message, types.ToolListChangedNotification) and self._sync is not None:
+            self._sync.mark_dirty()
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def start_call(
+        self,
+        future: concurrent.futures.Future[ToolResult],
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        timeout: float,
+        progress: ProgressCallback | None,
+        follow_future: bool,
+    ) -> None:
+        """Start a call task whose outcome resolves `future` (its typed error, or its result)."""
+        if future.cancelled():
+            return
+        client = self.client
+        if client is None:
+            future.set_exception(self._connection.not_ready_error(public_name))
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._call(client, raw_name, arguments, public_name, timeout, progress)
+        )
+        self._calls[future] = task
+        task.add_done_callback(lambda done: self._finish_call(done, future))
+        if follow_future:  # submit(): the caller's future.cancel() must reach the server
+            future.add_done_callback(lambda f: f.cancelled() and self._connection.call_soon(task.cancel))
+
+    def cancel_call(self, future: concurrent.futures.Future[ToolResult], settled: Callable[[], None]) -> None:
+        """Cancel the call's task (the SDK sends the protocol's cancellation); `settled()` once it is over."""
+        task = self._calls.get(future)
+        future.cancel()
+        if task is None or task.done():
+            settled()
+            return
+        task.add_done_callback(lambda _task: settled())
+        task.cancel()
+
+    def _finish_call(
+        self, task: asyncio.Task[ToolResult], future: concurrent.futures.Future[ToolResult]
+    ) -> None:
+        """Resolve the caller's Future from the task; runs even for a task cancelled before its first step."""
+        self._calls.pop(future, None)
+        if future.done():  # the caller cancelled it
+            return
+        if task.cancelled():
+            error: BaseException = self._end_cause or ServerDisconnectedError(
+                f"server {self._name!r} is {self._connection.state}; the call was abandoned"
+            )
+            if not isinstance(error, ToolCallError):
+                error = ServerDisconnectedError(str(error))
+            future.set_exception(error)
+            return
+        exc = task.exception()
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(task.result())
+
+    async def _call(
+        self,
+        client: Client,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        timeout: float,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        on_progress = self._progress_forwarder(progress) if progress is not None else None
+        try:
+            async with asyncio.timeout(timeout if timeout != float("inf") else None):
+                result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+        except TimeoutError:
+            raise timed_out(public_name, timeout, "the server") from None
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
+                # server is gone its request fails and takes the transport, and so this session, down.
+                self.check_alive()
+                raise ServerDisconnectedError(
+                    f"server {self._name!r} disconnected during the call to {public_name}",
+                    tool=public_name,
+                    code=exc.code,
+                ) from exc
+            http = f"; {self.http.problem}" if self.http.problem and exc.code < 0 else ""
+            raise ToolCallError(
+                scrub(
+                    f"server {self._name!r} refused the call to {public_name}: {exc.message} "
+                    f"(code {exc.code}){http}"
+                ),
+                tool=public_name,
+                code=exc.code,
+            ) from exc
+        except pydantic_core.PydanticSerializationError as exc:
+            raise ToolCallError(
+                f"the arguments for {public_name} cannot be sent as JSON: {exc}", tool=public_name
+            ) from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            raise ServerDisconnectedError(
+                f"server {self._name!r} disconnected during the call to {public_name}", tool=public_name
+            ) from exc
+        except (ValueError, RuntimeError) as exc:  # the answer failed validation (schema or protocol)
+            raise ToolCallError(
+                scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
+                tool=public_name,
+            ) from exc
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
+        try:
+            return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
+
+    def _progress_forwarder(self, progress: ProgressCallback) -> Any:
+        dispatcher = self._dispatcher
+
+        async def forward(value: float, total: float | None, message: str | None) -> None:
+            dispatcher.post((progress,), value, total, message)
+
+        return forward
+
+
+def _our_bug(public_name: str, exc: Exception) -> ToolCallError:
+    """An error of mcp_sync's own during a call: logged with its traceback, never blamed on the server."""
+    logger.error("unexpected error in mcp_sync while calling %s", public_name, exc_info=exc)
+    return ToolCallError(
+        scrub(
+            f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
+            f"{describe(exc)}"
+        ),
+        tool=public_name,
+    )
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (anyio wraps what escapes a Client)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
+    """Why a ready server ended, as a `ServerDisconnectedError` (the transport's own error as its cause)."""
+    if isinstance(cause, MCPSyncError):
+        return cause
+    loss = ServerDisconnectedError(
+        scrub(f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
+    )
+    loss.__cause__ = cause
+    return loss
+
+
+def _describe_failure(name: str, cause: BaseException | None, ended: str) -> BaseException:
+    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError` that says
+    how its process ended and what it last wrote to stderr."""
+    if isinstance(cause, MCPSyncError | TimeoutError):
+        return cause
+    if isinstance(cause, asyncio.CancelledError):
+        return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
+    if isinstance(cause, FileNotFoundError):
+        return ServerDisconnectedError(scrub(f"server {name!r} could not start: {cause}"))
+    if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
+        return ServerDisconnectedError(scrub(f"server {name!r} went away while connecting{ended}"))
+    failure = ServerDisconnectedError(scrub(f"server {name!r} failed to connect: {describe(cause)}{ended}"))
+    failure.__cause__ = cause
+    return failure

@@ -1,0 +1,307 @@
+"""The stdio transport: a server child process of our own, speaking JSON-RPC lines on its pipes.
+
+Owning the process (rather than going through the SDK's `stdio_client`) gives what the
+connection needs and the SDK keeps to itself:
+
+- the child's pid and process group (it starts in a session of its own, so Ctrl-C in a
+  terminal does not reach it), so that closing can kill it however it behaves, from any
+  thread, and a hub that must stop at once can kill it without waiting;
+- its stderr, read line by line into the `mcp_sync.server.<name>` logger (never the user's
+  terminal: a notebook's `sys.stderr` has no file descriptor to give a child anyway), with
+  the last lines kept to explain an exit;
+- its exit status, and the moment its stdout ends (a server that dies while idle says
+  nothing else);
+- a decoding policy: a line that is not valid UTF-8 is decoded with replacement characters
+  and a warning, instead of ending the reader and leaving a session that looks alive.
+
+Shutdown follows the protocol's order, every wait bounded: close stdin, wait, SIGTERM to
+the process group, wait, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from subprocess import PIPE
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+__all__ = ["StdioProcess", "TransportStreams", "open_stdio"]
+
+logger = logging.getLogger("mcp_sync")
+
+TransportStreams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+"""What a transport yields to `mcp.Client`: the stream it reads messages from, the one it writes to."""
+
+# Grace for a server to exit by itself after its stdin closes (the protocol's first step).
+STDIN_CLOSE_GRACE = 1.0
+# Grace after SIGTERM before SIGKILL.
+SIGTERM_GRACE = 1.0
+# Time for the loop to observe a SIGKILL; only an unkillable (stopped, traced) process runs it out.
+_KILL_REAP_TIMEOUT = 1.0
+# Time for the writer to flush messages already accepted (a cancellation, say) before stdin closes.
+_WRITER_FLUSH_TIMEOUT = 0.5
+# How often to look at the exit status while waiting for the child to end.
+_EXIT_POLL_INTERVAL = 0.01
+# The longest stdout or stderr line taken; a longer one is cut (stderr) or refused (stdout).
+_LINE_LIMIT = 64 * 1024 * 1024
+_STDERR_LINE_LIMIT = 64 * 1024
+# What is kept of stderr to explain an exit: the last lines, within a byte budget.
+STDERR_TAIL_LINES = 20
+STDERR_TAIL_BYTES = 4096
+# Time closing gives the stderr reader to take the last lines of a child that has exited.
+_STDERR_DRAIN_TIMEOUT = 0.5
+
+
+class StdioProcess:
+    """The child as the connection sees it: pid, exit status, the tail of its stderr, a kill switch."""
+
+    def __init__(self, server_name: str) -> None:
+        self.server_name = server_name
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self._child: anyio.abc.Process | None = None
+        self._stderr_closed: anyio.Event | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._undecodable_lines = 0
+
+    async def wait_for_exit(self, timeout: float) -> None:
+        """Wait (bounded) until the child has exited and its stderr has been read to the end, so that
+        `describe_end()` can say why it went."""
+        with anyio.move_on_after(timeout):
+            if self._stderr_closed is not None:
+                await self._stderr_closed.wait()
+            while self._child is not None and self._child.returncode is None:
+                await anyio.sleep(_EXIT_POLL_INTERVAL)
+        if self._child is not None and self.returncode is None:
+            self.returncode = self._child.returncode
+
+    def describe_end(self) -> str:
+        """What ended the child, for an error message: its exit status and the last lines of its stderr."""
+        if self.pid is None:
+            return ""
+        exit = self.exit_description()
+        text = f" (the process {'ended with ' + exit if exit else 'closed its output'})"
+        tail = self.stderr_tail()
+        if tail:
+            text += "; its stderr ended with:\n" + "\n".join(f"    {line}" for line in tail.splitlines())
+        return text
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group now, from any thread; a no-op once it has been reaped."""
+        if self.pid is None or self.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+    def stderr_tail(self) -> str:
+        """The last lines the child wrote to stderr, at most `STDERR_TAIL_BYTES` of them."""
+        lines: list[str] = []
+        size = 0
+        for line in reversed(self._stderr_tail):
+            size += len(line.encode()) + 1
+            if size > STDERR_TAIL_BYTES:
+                break
+            lines.append(line)
+        return "\n".join(reversed(lines))
+
+    def exit_description(self) -> str | None:
+        """'exit status 3' or 'killed by SIGKILL', once the child has been reaped."""
+        code = self.returncode
+        if code is None:
+            return None
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}"
+            return f"killed by signal {-code}"
+        return f"exit status {code}"
+
+
+@asynccontextmanager
+async def open_stdio(
+    command: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    process: StdioProcess,
+    on_end: Callable[[], None],
+) -> AsyncIterator[TransportStreams]:
+    """Start the server and yield its message streams; `on_end()` fires once its stdout has ended.
+
+    Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError).
+    """
+    child = await anyio.open_process(
+        [command, *args],
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+    process.pid = child.pid
+    process._child = child
+    # No awaits until the task group holds the child: a cancellation in the gap would leak it.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+    stderr_done = process._stderr_closed = anyio.Event()
+    shutting_down = False
+    server_logger = logging.getLogger(f"mcp_sync.server.{process.server_name}")
+
+    async def read_stdout() -> None:
+        assert child.stdout is not None
+        try:
+            async with read_writer:
+                async for line in _lines(child.stdout, _LINE_LIMIT):
+                    if not line.strip():
+                        continue
+                    try:
+                        await read_writer.send(_parse(_decode_stdout(line, process)))
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass  # our own shutdown closed the pipe under the read
+        except ValueError as exc:  # a line over the limit: the stream cannot be resynchronised
+            logger.warning("server %r wrote an over-long line to stdout: %s", process.server_name, exc)
+        finally:
+            if not shutting_down:  # the child ended (or closed stdout) by itself
+                on_end()
+
+    async def read_stderr() -> None:
+        assert child.stderr is not None
+        try:
+            async for raw in _lines(child.stderr, _STDERR_LINE_LIMIT, cut=True):
+                text = raw.decode(errors="replace").rstrip()
+                process._stderr_tail.append(text)
+                server_logger.debug("%s", text)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            stderr_done.set()
+
+    async def write_stdin() -> None:
+        assert child.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    payload = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await child.stdin.send((payload + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The child may still run: close the read side so the session sees the end, not a hang.
+            await read_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async def shut_down() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await _stop(child, process)
+        with anyio.move_on_after(_STDERR_DRAIN_TIMEOUT):
+            await stderr_done.wait()
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await stream.aclose()
+        await read_writer.aclose()
+        await write_reader.aclose()
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(read_stdout)
+        task_group.start_soon(read_stderr)
+        task_group.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            # Shielded so that a cancelled owner still stops the child; every wait inside is bounded.
+            with anyio.CancelScope(shield=True):
+                await shut_down()
+            task_group.cancel_scope.cancel()
+
+
+async def _stop(child: anyio.abc.Process, process: StdioProcess) -> None:
+    """Close stdin, then SIGTERM, then SIGKILL the process group, each after its grace."""
+    assert child.stdin is not None
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await child.stdin.aclose()
+    for grace, signum in ((STDIN_CLOSE_GRACE, signal.SIGTERM), (SIGTERM_GRACE, signal.SIGKILL)):
+        if await _exited(child, process, grace):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signum)
+    if not await _exited(child, process, _KILL_REAP_TIMEOUT):
+        logger.warning("server %r (pid %d) survived SIGKILL; abandoning it", process.server_name, child.pid)
+
+
+async def _exited(child: anyio.abc.Process, process: StdioProcess, timeout: float) -> bool:
+    """Whether the child ended within `timeout`, polling its exit status.
+
+    Not `child.wait()`: on asyncio it also waits for the pipes to close, and a grandchild that
+    inherited them would make an exited server look hung.
+    """
+    with anyio.move_on_after(timeout):
+        while child.returncode is None:
+            await anyio.sleep(_EXIT_POLL_INTERVAL)
+    process.returncode = child.returncode
+    return child.returncode is not None
+
+
+async def _lines(
+    stream: anyio.abc.ByteReceiveStream, limit: int, *, cut: bool = False
+) -> AsyncIterator[bytes]:
+    """The stream's lines (without the newline); the last one even without a newline."""
+    buffer = bytearray()
+    while True:
+        try:
+            chunk = await stream.receive()
+        except anyio.EndOfStream:
+            break
+        buffer += chunk
+        while (end := buffer.find(b"\n")) >= 0:
+            yield bytes(buffer[:end])
+            del buffer[: end + 1]
+        if len(buffer) > limit:
+            if not cut:
+                raise ValueError(f"a line longer than {limit} bytes")
+            yield bytes(buffer[:limit])
+            buffer.clear()
+    if buffer:
+        yield bytes(buffer)
+
+
+def _decode_stdout(line: bytes, process: StdioProcess) -> str:
+    try:
+        return line.decode()
+    except UnicodeDecodeError as exc:
+        process._undecodable_lines += 1
+        logger.warning(
+            "server %r wrote a line that is not valid UTF-8 (byte %d); decoded it with replacement "
+            "characters (%d such lines so far)",
+            process.server_name,
+            exc.start,
+            process._undecodable_lines,
+        )
+        return line.decode(errors="replace")
+
+
+def _parse(line: str) -> SessionMessage | Exception:
+    """One JSON-RPC message, or the parse error as a value for the session to report."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
