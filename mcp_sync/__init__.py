@@ -9,11 +9,15 @@ answered by plain Python handlers.
 """
 
 from ._config import (
+    ConfigEntries,
     HttpServerConfig,
+    InvalidServerEntry,
     ServerConfig,
     StdioServerConfig,
+    load_config_entries,
     load_config_file,
     parse_server_configs,
+    parse_server_entries,
 )
 from ._connection import ServerConnection, ServerState
 from ._errors import (
@@ -38,7 +42,7 @@ from ._naming import public_tool_name
 from ._prompts import Prompt, PromptArgument, PromptMessage, PromptResult
 from ._registry import ToolRegistry
 from ._resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
-from ._results import ToolResult
+from ._results import ToolImage, ToolResult
 from ._server_requests import (
     ElicitationRequest,
     ElicitationResponse,
@@ -46,6 +50,7 @@ from ._server_requests import (
     SamplingResponse,
     decline_elicitation,
 )
+from ._servers import UnusableServer
 from ._tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
@@ -53,10 +58,12 @@ __version__ = "0.1.0"
 __all__ = [
     "AmbiguousResourceError",
     "Completion",
+    "ConfigEntries",
     "ConfigError",
     "ElicitationRequest",
     "ElicitationResponse",
     "HttpServerConfig",
+    "InvalidServerEntry",
     "MCPHub",
     "MCPSyncError",
     "Prompt",
@@ -82,16 +89,20 @@ __all__ = [
     "ToolCallError",
     "ToolCallTimeoutError",
     "ToolChanges",
+    "ToolImage",
     "ToolListError",
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
     "UnsupportedFeatureError",
+    "UnusableServer",
     "decline_elicitation",
     "function_spec",
+    "load_config_entries",
     "load_config_file",
     "openai_sampling",
     "parse_server_configs",
+    "parse_server_entries",
     "public_tool_name",
     "terminal_elicitation",
 ]

@@ -8,6 +8,7 @@ the host's own functions in the same registry.)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -23,7 +24,7 @@ from ._errors import (
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
-from ._results import ToolResult, error_result
+from ._results import ToolResult, content_left_out, error_result
 from ._tool import function_spec, function_specs
 
 CallTool = Callable[..., ToolResult]
@@ -69,7 +70,12 @@ def call_tool_safe(
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
 ) -> ToolResult:
-    """`call_tool` (the hub's), with every `MCPSyncError` and bad argument string made an error result."""
+    """`call_tool` (the hub's), with every `MCPSyncError` and bad argument string made an error result.
+
+    When the result holds images (or other blocks that are not text), its text ends with a
+    note saying so, so a text-only model is not handed an empty answer; `images` and
+    `content` are kept for a host that can pass them on.
+    """
     resolve_timeout(
         timeout, NO_LIMIT
     )  # an invalid timeout is the caller's ValueError, whatever the arguments
@@ -77,10 +83,14 @@ def call_tool_safe(
     if isinstance(parsed, ToolResult):
         return parsed
     try:
-        return call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
+        result = call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
     except MCPSyncError as exc:
         logger.info("call to %s ended without a result: %s", name, exc)
         return error_result(_message_for_model(name, exc))
+    note = content_left_out(result)
+    if note is None:
+        return result
+    return dataclasses.replace(result, text=f"{result.text}\n{note}" if result.text else note)
 
 
 def _message_for_model(name: str, exc: MCPSyncError) -> str:

@@ -27,6 +27,9 @@ ProgressCallback = Callable[[float, float | None, str | None], object]
 
 # How long close() waits for queued callbacks to finish before leaving the thread to finish them alone.
 DISPATCHER_JOIN_TIMEOUT = 5.0
+# An idle callback thread ends after this long; the next event starts a new one. A registry that is
+# never closed (one the host made and forgot) then leaves no thread behind.
+_IDLE_EXIT = 5.0
 # A callback running longer than this is reported in the log (once), naming it.
 SLOW_CALLBACK_WARNING = 5.0
 
@@ -46,7 +49,6 @@ class CallbackDispatcher:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._stop_requested = False
         # The callback being run and since when (monotonic), for the slow-callback report.
         self._running: tuple[Callable[..., object], float] | None = None
         self._reported: Callable[..., object] | None = None
@@ -87,12 +89,11 @@ class CallbackDispatcher:
             thread = self._thread
             if thread is None:
                 return
-            self._stop_requested = True
             self._queue.put(_STOP)
         if thread is threading.current_thread():
             return
         thread.join(timeout)
-        if thread.is_alive():
+        if thread.is_alive() and self._running is not None:
             self.report_if_stuck(threshold=0.0)
             logger.warning(
                 "callbacks are still running after %.1f s; the callback thread will deliver the rest "
@@ -115,15 +116,16 @@ class CallbackDispatcher:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=_IDLE_EXIT)
+            except queue.Empty:
+                item = _STOP
             if item is _STOP:
                 with self._lock:
                     if self._queue.empty():
-                        self._stop_requested = False
                         self._thread = None
                         return
-                    self._queue.put(_STOP)  # posted after close(): deliver those first, then stop
-                continue
+                continue  # posted after close(): deliver those; the idle timeout ends the thread later
             callbacks, args = item
             for callback in callbacks:
                 self._running = (callback, time.monotonic())

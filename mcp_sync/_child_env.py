@@ -1,10 +1,12 @@
 """The environment a stdio server's child process starts with.
 
-A child gets the parent's environment minus every variable whose name looks
-like a credential, with the server's explicit `env` laid over it. The point is
-that an API key exported for one tool does not leak into every MCP server the
-host starts; a server that needs a secret gets it by name in its own `env`, and
-those explicit values are never filtered.
+By default (`inherit_env: filtered`) a child gets the parent's environment minus
+every variable whose name looks like a credential, with the server's explicit
+`env` laid over it. The point is that an API key exported for one tool does not
+leak into every MCP server the host starts; a server that needs a secret gets it
+by name in its own `env`, and those explicit values are never filtered.
+`inherit_env: minimal` passes only what the `mcp` SDK passes by default
+(`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`), plus the explicit `env`.
 
 This is a guard against accidental disclosure (a server that logs or forwards
 its environment), not a sandbox: the child runs as the same user. Matching is
@@ -17,8 +19,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal
 
-__all__ = ["CREDENTIAL_NAME_PATTERNS", "child_environment", "is_credential_name"]
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+__all__ = ["CREDENTIAL_NAME_PATTERNS", "MINIMAL_ENV_NAMES", "child_environment", "is_credential_name"]
+
+MINIMAL_ENV_NAMES: tuple[str, ...] = tuple(DEFAULT_INHERITED_ENV_VARS)
+"""What `inherit_env: minimal` passes on: the variables the `mcp` SDK's stdio client passes by default."""
 
 # Case-insensitive substrings; a variable whose name contains any of them is
 # not inherited. Deliberately absent:
@@ -54,13 +62,27 @@ def is_credential_name(name: str) -> bool:
 def child_environment(
     explicit: Mapping[str, str] | None = None,
     parent: Mapping[str, str] | None = None,
+    *,
+    inherit_env: Literal["filtered", "minimal"] = "filtered",
 ) -> dict[str, str]:
-    """The parent environment (default `os.environ`) without credential-like names, then `explicit` on top.
+    """The inherited part of the parent environment (default `os.environ`), then `explicit` on top.
 
-    Explicit values are the user's deliberate choice for this server and are never filtered.
+    `filtered` inherits every variable whose name does not look like a credential; `minimal`
+    only `MINIMAL_ENV_NAMES` (skipping values that start with "()", exported shell functions,
+    as the SDK does). Explicit values are the user's deliberate choice for this server and are
+    never filtered.
     """
     source = os.environ if parent is None else parent
-    env = {name: value for name, value in source.items() if not is_credential_name(name)}
+    if inherit_env == "minimal":
+        env = {
+            name: source[name]
+            for name in MINIMAL_ENV_NAMES
+            if name in source and not source[name].startswith("()")
+        }
+    elif inherit_env == "filtered":
+        env = {name: value for name, value in source.items() if not is_credential_name(name)}
+    else:
+        raise ValueError(f"inherit_env must be 'filtered' or 'minimal', not {inherit_env!r}")
     if explicit:
         env.update(explicit)
     return env

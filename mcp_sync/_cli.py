@@ -4,22 +4,26 @@ one call, one read, one prompt.
 Every command takes a config file (our YAML `servers:` list or an `mcpServers` JSON/YAML
 file), connects to its servers, does one thing and closes them. Output is a readable table,
 or JSON with `--json`. Failures are one line on stderr and an exit code scripts can trust
-(see `EXIT_CODES`); a traceback only with `-v`.
+(see `EXIT_CODES`); a traceback only with `-v`. An entry that cannot be used fails alone:
+it is shown as a failed server with its configuration error (`--strict` refuses the file).
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import importlib.metadata
 import json
 import logging
 import os
+import platform
 import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ._config import ServerConfig, load_config_file
+from . import __version__
+from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
 from ._errors import (
     AmbiguousResourceError,
     ConfigError,
@@ -38,6 +42,7 @@ from ._results import ToolResult
 __all__ = ["EXIT_CODES", "main"]
 
 logger = logging.getLogger("mcp_sync")
+CONFIG_LOGGER = "mcp_sync.config"
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -50,7 +55,8 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_TOOL_ERROR: "the tool ran and returned an error result (call)",
-    EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config",
+    EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config "
+    "(also when one entry is invalid and the others ran)",
     EXIT_SERVER: "a server failed to start or connect, or no tool, resource or prompt has that name",
     EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
     EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
@@ -89,6 +95,23 @@ def _warn(message: str) -> None:
     print(f"mcp-sync: {message}", file=sys.stderr)
 
 
+def _one_line(message: str) -> str:
+    """A message that spans lines (a config error listing several problems) as one line."""
+    out = ""
+    for line in message.splitlines():
+        item = line.strip().removeprefix("- ")
+        if item:
+            out = item if not out else f"{out} {item}" if out.endswith(":") else f"{out}; {item}"
+    return out
+
+
+def _report_invalid_entries(entries: ConfigEntries) -> int:
+    """One line on stderr per entry that cannot be used; EXIT_USAGE if there is any."""
+    for entry in entries.invalid:
+        _warn(_printable(_one_line(str(entry.error))))
+    return EXIT_USAGE if entries.invalid else EXIT_OK
+
+
 # -- commands ----------------------------------------------------------------------------------------
 
 
@@ -103,7 +126,7 @@ def _failed_servers(hub: MCPHub) -> dict[str, str]:
 def _report_failed_servers(hub: MCPHub) -> int:
     failed = _failed_servers(hub)
     for name, error in failed.items():
-        _warn(f"server {name!r} is not ready: {_printable(first_line(error, 300))}")
+        _warn(f"server {name!r} is not ready: {_printable(first_line(_one_line(error), 300))}")
     return EXIT_SERVER if failed else EXIT_OK
 
 
@@ -111,28 +134,43 @@ def _not_started(config: ServerConfig) -> str:
     return "not started" if config.enabled else "disabled"
 
 
-def _servers(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
-    records: list[dict[str, Any]] = []
-    for config in configs:
-        connection = hub.servers.get(config.server_name) if config.enabled else None
-        records.append(
-            {
-                "name": config.server_name,
-                "transport": config.transport,
-                "enabled": config.enabled,
-                "state": connection.state if connection is not None else _not_started(config),
-                "tools": len(connection.tools) if connection is not None else 0,
-                "protocol_version": connection.protocol_version if connection is not None else None,
-                "error": str(connection.error) if connection is not None and connection.error else None,
-            }
-        )
+def _invalid_record(entry: InvalidServerEntry) -> dict[str, Any]:
+    return {
+        "name": entry.server_name,
+        "transport": None,
+        "enabled": True,
+        "state": "failed",
+        "tools": 0,
+        "protocol_version": None,
+        "error": _one_line(str(entry.error)),
+    }
+
+
+def _server_record(config: ServerConfig, hub: MCPHub) -> dict[str, Any]:
+    connection = hub.servers.get(config.server_name) if config.enabled else None
+    return {
+        "name": config.server_name,
+        "transport": config.transport,
+        "enabled": config.enabled,
+        "state": connection.state if connection is not None else _not_started(config),
+        "tools": len(connection.tools) if connection is not None else 0,
+        "protocol_version": connection.protocol_version if connection is not None else None,
+        "error": _one_line(str(connection.error)) if connection is not None and connection.error else None,
+    }
+
+
+def _servers(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    records = [
+        _invalid_record(entry) if isinstance(entry, InvalidServerEntry) else _server_record(entry, hub)
+        for entry in entries.entries
+    ]
     if args.json:
         _print_json(records)
     else:
         rows = [
             (
-                record["name"],
-                record["transport"],
+                _printable(record["name"]),
+                record["transport"] or "-",
                 record["state"],
                 str(record["tools"]) if record["enabled"] else "-",
                 _printable(first_line(record["error"], 200)),
@@ -140,11 +178,11 @@ def _servers(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub)
             for record in records
         ]
         _print_table(("SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"), rows)
-    failed = _failed_servers(hub)
-    return EXIT_SERVER if failed else EXIT_OK
+    invalid = _report_invalid_entries(entries)
+    return invalid or (EXIT_SERVER if _failed_servers(hub) else EXIT_OK)
 
 
-def _tools(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _tools(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     tools = hub.tools()
     if args.json:
         _print_json(
@@ -170,7 +208,8 @@ def _tools(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -
             for tool in tools
         ]
         _print_table(("TOOL", "SERVER", "NAME", "DESCRIPTION"), rows)
-    return _report_failed_servers(hub)
+    failed = _report_failed_servers(hub)
+    return _report_invalid_entries(entries) or failed
 
 
 def _parse_arguments(text: str) -> dict[str, Any]:
@@ -186,25 +225,29 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     return arguments
 
 
-def _unknown_tool(hub: MCPHub, name: str) -> _Failure:
+def _unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> _Failure:
     """One line: the name, a public name it may stand for, and any server that is not ready."""
     message = f"unknown tool {name!r}"
     matches = [tool.name for tool in hub.tools() if tool.raw_name == name]
     if matches:
         message += f"; did you mean {' or '.join(matches)}? (tools go by their public names)"
-    for server, error in _failed_servers(hub).items():
-        message += f"; server {server!r} is not ready: {_printable(first_line(error, 300))}"
+    failed = {
+        **_failed_servers(hub),
+        **{entry.server_name: str(entry.error) for entry in entries.invalid},
+    }
+    for server, error in failed.items():
+        message += f"; server {server!r} is not ready: {_printable(first_line(_one_line(error), 300))}"
     return _Failure(message, EXIT_SERVER)
 
 
-def _call(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     arguments = args.parsed_arguments
     if hub.registry.get(args.tool) is None:
-        raise _unknown_tool(hub, args.tool)
+        raise _unknown_tool(hub, entries, args.tool)
     try:
         result: ToolResult = hub.call_tool(args.tool, arguments, timeout=args.timeout)
     except ToolNotFoundError:  # its server went away since the check above
-        raise _unknown_tool(hub, args.tool) from None
+        raise _unknown_tool(hub, entries, args.tool) from None
     except ToolCallError as exc:
         raise _Failure(str(exc), EXIT_CALL_FAILED) from None
     if args.json:
@@ -224,7 +267,7 @@ def _call(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) ->
     return EXIT_OK
 
 
-def _resources(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _resources(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     resources, templates = hub.resources(), hub.resource_templates()
     if args.json:
         _print_json(
@@ -273,7 +316,7 @@ def _resources(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHu
     return _report_failed_servers(hub)
 
 
-def _read(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     try:
         result = hub.read_resource(args.uri, server=args.server, timeout=args.timeout)
     except (ResourceNotFoundError, AmbiguousResourceError) as exc:
@@ -305,7 +348,7 @@ def _read(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) ->
     return EXIT_OK
 
 
-def _prompts(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     prompts = hub.prompts()
     if args.json:
         _print_json(
@@ -337,7 +380,7 @@ def _prompts(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub)
     return _report_failed_servers(hub)
 
 
-def _prompt(args: argparse.Namespace, configs: list[ServerConfig], hub: MCPHub) -> int:
+def _prompt(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     arguments = {
         key: value if isinstance(value, str) else json.dumps(value)
         for key, value in args.parsed_arguments.items()
@@ -386,10 +429,16 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"exit codes:\n{codes}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=_version())
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("config", metavar="CONFIG", help="the configuration file")
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument("-v", "--verbose", action="store_true", help="debug logging and tracebacks on stderr")
+    common.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse the whole file if any entry is invalid (exit 2), instead of running the others",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser(
         "servers",
@@ -474,6 +523,14 @@ _COMMANDS = {
 }
 
 
+def _version() -> str:
+    try:
+        sdk = importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        sdk = "not installed"
+    return f"mcp-sync {__version__} (mcp {sdk}, Python {platform.python_version()})"
+
+
 def _configure_logging(verbose: bool) -> None:
     if verbose:
         handler = logging.StreamHandler(sys.stderr)
@@ -482,24 +539,32 @@ def _configure_logging(verbose: bool) -> None:
         logging.getLogger().setLevel(logging.WARNING)
         logger.setLevel(logging.DEBUG)
     else:
-        # The outcome is in the output and the exit code; log records would only repeat it.
+        # The outcome is in the output and the exit code; log records would only repeat it. Warnings
+        # about the configuration ("ignoring 'oauth'") are the exception: nothing else says them.
         logging.getLogger().addHandler(logging.NullHandler())
+        warnings = logging.StreamHandler(sys.stderr)
+        warnings.setLevel(logging.WARNING)
+        warnings.setFormatter(logging.Formatter("mcp-sync: warning: %(message)s"))
+        logging.getLogger(CONFIG_LOGGER).addHandler(warnings)
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.command in ("call", "prompt"):
         args.parsed_arguments = _parse_arguments(args.arguments)  # before starting any server
     try:
-        configs = load_config_file(args.config)
+        entries = load_config_entries(args.config, strict=args.strict)
     except ConfigError as exc:
-        raise _Failure(str(exc), EXIT_USAGE) from None
-    hub = MCPHub(configs)
+        raise _Failure(_one_line(str(exc)), EXIT_USAGE) from None
+    required = [entry for entry in entries.invalid if entry.required]
+    if required:  # as `start()` does for a required server that fails
+        raise _Failure(_one_line(str(required[0].error)), EXIT_USAGE)
+    hub = MCPHub(entries.configs)
     try:
         hub.start()
     except ServerStartError as exc:
-        raise _Failure(str(exc), EXIT_SERVER) from None
+        raise _Failure(_one_line(str(exc)), EXIT_SERVER) from None
     try:
-        return _COMMANDS[args.command](args, configs, hub)
+        return _COMMANDS[args.command](args, entries, hub)
     finally:
         hub.close()
 
@@ -513,10 +578,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except _Failure as exc:
-        _warn(str(exc))
+        _warn(_one_line(str(exc)))
         return exc.code
     except MCPSyncError as exc:
-        _warn(str(exc))
+        _warn(_one_line(str(exc)))
         return EXIT_SERVER
     except KeyboardInterrupt:
         _warn("interrupted")

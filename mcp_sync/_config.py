@@ -15,10 +15,12 @@ inputs, and never chained to the `ValidationError` (whose text echoes them).
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +43,21 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 from ._errors import ConfigError
 
 __all__ = [
+    "ConfigEntries",
     "HttpServerConfig",
+    "InheritEnv",
+    "InvalidServerEntry",
     "RedactedMapping",
     "ServerConfig",
     "StdioServerConfig",
+    "load_config_entries",
     "load_config_file",
     "parse_server_configs",
+    "parse_server_entries",
     "root_uri",
+    "suggest_server_name",
+    "unmatched_tool_filters",
+    "warn_unmatched_tool_filters",
 ]
 
 _log = logging.getLogger("mcp_sync.config")
@@ -60,6 +70,7 @@ _TRANSPORTS = ("stdio", "streamable-http")
 
 # RFC 9110 token characters: a header name outside them is rejected by the HTTP client at connect time.
 _HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 
 
 class RedactedMapping(Mapping[str, str]):
@@ -194,6 +205,10 @@ class _ServerConfigBase(BaseModel):
         return raw_name not in self.exclude_tools
 
 
+InheritEnv: TypeAlias = Literal["filtered", "minimal"]
+"""How a stdio child inherits the host's environment (see `child_environment`)."""
+
+
 class StdioServerConfig(_ServerConfigBase):
     """A server started as a child process, spoken to over its stdin and stdout."""
 
@@ -202,13 +217,19 @@ class StdioServerConfig(_ServerConfigBase):
     args: tuple[str, ...] = ()
     env: _SecretMapping = RedactedMapping()
     cwd: str | None = Field(default=None, min_length=1)
+    inherit_env: InheritEnv = "filtered"
 
     @field_validator("command")
     @classmethod
     def _command_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise PydanticCustomError("config", "must not be blank")
-        return value
+        return os.path.expanduser(value) if value.startswith("~") else value
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd_expanded(cls, value: str | None) -> str | None:
+        return os.path.expanduser(value) if value is not None and value.startswith("~") else value
 
     @field_validator("env")
     @classmethod
@@ -255,6 +276,13 @@ class HttpServerConfig(_ServerConfigBase):
             if "\r" in val or "\n" in val or "\0" in val:
                 raise PydanticCustomError(
                     "config", "the value of {name} contains a line break or NUL", {"name": name}
+                )
+            if not _HEADER_VALUE_RE.fullmatch(val):  # the HTTP client would fail on it at connect time
+                raise PydanticCustomError(
+                    "config",
+                    "the value of {name} has a character HTTP headers cannot carry (only printable "
+                    "ASCII, spaces and tabs); percent-encode or base64-encode it as the server expects",
+                    {"name": name},
                 )
         return value
 
@@ -366,12 +394,106 @@ def _interpolate(
     if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
         raise _EntryTooLarge
     if isinstance(value, str):
+        if "${" not in value:  # most values: no reference, and no need to name the field
+            return value
         return _interpolate_string(value, _path(parts), environ, problems)
     if isinstance(value, Mapping):
         return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
     return value
+
+
+# --------------------------------------------------------------------------- plain words
+
+
+def suggest_server_name(name: str) -> str:
+    """A valid server name close to `name`: `brave search` -> `brave_search`, `github.com` -> `github_com`.
+
+    Accents are dropped, each run of other characters becomes one `_`, and the result is cut
+    to 32 characters.
+    """
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", ascii_name).strip("_")
+    return cleaned[:32].rstrip("_-") or "server"
+
+
+_NAME_RULE = (
+    "a server name is 1 to 32 letters, digits, '_' or '-', since it becomes part of every tool name "
+    "(mcp__<server>__<tool>)"
+)
+
+
+def _name_problem(name: Any) -> str:
+    """Why `name` is not a valid server name, in plain words."""
+    if not isinstance(name, str):
+        return f"must be a string; {_NAME_RULE}"
+    if not name:
+        return f"is empty; {_NAME_RULE}"
+    reasons: list[str] = []
+    if len(name) > 32:
+        reasons.append(f"is {len(name)} characters long")
+    bad = sorted({char for char in name if not re.fullmatch(r"[A-Za-z0-9_-]", char)})
+    if bad:
+        shown = [("a space" if char == " " else repr(char)) for char in bad[:5]]
+        reasons.append("contains " + (", ".join(shown[:-1]) + " and " if len(shown) > 1 else "") + shown[-1])
+    return f"{name!r} cannot be used: it {' and '.join(reasons)}; {_NAME_RULE}"
+
+
+_SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
+
+
+def _did_you_mean(key: Any, candidates: Iterable[str]) -> str:
+    """`; did you mean 'command'?` for a close misspelling of a known key, else ""."""
+    if not isinstance(key, str):
+        return ""
+    by_folded = {candidate.casefold(): candidate for candidate in candidates}
+    match = difflib.get_close_matches(key.casefold(), by_folded, n=1, cutoff=_SUGGESTION_CUTOFF)
+    return f"; did you mean {by_folded[match[0]]!r}?" if match else ""
+
+
+# Keys of the mcpServers map that mean something else in a `servers` list entry.
+_HOST_KEYS_IN_OUR_FORMAT = {
+    "type": "transport",
+    "disabled": "enabled",
+    "timeout": "tool_call_timeout_ms",
+    "httpUrl": "url",
+}
+
+
+def _unknown_key(key: Any, entry: _RawEntry) -> str:
+    shown = repr(key) if isinstance(key, str) else str(key)
+    if entry.map_key is None and key in _HOST_KEYS_IN_OUR_FORMAT:
+        return f"unknown key {shown} (an mcpServers key); here, use {_HOST_KEYS_IN_OUR_FORMAT[key]!r}"
+    candidates = [*_ALL_SPELLINGS, *(_HOST_KEYS if entry.map_key is not None else ())]
+    return f"unknown key {shown}{_did_you_mean(key, candidates)}"
+
+
+_TIMEOUT_FIELDS = frozenset({"tool_call_timeout_ms", "connect_timeout_ms"})
+_PLAIN_MESSAGES = {
+    "missing": "is required",
+    "string_type": "must be a string (put numbers and true/false in quotes)",
+    "tuple_type": 'must be a list of strings, like ["a", "b"]',
+    "list_type": 'must be a list of strings, like ["a", "b"]',
+    "dict_type": 'must be a map of names to strings, like {"NAME": "value"}',
+    "mapping_type": 'must be a map of names to strings, like {"NAME": "value"}',
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_too_short": "must not be empty",
+    "less_than_equal": f"must be at most {_MAX_TIMEOUT_MS} (about 24.8 days in milliseconds)",
+}
+
+
+def _plain(error: Mapping[str, Any], field_name: Any) -> str:
+    """Pydantic's message for one error, in plain words, without the input."""
+    kind = str(error["type"])
+    message = _PLAIN_MESSAGES.get(kind) or str(error["msg"]).replace("Input should be", "must be")
+    if kind.startswith("int_") and field_name in _TIMEOUT_FIELDS:
+        message += " of milliseconds"
+    return message
 
 
 # --------------------------------------------------------------------------- entries
@@ -409,8 +531,21 @@ def _entry_name(data: Mapping[Any, Any]) -> str | None:
     return None
 
 
-def _choose_transport(data: dict[Any, Any], problems: list[str]) -> str | None:
-    """The entry's transport: given, or inferred from `command` (stdio) / `url` (Streamable HTTP)."""
+def _written_name(entry: _RawEntry) -> str | None:
+    """The name an entry was written under, valid or not: its own `server_name`, else its map key."""
+    if isinstance(entry.data, Mapping):
+        for key in ("server_name", "serverName"):
+            value = entry.data.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None if entry.map_key is None else str(entry.map_key)
+
+
+def _choose_transport(data: dict[Any, Any], problems: list[str], *, quiet: bool = False) -> str | None:
+    """The entry's transport: given, or inferred from `command` (stdio) / `url` (Streamable HTTP).
+
+    `quiet` leaves out "missing": an unknown key (a misspelt `command`) explains it better.
+    """
     if "transport" in data:
         transport = data["transport"]
         if transport == "sse":
@@ -428,12 +563,15 @@ def _choose_transport(data: dict[Any, Any], problems: list[str]) -> str | None:
         return "stdio"
     if has_url:
         return "streamable-http"
-    problems.append("field 'transport': missing, and there is no 'command' (stdio) or 'url' to infer it from")
+    if not quiet:
+        problems.append(
+            "field 'transport': missing, and there is no 'command' (stdio) or 'url' to infer it from"
+        )
     return None
 
 
 def _check_double_spellings(data: Mapping[Any, Any], problems: list[str]) -> None:
-    for name, info in _ServerConfigBase.model_fields.items():
+    for name, info in StdioServerConfig.model_fields.items():
         if info.alias and info.alias != name and name in data and info.alias in data:
             problems.append(f"both '{name}' and '{info.alias}' are given; keep one")
 
@@ -441,23 +579,32 @@ def _check_double_spellings(data: Mapping[Any, Any], problems: list[str]) -> Non
 _MAP_KEY = "<the mcpServers key>"  # key_names marker: the server name came from the map key
 
 
-def _describe(
-    error: Mapping[str, Any], transport: str, key_names: Mapping[str, str], data: Mapping[Any, Any]
-) -> str:
+def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: Mapping[Any, Any]) -> str:
     """One pydantic error as a sentence naming the field as the user wrote it, without the input."""
     loc: tuple[Any, ...] = tuple(error["loc"])
-    message = str(error["msg"])
     if not loc:
-        return message
+        return str(error["msg"])
     head, rest = loc[0], loc[1:]
     if error["type"] == "extra_forbidden" and not rest:
         if head in _ALL_SPELLINGS:
             return f"unknown key '{head}' for transport '{transport}'"
-        return f"unknown key '{head}'"
+        return _unknown_key(head, entry)
     field_name = _ALL_SPELLINGS.get(head, head) if isinstance(head, str) else head
-    written = key_names.get(field_name) if isinstance(field_name, str) else None
+    message = _plain(error, field_name)
+    renamed = field_name == "server_name" and error["type"] == "string_pattern_mismatch"
+    if renamed:
+        message = _name_problem(data.get(head))
+    written = entry.key_names.get(field_name) if isinstance(field_name, str) else None
     if written == _MAP_KEY:
-        return f"the server name (its key under mcpServers): {message}"
+        if renamed:
+            suggestion = suggest_server_name(str(entry.map_key))
+            return (
+                f"the server name (its key under mcpServers) {message}. Rename the key to {suggestion!r}, "
+                f'or keep it and add "server_name": {json.dumps(suggestion)} to the entry'
+            )
+        return f"the server name (its key under mcpServers) {message}"
+    if renamed:
+        message += f"; use {suggest_server_name(str(data.get(head)))!r}"
     if written is not None:
         return f"field '{_path((written, *rest))}': {message}"
     if head in data or not isinstance(field_name, str):
@@ -483,7 +630,10 @@ def _validate(
     if entry.map_key is not None:
         data = _from_host_entry(entry, data, problems)
     _check_double_spellings(data, problems)
-    transport = _choose_transport(data, problems)
+    unknown = [key for key in data if key not in _ALL_SPELLINGS]
+    transport = _choose_transport(data, problems, quiet=bool(unknown))
+    if transport is None:
+        problems.extend(_unknown_key(key, entry) for key in unknown)
     if problems or transport is None:
         raise _EntryError(problems)
     data.setdefault("transport", transport)
@@ -492,7 +642,7 @@ def _validate(
     except ValidationError as exc:
         errors = exc.errors(include_input=False, include_url=False, include_context=False)
     # Raised outside the `except`: a chained ValidationError would print the inputs in a traceback.
-    raise _EntryError([_describe(e, transport, entry.key_names, data) for e in errors])
+    raise _EntryError([_describe(e, transport, entry, data) for e in errors])
 
 
 # --------------------------------------------------------------------------- the mcpServers map
@@ -522,6 +672,8 @@ _HOST_TYPES = {
     "streamable-http": "streamable-http",
     "streamableHttp": "streamable-http",
 }
+# Every key an mcpServers entry may hold besides ours: for "did you mean" suggestions.
+_HOST_KEYS = ("type", "httpUrl", "disabled", "timeout", *_HOST_KEYS_IGNORED, *_HOST_AUTH_KEYS_IGNORED)
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
 
 
@@ -546,9 +698,14 @@ def _without_ignored_host_keys(data: Any, where: str) -> dict[Any, Any]:
 
 
 def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
-    """An mcpServers entry in our own keys; records in `entry.key_names` which host key fed which field."""
-    out: dict[Any, Any] = {"server_name": entry.map_key}
-    entry.key_names["server_name"] = _MAP_KEY
+    """An mcpServers entry in our own keys; records in `entry.key_names` which host key fed which field.
+
+    The map key is the server name, unless the entry names itself with `server_name`.
+    """
+    out: dict[Any, Any] = {}
+    if "server_name" not in data and "serverName" not in data:
+        out["server_name"] = entry.map_key
+        entry.key_names["server_name"] = _MAP_KEY
 
     def take(host_key: str, our_key: str, value: Any) -> None:
         """Map a host key onto one of ours, unless the entry also sets ours."""
@@ -560,9 +717,7 @@ def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]
         entry.key_names[our_key] = host_key
 
     for key, value in data.items():
-        if key in ("server_name", "serverName"):
-            problems.append(f"'{key}' is not allowed here: the key under mcpServers is the server name")
-        elif key == "type":
+        if key == "type":
             if value == "sse":
                 problems.append(
                     "the SSE transport is not supported; if the server also speaks Streamable HTTP, "
@@ -586,28 +741,89 @@ def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]
         elif key == "timeout":  # Gemini CLI: milliseconds
             take(key, "tool_call_timeout_ms", value)
         else:
-            out[key] = value  # our own keys; pydantic rejects the rest, naming them
+            out[key] = value  # our own keys; the rest are reported as unknown, by name
     if "transport" not in out and "httpUrl" in data and "url" not in data:
         out["transport"] = "streamable-http"
     return out
 
 
-# --------------------------------------------------------------------------- public functions
+# --------------------------------------------------------------------------- what a loader returns
+
+
+@dataclass(frozen=True, eq=False)
+class InvalidServerEntry:
+    """An entry that cannot be used; the hub shows it as a `failed` server with `error`.
+
+    `server_name` is the name it was written under (or its place, like `servers[2]`, when it
+    has none, or when that name is also a valid server's); it is unique within one load, but
+    it may not be a valid server name: it is for display. `label` says where the entry is.
+    """
+
+    server_name: str
+    error: ConfigError
+    label: str
+    required: bool = False
+
+    def _key(self) -> tuple[str, str, str, bool]:
+        return (self.server_name, self.label, str(self.error), self.required)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InvalidServerEntry):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+@dataclass(frozen=True)
+class ConfigEntries:
+    """Every entry of a configuration, in order: each a valid config or an `InvalidServerEntry`."""
+
+    entries: tuple[StdioServerConfig | HttpServerConfig | InvalidServerEntry, ...]
+    source: str | None = None
+
+    @property
+    def configs(self) -> list[ServerConfig]:
+        """The valid entries (enabled or not), in order."""
+        return [entry for entry in self.entries if not isinstance(entry, InvalidServerEntry)]
+
+    @property
+    def invalid(self) -> list[InvalidServerEntry]:
+        """The entries that cannot be used, in order."""
+        return [entry for entry in self.entries if isinstance(entry, InvalidServerEntry)]
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _is_disabled(data: Any) -> bool:
+    """Whether a raw entry says it is switched off (`disabled: true` or `enabled: false`)."""
+    return isinstance(data, Mapping) and (data.get("disabled") is True or data.get("enabled") is False)
 
 
 def _build(
-    raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None
-) -> list[ServerConfig]:
+    raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
+) -> ConfigEntries:
+    """Validate every entry. Strict: any problem raises one `ConfigError` naming them all.
+
+    Otherwise each entry stands alone: one that cannot be used becomes an `InvalidServerEntry`.
+    Either way a disabled entry is never an error: when invalid, it is left out with a log line.
+    """
     prefix = f"{source}: " if source else ""
-    configs: list[ServerConfig] = []
-    failures: list[str] = []
-    for entry in raw_entries:
+    results: list[ServerConfig | InvalidServerEntry | None] = []
+    failures: list[tuple[int, str]] = []
+    for index, entry in enumerate(raw_entries):
+        results.append(None)
         if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
-            configs.append(entry.data)
+            results[index] = entry.data
             continue
         if entry.map_key is None and not isinstance(entry.data, Mapping):
             failures.append(
-                f"{prefix}{entry.label}: expected a mapping of settings, got {type(entry.data).__name__}"
+                (
+                    index,
+                    f"{prefix}{entry.label}: expected a mapping of settings, got {type(entry.data).__name__}",
+                )
             )
             continue
         name = _entry_name(entry.data) if entry.map_key is None else None
@@ -615,7 +831,11 @@ def _build(
         try:
             config = _validate(entry, environ, where)
         except _EntryError as exc:
-            failures.append(_render(where, exc.problems))
+            message = _render(where, exc.problems)
+            if _is_disabled(entry.data):
+                _log.info("%s (the entry is disabled, so it is left out)", message)
+            else:
+                failures.append((index, message))
             continue
         if (
             entry.key_names.get("tool_call_timeout_ms") == "timeout"
@@ -627,42 +847,129 @@ def _build(
                 where,
                 config.tool_call_timeout_ms,
             )
-        configs.append(config)
-    if failures:
-        raise ConfigError("\n".join(failures))
+        results[index] = config
+    if strict and failures:
+        raise ConfigError("\n".join(message for _, message in failures))
 
     first_enabled: dict[str, int] = {}
-    for index, config in enumerate(configs):
-        if not config.enabled:
+    for index, result in enumerate(results):
+        if not isinstance(result, StdioServerConfig | HttpServerConfig) or not result.enabled:
             continue
-        if config.server_name in first_enabled:
-            earlier = raw_entries[first_enabled[config.server_name]].label
+        if result.server_name not in first_enabled:
+            first_enabled[result.server_name] = index
+            continue
+        earlier = raw_entries[first_enabled[result.server_name]].label
+        message = (
+            f"{prefix}duplicate server_name '{result.server_name}': {earlier} and "
+            f"{raw_entries[index].label} are both enabled; rename one or disable one (enabled: false)"
+        )
+        if strict:
+            raise ConfigError(message)
+        results[index] = None
+        failures.append((index, message))
+
+    taken = set(first_enabled)
+    for index, message in sorted(failures):
+        entry = raw_entries[index]
+        display = _written_name(entry)
+        if display is None or display in taken:
+            display = entry.label
+        taken.add(display)
+        required = isinstance(entry.data, Mapping) and entry.data.get("required") is True
+        results[index] = InvalidServerEntry(display, ConfigError(message), entry.label, required)
+    return ConfigEntries(tuple(result for result in results if result is not None), source)
+
+
+def _document_entries(document: Any, source: str | None) -> list[_RawEntry]:
+    """The raw entries of a configuration document: a `servers:` list or an `mcpServers` map."""
+    prefix = f"{source}: " if source else ""
+    if not isinstance(document, Mapping):
+        raise ConfigError(f"{prefix}expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
+    if "servers" in document and "mcpServers" in document:
+        raise ConfigError(f"{prefix}has both 'servers' and 'mcpServers'; use one")
+    if "mcpServers" in document:
+        others = sorted(str(key) for key in document if key != "mcpServers")
+        if others:
+            _log.debug("%signoring host settings outside mcpServers: %s", prefix, ", ".join(others))
+        servers = document["mcpServers"]
+        if servers is None:
+            return []
+        if not isinstance(servers, Mapping):
+            raise ConfigError(f"{prefix}'mcpServers' must be a map of server name to settings")
+        return [_RawEntry(f"mcpServers.{name}", settings, map_key=name) for name, settings in servers.items()]
+    if "servers" in document:
+        unknown = [str(key) for key in document if key != "servers"]
+        if unknown:
+            raise ConfigError(f"{prefix}unknown top-level key '{unknown[0]}' (expected only 'servers')")
+        servers = document["servers"]
+        if isinstance(servers, Mapping):
             raise ConfigError(
-                f"{prefix}duplicate server_name '{config.server_name}': {earlier} and "
-                f"{raw_entries[index].label} are both enabled; rename one or disable one (enabled: false)"
+                f"{prefix}'servers' must be a list of entries; "
+                "a map of server name to settings goes under 'mcpServers'"
             )
-        first_enabled[config.server_name] = index
-    return configs
+        if servers is not None and not isinstance(servers, list):
+            raise ConfigError(f"{prefix}'servers' must be a list of entries")
+        return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+    raise ConfigError(f"{prefix}has neither 'servers' (a list) nor 'mcpServers' (a map)")
+
+
+# --------------------------------------------------------------------------- public functions
+
+ServerEntries: TypeAlias = (
+    Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig] | Mapping[str, Any]
+)
+"""What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
+
+
+def _raw_entries(servers: ServerEntries, source: str | None) -> list[_RawEntry]:
+    if isinstance(servers, Mapping):
+        return _document_entries(servers, source)
+    if isinstance(servers, str | bytes) or not isinstance(servers, Iterable):
+        prefix = f"{source}: " if source else ""
+        hint = (
+            "; to read a file, use load_config_file() or MCPHub.from_file()"
+            if isinstance(servers, str)
+            else ""
+        )
+        raise ConfigError(
+            f"{prefix}expected a list of server entries or a mapping with 'servers' or 'mcpServers', "
+            f"got {type(servers).__name__}{hint}"
+        )
+    return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers)]
+
+
+def parse_server_entries(
+    servers: ServerEntries,
+    *,
+    environ: Mapping[str, str] | None = None,
+    source: str | None = None,
+    strict: bool = False,
+) -> ConfigEntries:
+    """Like `parse_server_configs`, but each entry stands alone unless `strict`.
+
+    An entry that cannot be used becomes an `InvalidServerEntry` (with a `ConfigError` that
+    says why in plain words) instead of failing the whole configuration.
+    """
+    raw = _raw_entries(servers, source)
+    return _build(raw, os.environ if environ is None else environ, source, strict=strict)
 
 
 def parse_server_configs(
-    entries: Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig],
+    servers: ServerEntries,
     *,
     environ: Mapping[str, str] | None = None,
     source: str | None = None,
 ) -> list[ServerConfig]:
     """Validate server entries (dicts or models) in order; raises `ConfigError` naming entry and field.
 
-    Dicts are interpolated against `environ` (default `os.environ`) first; a dict without
-    `transport` is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass
-    through as they are. Two enabled entries may not share a `server_name`. `source` (a file
-    name, say) prefixes every message.
+    `servers` is a list of entries, or a mapping shaped like a file (`{"mcpServers": {...}}`
+    or `{"servers": [...]}`), so `json.load(...)` of a host's file works too. Dicts are
+    interpolated against `environ` (default `os.environ`) first; a dict without `transport`
+    is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass through as
+    they are. Two enabled entries may not share a `server_name`. `source` (a file name, say)
+    prefixes every message.
     """
-    if isinstance(entries, Mapping | str | bytes) or not isinstance(entries, Iterable):
-        prefix = f"{source}: " if source else ""
-        raise ConfigError(f"{prefix}expected a list of server entries, got {type(entries).__name__}")
-    raw = [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(entries)]
-    return _build(raw, os.environ if environ is None else environ, source)
+    return parse_server_entries(servers, environ=environ, source=source, strict=True).configs
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -693,26 +1000,65 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+class _DuplicateJsonKey(ValueError):
+    """A JSON object repeats a key; YAML's loader reports it with its line."""
+
+
 def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"duplicate key {key!r}")
+            raise _DuplicateJsonKey(f"duplicate key {key!r}")
         result[key] = value
     return result
 
 
+# One scan over JSON text: a string (kept whole, so `//` inside a URL stays), a `//` or `/* */`
+# comment, or a comma that only whitespace and comments separate from a closing bracket.
+_JSONC_RE = re.compile(
+    r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.DOTALL
+)
+
+
+def _without_json_comments(text: str) -> str:
+    """JSON with comments (JSONC: VS Code, Cursor) as JSON: comments and trailing commas become spaces.
+
+    Newlines are kept, so error positions still match the file.
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return token if token.startswith('"') else re.sub(r"[^\n]", " ", token)
+
+    return _JSONC_RE.sub(blank, text)
+
+
 def _parse_text(text: str, source: str) -> Any:
-    """JSON or YAML, by content. Errors name the file and line, never the file's text."""
+    """JSON (comments allowed) or YAML, by content. Errors name the file and line, never the file's text."""
     try:
         return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
     except ValueError:
-        pass  # not JSON (or JSON YAML reads too, like a trailing comma): YAML decides, and locates errors
+        pass  # not plain JSON: JSON with comments, or YAML
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    json_problem: str | None = None
+    yaml_text = text
+    if text.lstrip()[:1] in ("{", "/"):
+        stripped = _without_json_comments(text)
+        if stripped.lstrip().startswith("{"):
+            try:
+                return json.loads(stripped, object_pairs_hook=_reject_duplicate_json_keys)
+            except json.JSONDecodeError as exc:  # its message is a fixed phrase, never the text
+                json_problem = (
+                    f"{source}: not valid YAML or JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                )
+            except ValueError:  # a repeated key, or a number too long to convert
+                yaml_text = stripped  # YAML reads the same document and says what and where
+            except RecursionError:
+                raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     problem: str | None = None
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+        return yaml.load(yaml_text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
     except RecursionError:
         problem = f"{source}: nested too deeply to be a configuration"
     except ValueError as exc:  # a value PyYAML cannot build, such as an integer of thousands of digits
@@ -726,28 +1072,14 @@ def _parse_text(text: str, source: str) -> Any:
             problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
     except yaml.YAMLError:
         problem = f"{source}: not valid YAML or JSON"
-    raise ConfigError(problem)
+    raise ConfigError(json_problem or problem)
 
 
-def _host_config_entries(servers: Any, source: str) -> list[_RawEntry]:
-    if servers is None:
-        return []
-    if not isinstance(servers, Mapping):
-        raise ConfigError(f"{source}: 'mcpServers' must be a map of server name to settings")
-    return [_RawEntry(f"mcpServers.{name}", settings, map_key=name) for name, settings in servers.items()]
-
-
-def load_config_file(
-    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
-) -> list[ServerConfig]:
-    """Read servers from a JSON or YAML file: our `servers:` list, or a host's `mcpServers` map.
-
-    The `mcpServers` shape is the one Claude Desktop, Claude Code (`.mcp.json`), Cursor and
-    Gemini CLI write; other top-level settings in such a file are ignored.
-    """
+def _read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
+    """The parsed file and its name for messages; `~` in the path is the home directory."""
     source = os.fspath(path)
     try:
-        with open(path, "rb") as handle:
+        with open(os.path.expanduser(source), "rb") as handle:
             raw_bytes = handle.read()
     except OSError as exc:
         raise ConfigError(
@@ -757,32 +1089,76 @@ def load_config_file(
         text = raw_bytes.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not UTF-8 text") from None
-    document = _parse_text(text, source)
-    if not isinstance(document, Mapping):
-        raise ConfigError(f"{source}: expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
-    if "servers" in document and "mcpServers" in document:
-        raise ConfigError(f"{source}: has both 'servers' and 'mcpServers'; use one")
-    env = os.environ if environ is None else environ
-    if "mcpServers" in document:
-        others = sorted(str(key) for key in document if key != "mcpServers")
-        if others:
-            _log.debug("%s: ignoring host settings outside mcpServers: %s", source, ", ".join(others))
-        raw = _host_config_entries(document["mcpServers"], source)
-    elif "servers" in document:
-        unknown = [str(key) for key in document if key != "servers"]
-        if unknown:
-            raise ConfigError(f"{source}: unknown top-level key '{unknown[0]}' (expected only 'servers')")
-        servers = document["servers"]
-        if isinstance(servers, Mapping):
-            raise ConfigError(
-                f"{source}: 'servers' must be a list of entries; "
-                "a map of server name to settings goes under 'mcpServers'"
-            )
-        if servers is not None and not isinstance(servers, list):
-            raise ConfigError(f"{source}: 'servers' must be a list of entries")
-        raw = [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
-    else:
-        raise ConfigError(f"{source}: has neither 'servers' (a list) nor 'mcpServers' (a map)")
-    configs = _build(raw, env, source)
-    _log.debug("%s: read %d server entries", source, len(configs))
-    return configs
+    return _parse_text(text, source), source
+
+
+def load_config_entries(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None, strict: bool = False
+) -> ConfigEntries:
+    """Read a config file (see `load_config_file`), each entry standing alone unless `strict`.
+
+    A file that cannot be read or has neither shape raises `ConfigError`. Otherwise an entry
+    that cannot be used (a name with a space, `"type": "sse"`, a misspelt key) becomes an
+    `InvalidServerEntry`, and the others load. `strict=True` raises one `ConfigError` naming
+    every problem instead (for CI). Disabled entries are never errors.
+    """
+    document, source = _read_document(path)
+    raw = _document_entries(document, source)
+    entries = _build(raw, os.environ if environ is None else environ, source, strict=strict)
+    _log.debug("%s: read %d server entries (%d invalid)", source, len(entries.entries), len(entries.invalid))
+    return entries
+
+
+def load_config_file(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> list[ServerConfig]:
+    """Read servers from a JSON (comments allowed) or YAML file: a `servers:` list or an `mcpServers` map.
+
+    The `mcpServers` shape is the one Claude Desktop, Claude Code (`.mcp.json`), Cursor and
+    Gemini CLI write; other top-level settings in such a file are ignored. Any invalid entry
+    raises `ConfigError`; `load_config_entries` lets each entry stand alone.
+    """
+    return load_config_entries(path, environ=environ, strict=True).configs
+
+
+# --------------------------------------------------------------------------- tool filters
+
+
+def unmatched_tool_filters(config: ServerConfig, raw_names: Iterable[str]) -> list[str]:
+    """The `include_tools` and `exclude_tools` entries that name none of `raw_names`, in order, once each."""
+    offered = set(raw_names)
+    unmatched: list[str] = []
+    for name in (*(config.include_tools or ()), *config.exclude_tools):
+        if name not in offered and name not in unmatched:
+            unmatched.append(name)
+    return unmatched
+
+
+def warn_unmatched_tool_filters(config: ServerConfig, raw_names: Iterable[str]) -> list[str]:
+    """Log a warning naming the filter entries that match no tool; returns them.
+
+    Call after the server's first tool listing: a filter that matches nothing is usually a
+    public name (`mcp__fs__read_file`) or a typo where the raw name (`read_file`) belongs.
+    """
+    offered = sorted(set(raw_names))
+    unmatched = unmatched_tool_filters(config, offered)
+    if not unmatched:
+        return unmatched
+    public_prefix = f"mcp__{config.server_name}__"
+    described: list[str] = []
+    for name in unmatched:
+        if name.startswith(public_prefix) and name[len(public_prefix) :] in offered:
+            described.append(f"{name!r} (did you mean {name[len(public_prefix) :]!r}?)")
+        else:
+            close = difflib.get_close_matches(name, offered, n=1, cutoff=_SUGGESTION_CUTOFF)
+            described.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+    example = offered[0] if offered else "read_file"
+    _log.warning(
+        "server %r: include_tools/exclude_tools name no tool the server offers: %s; these lists take "
+        "the server's raw tool names (like %r), not public names (like %r)",
+        config.server_name,
+        ", ".join(described),
+        example,
+        public_prefix + example,
+    )
+    return unmatched

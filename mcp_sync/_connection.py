@@ -31,6 +31,8 @@ from ._lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
 from ._loop_thread import LoopThread
 from ._registry import ServerLease, ToolRegistry
 from ._results import ToolResult
+from ._secrets import register as register_secrets
+from ._secrets import secrets_of
 from ._session import Session
 from ._tool import Tool
 
@@ -142,7 +144,9 @@ class ServerConnection:
         self.lease = self._registry.reserve_server(self.name, self)
 
     def start(self) -> None:
-        """Start the loop thread; call after `reserve()`."""
+        """Start the loop thread; call after `reserve()`. The config's secrets stay registered (kept
+        out of every error and log record) until the loop thread ends."""
+        self._session.secrets = register_secrets(secrets_of(self.config))
         self._thread.start()
 
     def fail_without_starting(self, error: BaseException) -> None:
@@ -239,6 +243,11 @@ class ServerConnection:
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
         args = dict(arguments) if arguments is not None else {}
+        for key in args:
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"argument names for {public_name} must be strings; got {key!r} ({type(key).__name__})"
+                )
         check_encodable(args, public_name)
         future = concurrent.futures.Future[ToolResult]()
         if follow_future:

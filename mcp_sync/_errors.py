@@ -58,11 +58,12 @@ class ToolListError(MCPSyncError):
 
 
 class ToolNotFoundError(MCPSyncError, LookupError):
-    """No tool is registered under that public name."""
+    """No tool is registered under that public name; `reason` says why, when that can be told."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown tool {name!r}")
+    def __init__(self, name: str, reason: str | None = None) -> None:
+        super().__init__(f"unknown tool {name!r}" + (f": {reason}" if reason else ""))
         self.name = name
+        self.reason = reason
 
     def __str__(self) -> str:
         return str(self.args[0])

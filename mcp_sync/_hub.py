@@ -19,6 +19,7 @@ the configuration, and resolves public names to what runs them.
 from __future__ import annotations
 
 import concurrent.futures
+import difflib
 import os
 import threading
 import weakref
@@ -29,7 +30,13 @@ from typing import Any
 from ._agent import call_tool_safe
 from ._callbacks import ProgressCallback
 from ._calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
-from ._config import HttpServerConfig, StdioServerConfig, load_config_file, parse_server_configs
+from ._config import (
+    HttpServerConfig,
+    InvalidServerEntry,
+    StdioServerConfig,
+    load_config_entries,
+    parse_server_configs,
+)
 from ._connection import ServerConnection
 from ._errors import MCPSyncError, ToolNotFoundError
 from ._html import hub_html
@@ -44,7 +51,7 @@ from ._server_requests import (
     SamplingHandler,
     decline_elicitation,
 )
-from ._servers import ServerSet
+from ._servers import ServerSet, UnusableServer
 
 __all__ = ["MCPHub", "ServerStateCallback"]
 
@@ -77,6 +84,7 @@ class MCPHub(FeatureHub):
         resource_tools: bool = False,
     ) -> None:
         self._configs = parse_server_configs(servers)
+        self._invalid: list[InvalidServerEntry] = []
         self._config_path: str | os.PathLike[str] | None = None
         self.registry = registry if registry is not None else ToolRegistry()
         features = self._init_features(
@@ -96,8 +104,15 @@ class MCPHub(FeatureHub):
         cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None, **options: Any
     ) -> MCPHub:
         """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
-        `options` are the constructor's (`elicitation=`, `sampling=`, ...)."""
-        hub = cls(load_config_file(path), registry=registry, **options)
+        `options` are the constructor's (`elicitation=`, `sampling=`, ...).
+
+        Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
+        misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
+        others start. A file that cannot be read at all raises `ConfigError`.
+        """
+        entries = load_config_entries(path)
+        hub = cls(entries.configs, registry=registry, **options)
+        hub._invalid = entries.invalid
         hub._config_path = path
         return hub
 
@@ -116,7 +131,7 @@ class MCPHub(FeatureHub):
         `MCPSyncError` if `close()` was called meanwhile. Interrupted (Ctrl-C), it stops every
         server it started before the exception reaches the caller; the hub is then closed.
         """
-        self._servers.start(self._configs)
+        self._servers.start(self._configs, self._invalid)
         return self
 
     def close(self) -> None:
@@ -141,25 +156,28 @@ class MCPHub(FeatureHub):
         Servers whose configuration is unchanged and that are ready stay connected, with the same tools
         and names; changed, failed or disconnected ones reconnect; removed ones close; new ones start.
         """
+        invalid = self._invalid
         if servers is not None:
-            configs = parse_server_configs(servers)
+            configs, invalid = parse_server_configs(servers), []
         elif self._config_path is not None:
-            configs = load_config_file(self._config_path)
+            entries = load_config_entries(self._config_path)
+            configs, invalid = entries.configs, entries.invalid
         else:
             configs = list(self._configs)
         self._servers.check_usable()
         if self._servers.state in ("closing", "closed"):
             raise MCPSyncError("this hub is closed; make a new one")
         with self._reload_lock:
-            self._configs = configs
-            self._servers.reload(configs)
+            self._configs, self._invalid = configs, invalid
+            self._servers.reload(configs, invalid)
 
     # -- servers and tools -----------------------------------------------------------------------------
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection]:
-        """The started servers by name; each has `.state`, `.error`, `.tools`."""
-        return self._servers.connections
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
+        """The started servers by name, and the configuration's unusable entries (`failed`); each has
+        `.state`, `.error`, `.tools`."""
+        return self._servers.servers
 
     def tools(self) -> list[Tool]:
         """Every tool in the registry (MCP and native), sorted by public name."""
@@ -227,17 +245,32 @@ class MCPHub(FeatureHub):
         """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
         self._servers.check_usable()
         tool = self.registry.get(name)
-        if tool is None:
-            raise ToolNotFoundError(name)
-        if tool.server_name is None:
-            native = self.registry.native_tool(name)
-            if native is None:
-                raise ToolNotFoundError(name)
-            return tool, native
-        connection = self.registry.server_owner(tool.server_name)
-        if not isinstance(connection, ServerConnection):
-            raise ToolNotFoundError(name)
-        return tool, connection
+        if tool is not None:
+            if tool.server_name is None:
+                target: object = self.registry.native_tool(name)
+            else:
+                target = self.registry.server_owner(tool.server_name)
+            if isinstance(target, ServerConnection | NativeTool):
+                return tool, target
+        raise ToolNotFoundError(name, self._why_missing(name))
+
+    def _why_missing(self, name: str) -> str | None:
+        """Why no tool answers to `name`, in words that say what to do about it."""
+        state = self._servers.state
+        if state == "created" and not self.registry.tools():
+            return "the hub has not been started: call start(), or use `with hub:`"
+        if state in ("closing", "closed"):
+            return "the hub is closed"
+        for server_name, connection in self.servers.items():
+            if name.startswith(f"mcp__{server_name}__") and connection.state != "ready":
+                error = f": {connection.error}" if connection.error is not None else ""
+                return f"its server {server_name!r} is {connection.state}{error}"
+        tools = self.registry.tools()
+        public = [tool.name for tool in tools if tool.raw_name == name]
+        if public:
+            return f"did you mean {' or '.join(public)}? (tools are called by their public names)"
+        close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3, cutoff=0.8)
+        return f"did you mean {' or '.join(close)}?" if close else None
 
     def _call_native(
         self,
@@ -279,7 +312,7 @@ class MCPHub(FeatureHub):
         return future
 
     def __repr__(self) -> str:
-        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.connections.items())
+        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.servers.items())
         state = "" if self.state == "running" else f" ({self.state})"
         return f"<MCPHub servers=[{states}] tools={len(self.registry)}{state}>"
 
@@ -311,9 +344,7 @@ class MCPHub(FeatureHub):
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        return hub_html(
-            list(self._servers.connections.values()), self.tools(), self.resources(), self.prompts()
-        )
+        return hub_html(list(self._servers.servers.values()), self.tools(), self.resources(), self.prompts())
 
 
 def _expire(

@@ -78,6 +78,8 @@ class LoopThread:
             loop.run_until_complete(self._main())
             loop.run_until_complete(_finish_leftover_tasks())
             loop.run_until_complete(loop.shutdown_asyncgens())
+            # Not shutdown_default_executor(): it starts a thread, which 3.12+ refuses at exit;
+            # close() below shuts the executor down without waiting.
         except BaseException:
             logger.exception("event loop thread %s failed", self._thread.name)
         finally:

@@ -1,13 +1,16 @@
-"""Tool results as a model sees them: one text, an error flag, and structured content.
+"""Tool results as a model sees them: one text, an error flag, structured content, and the images.
 
 Text blocks are joined with "\\n" (never "": block boundaries matter to the
-model). Images, audio and binary resources have no place in a text result:
-they are dropped with a warning. Text resources keep their text, and resource
-links become a line naming the link.
+model). Text resources keep their text, and resource links become a line naming
+the link. Images are not text: they are decoded into `ToolResult.images` for a
+model that can see them, and every block the server sent stays in
+`ToolResult.content`.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 from dataclasses import dataclass, field
@@ -15,9 +18,37 @@ from typing import Any
 
 import mcp_types as types
 
-__all__ = ["ToolResult", "error_result", "from_call_tool_result", "from_native_value"]
+__all__ = [
+    "ToolImage",
+    "ToolResult",
+    "content_left_out",
+    "error_result",
+    "from_call_tool_result",
+    "from_native_value",
+]
 
 logger = logging.getLogger("mcp_sync")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolImage:
+    """One image a tool returned: its MIME type and its bytes (decoded from the protocol's base64)."""
+
+    mime_type: str
+    data: bytes = field(repr=False)
+
+    @property
+    def base64(self) -> str:
+        """The bytes as base64 text, as most model APIs take images."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def data_url(self) -> str:
+        """A `data:` URL (`data:image/png;base64,...`), the form OpenAI-style `image_url` parts take."""
+        return f"data:{self.mime_type};base64,{self.base64}"
+
+    def __repr__(self) -> str:
+        return f"ToolImage(mime_type={self.mime_type!r}, {len(self.data)} bytes)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +59,25 @@ class ToolResult:
     is_error: bool = False
     structured_content: dict[str, Any] | None = field(default=None, hash=False)
     raw: types.CallToolResult | None = field(default=None, repr=False, compare=False, hash=False)
-    """The server's result as received (content blocks included), for hosts that want more than text."""
+    """The server's result as received, for hosts that want more than text."""
+    images: tuple[ToolImage, ...] = ()
+    """The images the tool returned, in order; `text` leaves them out."""
+    content: tuple[types.ContentBlock, ...] = field(default=(), repr=False, compare=False, hash=False)
+    """Every content block the server sent, in order (the SDK's types): text, images, audio, resources."""
+
+
+def _decode_image(block: types.ImageContent, tool_name: str) -> ToolImage | None:
+    try:
+        return ToolImage(mime_type=block.mime_type, data=base64.b64decode(block.data, validate=True))
+    except (binascii.Error, ValueError):
+        logger.warning("an image in the result of %s is not valid base64; it is left out", tool_name)
+        return None
 
 
 def from_call_tool_result(result: types.CallToolResult, tool_name: str) -> ToolResult:
     parts: list[str] = []
-    dropped: list[str] = []
+    images: list[ToolImage] = []
+    other: list[str] = []
     for block in result.content:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
@@ -43,20 +87,26 @@ def from_call_tool_result(result: types.CallToolResult, tool_name: str) -> ToolR
             parts.append(block.resource.text)
         elif isinstance(block, types.ResourceLink):
             parts.append(f"[resource link: {block.name} {block.uri}]")
+        elif isinstance(block, types.ImageContent):
+            image = _decode_image(block, tool_name)
+            if image is not None:
+                images.append(image)
         else:
-            dropped.append(block.type)
-    if dropped:
-        logger.warning(
-            "dropped %d non-text content block(s) (%s) from the result of %s",
-            len(dropped),
-            ", ".join(sorted(set(dropped))),
+            other.append(block.type)
+    if other:
+        logger.debug(
+            "the result of %s has %d block(s) that are neither text nor image (%s): see ToolResult.content",
             tool_name,
+            len(other),
+            ", ".join(sorted(set(other))),
         )
     return ToolResult(
         text="\n".join(parts),
         is_error=bool(result.is_error),
         structured_content=result.structured_content,
         raw=result,
+        images=tuple(images),
+        content=tuple(result.content),
     )
 
 
@@ -75,3 +125,25 @@ def from_native_value(value: Any) -> ToolResult:
 
 def error_result(message: str) -> ToolResult:
     return ToolResult(text=message, is_error=True)
+
+
+def content_left_out(result: ToolResult) -> str | None:
+    """A note for a text-only model on what `result.text` leaves out (images, audio, ...), or None."""
+    left_out: list[str] = []
+    if result.images:
+        kinds = ", ".join(sorted({image.mime_type for image in result.images}))
+        left_out.append(f"{len(result.images)} image{'s' if len(result.images) > 1 else ''} ({kinds})")
+    others = [
+        block
+        for block in result.content
+        if not isinstance(block, types.TextContent | types.ImageContent | types.ResourceLink)
+        and not (
+            isinstance(block, types.EmbeddedResource)
+            and isinstance(block.resource, types.TextResourceContents)
+        )
+    ]
+    if others:
+        left_out.append(f"{len(others)} other non-text block{'s' if len(others) > 1 else ''}")
+    if not left_out:
+        return None
+    return f"[the tool also returned {' and '.join(left_out)}, not included in this text]"

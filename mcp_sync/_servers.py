@@ -25,12 +25,13 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from ._callbacks import ListenerSet
-from ._config import ServerConfig
+from ._config import InvalidServerEntry, ServerConfig
 from ._connection import CLOSE_TIMEOUT, ServerConnection
 from ._errors import ConfigError, MCPSyncError, ServerStartError
 from ._features import ServerFeatures
 from ._lifecycle import (
     HUB_TRANSITIONS,
+    ConnectionState,
     HubState,
     StateMachine,
     at_interpreter_exit,
@@ -38,8 +39,9 @@ from ._lifecycle import (
     on_fork_in_child,
 )
 from ._registry import ToolRegistry
+from ._tool import Tool
 
-__all__ = ["ServerSet", "StateEvent"]
+__all__ = ["ServerSet", "StateEvent", "UnusableServer"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -50,6 +52,35 @@ StateEvent = tuple[str, str, BaseException | None]
 _START_GRACE = 5.0
 # At interpreter exit, how long open hubs get to close before their children are killed.
 _EXIT_CLOSE_TIMEOUT = 4.0
+
+
+class UnusableServer:
+    """A configuration entry that could not be used, shown among the servers as `failed` with why.
+
+    The other entries of the file start as usual; `required: true` on it makes `start()` raise.
+    """
+
+    config = None
+    server_info = None
+    protocol_version = None
+    pid = None
+    transport = "invalid"
+
+    def __init__(self, entry: InvalidServerEntry) -> None:
+        self.entry = entry
+        self.name = entry.server_name
+        self.error: BaseException = entry.error
+
+    @property
+    def state(self) -> ConnectionState:
+        return "failed"
+
+    @property
+    def tools(self) -> list[Tool]:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<UnusableServer {self.name!r} ({self.entry.label}) error={self.error!r}>"
 
 
 class ServerSet:
@@ -67,6 +98,7 @@ class ServerSet:
         self._owns_registry = owns_registry
         self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
         self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
+        self._unusable: dict[str, UnusableServer] = {}  # likewise
         self.state_listeners: ListenerSet[StateEvent] = ListenerSet()
         self._fork_generation = fork_generation()
         self._pid = os.getpid()
@@ -86,6 +118,16 @@ class ServerSet:
     def connections(self) -> Mapping[str, ServerConnection]:
         return MappingProxyType(self._connections)
 
+    @property
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer]:
+        """Every server by name: connections, and entries of the configuration that could not be used."""
+        return MappingProxyType({**self._unusable, **self._connections})
+
+    def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
+        self._unusable = {entry.server_name: UnusableServer(entry) for entry in invalid}
+        for entry in self._unusable.values():
+            logger.warning("server %r cannot be used: %s", entry.name, entry.error)
+
     def check_usable(self) -> None:
         """Raise unless calls may be made: never in a forked child, never once closing."""
         if self.forked:
@@ -96,7 +138,7 @@ class ServerSet:
 
     # -- start ----------------------------------------------------------------------------------
 
-    def start(self, configs: Iterable[ServerConfig]) -> None:
+    def start(self, configs: Iterable[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> None:
         """Connect every enabled server in parallel; return once each is ready or failed."""
         with self._machine.condition:
             self.check_usable()
@@ -105,8 +147,10 @@ class ServerSet:
             if not self._machine.move("starting"):
                 raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
             _open_sets.add(self)
-            launched = self._launch(configs)
+            self._set_unusable(invalid)
         try:
+            with self._machine.condition:  # a close() in between leaves nothing to launch
+                launched = self._launch(configs) if self._machine.state == "starting" else []
             _wait_ready(launched)
         except BaseException:
             logger.info("start() was interrupted; stopping every server it started")
@@ -115,7 +159,10 @@ class ServerSet:
         with self._machine.condition:
             if not self._machine.move("running"):
                 raise MCPSyncError("the hub was closed while it was starting")
-        failures = {
+        failures: dict[str, BaseException] = {
+            name: unusable.error for name, unusable in self._unusable.items() if unusable.entry.required
+        }
+        failures |= {
             connection.name: connection.error or RuntimeError(connection.state)
             for connection in launched
             if connection.config.required and connection.state != "ready"
@@ -151,13 +198,14 @@ class ServerSet:
 
     # -- reload ---------------------------------------------------------------------------------
 
-    def reload(self, configs: list[ServerConfig]) -> None:
+    def reload(self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> None:
         """Keep unchanged ready servers, restart changed, failed or disconnected ones, add and remove."""
         wanted = {config.server_name: config for config in configs if config.enabled}
         with self._machine.condition:
             self.check_usable()
             if self._machine.state != "running":
                 return
+            self._set_unusable(invalid)
             outdated = [
                 connection
                 for name, connection in self._connections.items()

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
+import importlib
 import logging
+import threading
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
@@ -38,9 +41,10 @@ from ._features import ServerFeatures
 from ._lifecycle import ConnectionState
 from ._registry import ServerLease
 from ._results import ToolResult, from_call_tool_result
+from ._secrets import SecretHandle, scrub
 from ._stdio import StdioProcess
 from ._tool_sync import ToolSync, describe
-from ._transports import open_transport
+from ._transports import HttpObservations, open_transport
 
 __all__ = ["Session", "SessionHost"]
 
@@ -48,6 +52,40 @@ logger = logging.getLogger("mcp_sync")
 
 # At the end, how long calls being cancelled get to send their cancellation before the transport closes.
 _CANCEL_FLUSH_TIMEOUT = 1.0
+# When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
+_EXIT_DETAILS_TIMEOUT = 0.5
+# How long a session waits, before it says ready, for the warm-up of result validation (see below).
+_WARM_UP_TIMEOUT = 5.0
+
+# The SDK imports `jsonschema` on the first result it validates against an output schema: 40-100 ms
+# inside somebody's first call. Importing it during start-up, beside the first server's connect,
+# keeps the first call as fast as the others. Once per process; every session waits for the same one.
+_warm_up: concurrent.futures.Future[None] | None = None
+_warm_up_lock = threading.Lock()
+
+
+def _import_result_validation() -> None:
+    """Import what the SDK's result validation uses, and compile one schema the way it does (the
+    first compile also builds the metaschema's own validator)."""
+    for module in ("jsonschema.exceptions", "referencing.exceptions"):
+        importlib.import_module(module)
+    validators: Any = importlib.import_module("jsonschema.validators")
+    registry: Any = importlib.import_module("referencing").Registry
+    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    validator_class = validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    list(validator_class(schema, registry=registry()).iter_errors({"result": 1}))
+
+
+def _start_warm_up(loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[None]:
+    """The process's one warm-up, started on `loop`'s executor by the first session that asks."""
+    global _warm_up
+    with _warm_up_lock:
+        if _warm_up is None:
+            _warm_up = concurrent.futures.Future()
+            task = loop.run_in_executor(None, _import_result_validation)
+            task.add_done_callback(lambda done: _warm_up.set_result(None) if _warm_up else None)
+        return _warm_up
 
 
 class SessionHost(Protocol):
@@ -81,14 +119,17 @@ class Session:
         self._config = connection.config
         self._dispatcher = dispatcher
         self.process = StdioProcess(self._name)
+        self.http = HttpObservations()
         self.client: Client | None = None
         self._sync: ToolSync | None = None
         self._owner: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._stopping = False
+        self._output_ended = False
         self._ended = False
         self._end_cause: BaseException | None = None
         self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
+        self.secrets: SecretHandle | None = None
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -99,10 +140,13 @@ class Session:
         try:
             if self._stopping:  # closed before the loop even started
                 return
+            warm_up = asyncio.wrap_future(_start_warm_up(asyncio.get_running_loop()))
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self._config.connect_timeout):
                         await self._connect(stack)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(warm_up), _WARM_UP_TIMEOUT)
                 except TimeoutError:
                     raise TimeoutError(
                         f"server {self._name!r} did not connect and list its tools within "
@@ -110,6 +154,9 @@ class Session:
                     ) from None
                 self._connection._set_state("ready")
                 await self._wake.wait()
+                if self._output_ended and not self._stopping and self._end_cause is None:
+                    await self.process.wait_for_exit(_EXIT_DETAILS_TIMEOUT)
+                    self._lose("closed its connection" + self.process.describe_end())
                 self._end(self._end_cause)
                 await self._flush_cancellations()
         except BaseException as exc:
@@ -118,10 +165,16 @@ class Session:
                 raise
         finally:
             self._end(None)
+            if self.secrets is not None:
+                self.secrets.release()
 
     async def _connect(self, stack: AsyncExitStack) -> None:
         transport = open_transport(
-            self._config, process=self.process, on_end=self._transport_ended, on_refused=self.check_alive
+            self._config,
+            process=self.process,
+            http=self.http,
+            on_end=self._transport_ended,
+            on_refused=self.check_alive,
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
@@ -162,12 +215,18 @@ class Session:
             self._sync.mark_dirty()
 
     def _transport_ended(self) -> None:
-        self._lose("closed its connection" + (" (process exited)" if self.process.pid else ""))
+        self._output_ended = True
+        if self.process.pid is None:  # HTTP: nothing more to learn
+            self._lose("closed its connection")
+        elif self._wake is not None:
+            self._wake.set()
 
     def _lose(self, problem: str) -> None:
         """End the session as disconnected, with `problem` as the cause."""
         if not self._stopping:
-            self._end_cause = self._end_cause or ServerDisconnectedError(f"server {self._name!r} {problem}")
+            self._end_cause = self._end_cause or ServerDisconnectedError(
+                scrub(f"server {self._name!r} {problem}")
+            )
         if self._wake is not None:
             self._wake.set()
 
@@ -181,11 +240,17 @@ class Session:
         if self._stopping:
             self._connection._set_state("closed")
         elif self._connection.state == "connecting":
-            self._connection._set_state("failed", _describe_failure(self._name, cause))
+            self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
         else:
             self._connection._set_state("disconnected", _describe_loss(self._name, cause))
         for task in list(self._calls.values()):
             task.cancel()
+
+    def _end_details(self) -> str:
+        """What the transport saw of the end: the child's exit and stderr, or the last HTTP error."""
+        if self.process.pid is not None:
+            return self.process.describe_end()
+        return f" ({self.http.problem})" if self.http.problem else ""
 
     async def _flush_cancellations(self) -> None:
         """Give cancelled calls a moment to send their cancellation before the transport closes."""
@@ -283,8 +348,12 @@ class Session:
                     tool=public_name,
                     code=exc.code,
                 ) from exc
+            http = f"; {self.http.problem}" if self.http.problem and exc.code < 0 else ""
             raise ToolCallError(
-                f"server {self._name!r} refused the call to {public_name}: {exc.message} (code {exc.code})",
+                scrub(
+                    f"server {self._name!r} refused the call to {public_name}: {exc.message} "
+                    f"(code {exc.code}){http}"
+                ),
                 tool=public_name,
                 code=exc.code,
             ) from exc
@@ -296,12 +365,17 @@ class Session:
             raise ServerDisconnectedError(
                 f"server {self._name!r} disconnected during the call to {public_name}", tool=public_name
             ) from exc
-        except Exception as exc:  # invalid server output (schema or protocol validation)
+        except (ValueError, RuntimeError) as exc:  # the answer failed validation (schema or protocol)
             raise ToolCallError(
-                f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}",
+                scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
                 tool=public_name,
             ) from exc
-        return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
+        try:
+            return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
 
     def _progress_forwarder(self, progress: ProgressCallback) -> Any:
         dispatcher = self._dispatcher
@@ -310,6 +384,18 @@ class Session:
             dispatcher.post((progress,), value, total, message)
 
         return forward
+
+
+def _our_bug(public_name: str, exc: Exception) -> ToolCallError:
+    """An error of mcp_sync's own during a call: logged with its traceback, never blamed on the server."""
+    logger.error("unexpected error in mcp_sync while calling %s", public_name, exc_info=exc)
+    return ToolCallError(
+        scrub(
+            f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
+            f"{describe(exc)}"
+        ),
+        tool=public_name,
+    )
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -324,22 +410,23 @@ def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
     if isinstance(cause, MCPSyncError):
         return cause
     loss = ServerDisconnectedError(
-        f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else "")
+        scrub(f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
     )
     loss.__cause__ = cause
     return loss
 
 
-def _describe_failure(name: str, cause: BaseException | None) -> BaseException:
-    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError`."""
-    if cause is None:
-        return ServerDisconnectedError(f"server {name!r} went away while connecting")
+def _describe_failure(name: str, cause: BaseException | None, ended: str) -> BaseException:
+    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError` that says
+    how its process ended and what it last wrote to stderr."""
     if isinstance(cause, MCPSyncError | TimeoutError):
         return cause
     if isinstance(cause, asyncio.CancelledError):
         return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
     if isinstance(cause, FileNotFoundError):
-        return ServerDisconnectedError(f"server {name!r} could not start: {cause}")
-    failure = ServerDisconnectedError(f"server {name!r} failed to connect: {describe(cause)}")
+        return ServerDisconnectedError(scrub(f"server {name!r} could not start: {cause}"))
+    if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
+        return ServerDisconnectedError(scrub(f"server {name!r} went away while connecting{ended}"))
+    failure = ServerDisconnectedError(scrub(f"server {name!r} failed to connect: {describe(cause)}{ended}"))
     failure.__cause__ = cause
     return failure

@@ -71,8 +71,32 @@ class StdioProcess:
         self.server_name = server_name
         self.pid: int | None = None
         self.returncode: int | None = None
+        self._child: anyio.abc.Process | None = None
+        self._stderr_closed: anyio.Event | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._undecodable_lines = 0
+
+    async def wait_for_exit(self, timeout: float) -> None:
+        """Wait (bounded) until the child has exited and its stderr has been read to the end, so that
+        `describe_end()` can say why it went."""
+        with anyio.move_on_after(timeout):
+            if self._stderr_closed is not None:
+                await self._stderr_closed.wait()
+            while self._child is not None and self._child.returncode is None:
+                await anyio.sleep(_EXIT_POLL_INTERVAL)
+        if self._child is not None and self.returncode is None:
+            self.returncode = self._child.returncode
+
+    def describe_end(self) -> str:
+        """What ended the child, for an error message: its exit status and the last lines of its stderr."""
+        if self.pid is None:
+            return ""
+        exit = self.exit_description()
+        text = f" (the process {'ended with ' + exit if exit else 'closed its output'})"
+        tail = self.stderr_tail()
+        if tail:
+            text += "; its stderr ended with:\n" + "\n".join(f"    {line}" for line in tail.splitlines())
+        return text
 
     def kill(self) -> None:
         """SIGKILL the child's process group now, from any thread; a no-op once it has been reaped."""
@@ -128,11 +152,12 @@ async def open_stdio(
         start_new_session=True,
     )
     process.pid = child.pid
+    process._child = child
     # No awaits until the task group holds the child: a cancellation in the gap would leak it.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
-    stderr_done = anyio.Event()
+    stderr_done = process._stderr_closed = anyio.Event()
     shutting_down = False
     server_logger = logging.getLogger(f"mcp_sync.server.{process.server_name}")
 

@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError
 
-from ._config import ServerConfig
+from ._config import ServerConfig, warn_unmatched_tool_filters
 from ._errors import ToolListError
 from ._naming import public_tool_name
 from ._registry import ServerLease
@@ -74,6 +74,8 @@ class ToolSync:
             seen_cursors.add(cursor)
         else:
             raise self._listing_error(f"its tools/list did not end within {MAX_LIST_PAGES} pages", initial)
+        if initial:
+            warn_unmatched_tool_filters(self._config, (tool.name for tool in listed))
         tools = [self._tool_from(tool) for tool in listed if self._config.allows_tool(tool.name)]
         try:
             changes = self._lease.replace_tools(tools)

@@ -175,12 +175,37 @@ _INSTALLERS: dict[str, Callable[[], Path]] = {
 _install_errors: dict[str, InstallError] = {}
 
 
+NODE_MISSING = "needs Node.js and npm on PATH (the official reference servers are npm packages)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that uses the reference servers carries the `node` marker, and without Node.js
+    on PATH every `node` test is skipped with the reason, instead of erroring in the install."""
+    node_missing = shutil.which("node") is None or shutil.which("npm") is None
+    for item in items:
+        if (
+            "reference_servers" in getattr(item, "fixturenames", ())
+            and item.get_closest_marker("node") is None
+        ):
+            item.add_marker(pytest.mark.node)
+        if node_missing and item.get_closest_marker("node") is not None:
+            item.add_marker(pytest.mark.skip(reason=NODE_MISSING))
+
+
+def _skipped(item: pytest.Item) -> bool:
+    return any(mark.name == "skip" for mark in item.iter_markers())
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Run the one-time installs the selected tests need, outside any test's timeout."""
     if session.config.option.collectonly:
         return
     wanted = {
-        name for item in session.items for name in getattr(item, "fixturenames", ()) if name in _INSTALLERS
+        name
+        for item in session.items
+        if not _skipped(item)
+        for name in getattr(item, "fixturenames", ())
+        if name in _INSTALLERS
     }
     for name in sorted(wanted):
         try:

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_sync import MCPHub, Tool, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT, stdio_config, stdio_params
+from tests.support import PYTHON, REPO_ROOT, stdio_config, stdio_params, wait_until
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 
@@ -122,6 +122,18 @@ def test_call_tool_safe_returns_the_result_of_a_successful_call(hub: MCPHub) -> 
     assert (result.text, result.is_error) == ("hi", False)
 
 
+def test_call_tool_safe_tells_the_model_which_images_were_left_out(hub: MCPHub) -> None:
+    result = hub.call_tool_safe("mcp__fx__blocks", {})
+    assert result.text == (
+        "first\nsecond\nthird\n[the tool also returned 1 image (image/png), not included in this text]"
+    )
+    assert len(result.images) == 1
+
+
+def test_call_tool_safe_leaves_a_text_only_result_as_it_is(hub: MCPHub) -> None:
+    assert hub.call_tool_safe("mcp__fx__echo", {"text": "hi"}).text == "hi"
+
+
 def test_call_tool_safe_accepts_arguments_as_a_json_string(hub: MCPHub) -> None:
     result = hub.call_tool_safe("mcp__fx__add", '{"a": 2, "b": 3}')
     assert (result.text, result.is_error) == ("5", False)
@@ -180,6 +192,7 @@ def test_call_tool_safe_answers_a_server_crash_with_an_error_result() -> None:
         result = hub.call_tool_safe("mcp__crashy__crash", {}, timeout=20)
         assert result.is_error
         assert result.text.startswith("error: server unavailable:")
+        wait_until(lambda: hub.servers["crashy"].state == "disconnected", timeout=10)
         after = hub.call_tool_safe("mcp__crashy__echo", {"text": "hi"})
     assert after.is_error
     assert "no tool named 'mcp__crashy__echo'" in after.text

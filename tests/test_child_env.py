@@ -1,10 +1,22 @@
-"""The stdio child's environment: the parent's minus credential-like names, then the explicit env."""
+"""The stdio child's environment: the parent's minus credential-like names (or only the SDK's minimal set),
+then the explicit env."""
 
 from __future__ import annotations
 
-import pytest
+import json
+import os
+import subprocess
+import sys
 
-from mcp_sync._child_env import CREDENTIAL_NAME_PATTERNS, child_environment, is_credential_name
+import pytest
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+from mcp_sync._child_env import (
+    CREDENTIAL_NAME_PATTERNS,
+    MINIMAL_ENV_NAMES,
+    child_environment,
+    is_credential_name,
+)
 
 PARENT = {
     "PATH": "/usr/bin:/bin",
@@ -117,3 +129,65 @@ def test_parent_mapping_is_not_modified() -> None:
 def test_patterns_are_upper_case_substrings() -> None:
     assert {"KEY", "SECRET", "TOKEN"} <= set(CREDENTIAL_NAME_PATTERNS)
     assert all(pattern == pattern.upper() for pattern in CREDENTIAL_NAME_PATTERNS)
+
+
+def test_minimal_passes_only_the_sdks_default_variables_and_the_explicit_env() -> None:
+    parent = {**PARENT, "DATABASE_URL": "postgres://u:p@h/db", "LOGNAME": "user", "LANG": "C.UTF-8"}
+
+    env = child_environment({"EXTRA": "1"}, parent=parent, inherit_env="minimal")
+
+    assert env == {"PATH": "/usr/bin:/bin", "HOME": "/home/user", "LOGNAME": "user", "EXTRA": "1"}
+
+
+def test_minimal_names_are_the_sdks_default_environment() -> None:
+    assert set(MINIMAL_ENV_NAMES) == set(DEFAULT_INHERITED_ENV_VARS)
+
+
+def test_minimal_skips_exported_shell_functions() -> None:
+    env = child_environment(parent={"PATH": "/bin", "SHELL": "() { evil; }"}, inherit_env="minimal")
+
+    assert env == {"PATH": "/bin"}
+
+
+def test_minimal_keeps_explicit_credentials() -> None:
+    env = child_environment({"GITHUB_TOKEN": "ghp"}, parent=PARENT, inherit_env="minimal")
+
+    assert env["GITHUB_TOKEN"] == "ghp"
+
+
+def test_minimal_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SYNC_TEST_PLAIN", "not passed")
+
+    env = child_environment(inherit_env="minimal")
+
+    assert "MCP_SYNC_TEST_PLAIN" not in env
+    assert env.get("PATH") == os.environ.get("PATH")
+
+
+def test_filtered_is_the_default() -> None:
+    assert child_environment(parent=PARENT) == child_environment(parent=PARENT, inherit_env="filtered")
+
+
+def test_filtered_passes_secrets_in_innocent_names() -> None:
+    env = child_environment(parent={"DATABASE_URL": "postgres://u:p@h/db", "GITHUB_PAT": "ghp"})
+
+    assert env == {"DATABASE_URL": "postgres://u:p@h/db", "GITHUB_PAT": "ghp"}
+
+
+def test_unknown_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="inherit_env must be"):
+        child_environment(parent=PARENT, inherit_env="all")  # type: ignore[arg-type]
+
+
+def test_a_real_child_started_with_minimal_sees_only_those_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/app")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    script = "import json, os; print(json.dumps(sorted(os.environ)))"
+
+    env = child_environment({"EXTRA": "1"}, inherit_env="minimal")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=30)
+
+    seen = set(json.loads(done.stdout)) - {"LC_CTYPE"}  # the interpreter may set LC_CTYPE itself
+    assert seen <= {*MINIMAL_ENV_NAMES, "EXTRA"}
+    assert "EXTRA" in seen
+    assert "DATABASE_URL" not in seen

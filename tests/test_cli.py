@@ -3,6 +3,7 @@ script), as subprocesses run from the repository root against the demo server.
 
 Every invocation is declared in `RUNS` and started once, four at a time, when the module's first
 test asks for one: each run starts its own server, and running them side by side keeps the module fast.
+Runs start in the order of `RUNS`, the ones that start no server first.
 """
 
 from __future__ import annotations
@@ -37,18 +38,33 @@ servers:
     command: python
     colour: blue
 """
+DEMO = {"command": "python", "args": ["examples/demo_server.py"]}
+HOST_WITH_PROBLEMS = {
+    "mcpServers": {
+        "demo": DEMO,
+        "brave search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"]},
+        "legacy": {"type": "sse", "url": "https://mcp.example.com/sse"},
+        "paused": {"type": "sse", "url": "https://old.example.com/sse", "disabled": True},
+    }
+}
+HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "oauth": {"enabled": True}}}}
+SEVERAL_PROBLEMS = {"mcpServers": {"demo": {**DEMO, "timeout": 0, "colour": "blue"}}}
 
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 
 # name -> command-line arguments, run through `python -m mcp_sync` ("console_script": through the
 # console script); {tmp} stands for the module's temporary directory.
 RUNS: dict[str, list[str]] = {
+    "no_command": [],
+    "help": ["--help"],
+    "version": ["--version"],
     "servers": ["servers", YAML],
     "servers_json": ["servers", YAML, "--json"],
     "tools": ["tools", YAML],
     "tools_json_host_config": ["tools", HOST_JSON, "--json"],
     "call": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}'],
     "call_json": ["call", YAML, "mcp__demo__calculate", '{"expression": "2 * (3 + 4)"}', "--json"],
+    "console_script": ["call", YAML, "mcp__demo__slugify", '{"text": "Hello, World!"}'],
     "call_error_result": ["call", YAML, "mcp__demo__calculate", '{"expression": "1 / 0"}'],
     "call_unknown_tool": ["call", YAML, "calculate", "{}"],
     "call_timeout": ["call", YAML, "mcp__demo__sleep", '{"seconds": 30}', "--timeout", "0.3"],
@@ -59,9 +75,6 @@ RUNS: dict[str, list[str]] = {
     "servers_invalid_config": ["servers", "{tmp}/invalid.yaml"],
     "servers_missing_config": ["servers", "{tmp}/missing.yaml"],
     "servers_verbose": ["servers", YAML, "-v"],
-    "no_command": [],
-    "help": ["--help"],
-    "console_script": ["call", YAML, "mcp__demo__slugify", '{"text": "Hello, World!"}'],
     "resources": ["resources", YAML],
     "read": ["read", YAML, "demo://notes/training"],
     "read_template_json": ["read", YAML, "demo://units/mass", "--server", "demo", "--json"],
@@ -69,6 +82,12 @@ RUNS: dict[str, list[str]] = {
     "prompts_json": ["prompts", YAML, "--json"],
     "prompt": ["prompt", YAML, "mcp__demo__weekly_summary", '{"miles": "20", "runs": "4"}'],
     "prompt_unknown": ["prompt", YAML, "mcp__demo__nothing"],
+    "servers_host_with_problems": ["servers", "{tmp}/problems.json"],
+    "servers_host_with_problems_json": ["servers", "{tmp}/problems.json", "--json"],
+    "servers_host_with_problems_strict": ["servers", "{tmp}/problems.json", "--strict"],
+    "servers_several_problems": ["servers", "{tmp}/several.json", "--json"],
+    "servers_several_problems_strict": ["servers", "{tmp}/several.json", "--strict"],
+    "servers_oauth_warning": ["servers", "{tmp}/oauth.json"],
 }
 
 
@@ -81,6 +100,9 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     tmp = tmp_path_factory.mktemp("cli")
     (tmp / "broken.yaml").write_text(BROKEN_CONFIG)
     (tmp / "invalid.yaml").write_text(INVALID_CONFIG)
+    (tmp / "problems.json").write_text(json.dumps(HOST_WITH_PROBLEMS))
+    (tmp / "oauth.json").write_text(json.dumps(HOST_WITH_OAUTH))
+    (tmp / "several.json").write_text(json.dumps(SEVERAL_PROBLEMS))
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = {}
         for name, args in RUNS.items():
@@ -211,7 +233,65 @@ def test_a_tool_error_result_exits_1_with_its_text_on_stdout(cli: Runs) -> None:
 def test_an_invalid_config_exits_2_naming_the_entry_and_key(cli: Runs) -> None:
     done = result(cli, "servers_invalid_config")
     assert_one_line_error(done, 2, "invalid.yaml: servers[0] (\"demo\"): unknown key 'colour'")
+    assert done.stdout.splitlines()[1].split()[:4] == ["demo", "-", "failed", "0"]
+
+
+def test_unusable_entries_fail_alone_and_the_other_servers_run(cli: Runs) -> None:
+    done = result(cli, "servers_host_with_problems")
+    assert done.returncode == 2, done.stderr
+    rows = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
+    assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "7"]
+    assert "'brave search' cannot be used" in rows["brave"]
+    assert "SSE transport is not supported" in rows["legacy"]
+    assert "paused" not in rows
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2
+    assert "Rename the key to 'brave_search'" in lines[0]
+    assert "mcpServers.legacy: the SSE transport is not supported" in lines[1]
+
+
+def test_unusable_entries_are_failed_servers_in_json(cli: Runs) -> None:
+    done = result(cli, "servers_host_with_problems_json")
+    assert done.returncode == 2, done.stderr
+    records = {record["name"]: record for record in json.loads(done.stdout)}
+    assert records["demo"]["state"] == "ready"
+    assert (records["brave search"]["state"], records["brave search"]["transport"]) == ("failed", None)
+    assert "Rename the key to 'brave_search'" in records["brave search"]["error"]
+
+
+def test_strict_refuses_a_file_with_an_unusable_entry_in_one_line(cli: Runs) -> None:
+    done = result(cli, "servers_host_with_problems_strict")
+    assert_one_line_error(done, 2, "mcpServers.brave search: the server name")
+    assert "mcpServers.legacy: the SSE transport is not supported" in done.stderr
     assert done.stdout == ""
+
+
+def test_an_entry_with_several_problems_is_one_json_error(cli: Runs) -> None:
+    done = result(cli, "servers_several_problems")
+    [record] = json.loads(done.stdout)
+    assert "\n" not in record["error"]
+    assert record["error"].endswith(
+        "mcpServers.demo: 2 problems: field 'timeout': must be greater than 0; unknown key 'colour'"
+    )
+
+
+def test_an_entry_with_several_problems_is_one_line_with_strict(cli: Runs) -> None:
+    done = result(cli, "servers_several_problems_strict")
+    assert_one_line_error(done, 2, "mcpServers.demo: 2 problems: field 'timeout': must be greater than 0; ")
+
+
+def test_config_warnings_are_shown_without_verbose(cli: Runs) -> None:
+    done = result(cli, "servers_oauth_warning")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("mcp-sync: warning: ")
+    assert "mcpServers.demo: ignoring 'oauth'" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_version_names_the_package_and_the_sdk(cli: Runs) -> None:
+    done = result(cli, "version")
+    assert done.returncode == 0
+    assert done.stdout.startswith("mcp-sync 0.1.0 (mcp 2.")
 
 
 def test_a_missing_config_file_exits_2(cli: Runs) -> None:

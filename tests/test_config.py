@@ -19,8 +19,13 @@ from mcp_sync._config import (
     RedactedMapping,
     ServerConfig,
     StdioServerConfig,
+    load_config_entries,
     load_config_file,
     parse_server_configs,
+    parse_server_entries,
+    suggest_server_name,
+    unmatched_tool_filters,
+    warn_unmatched_tool_filters,
 )
 from mcp_sync._errors import ConfigError
 
@@ -180,7 +185,7 @@ def test_timeouts_are_also_given_in_seconds() -> None:
 def test_timeout_must_be_positive(field: str, value: int) -> None:
     message = config_error([stdio(**{field: value})])
 
-    assert f"servers[0] (\"fs\"): field '{field}': Input should be greater than 0" in message
+    assert f"servers[0] (\"fs\"): field '{field}': must be greater than 0" in message
 
 
 def test_timeout_above_the_limit_is_refused() -> None:
@@ -192,20 +197,36 @@ def test_timeout_above_the_limit_is_refused() -> None:
 def test_timeout_refuses_a_boolean() -> None:
     message = config_error([stdio(connect_timeout_ms=True)])
 
-    assert "field 'connect_timeout_ms': Input should be a valid integer" in message
+    assert "field 'connect_timeout_ms': must be a whole number of milliseconds" in message
 
 
 def test_timeout_error_names_the_camel_case_key_the_user_wrote() -> None:
     message = config_error([stdio(toolCallTimeoutMs=0)])
 
-    assert "field 'toolCallTimeoutMs': Input should be greater than 0" in message
+    assert "field 'toolCallTimeoutMs': must be greater than 0" in message
 
 
-@pytest.mark.parametrize("name", ["", "has space", "a" * 33, "dotted.name", "ünï", "a/b"])
-def test_server_name_outside_the_pattern_is_refused(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "reason", "suggestion"),
+    [
+        ("has space", "contains a space", "has_space"),
+        ("a" * 33, "is 33 characters long", "a" * 32),
+        ("dotted.name", "contains '.'", "dotted_name"),
+        ("ünï", "contains 'ï' and 'ü'", "uni"),
+        ("a/b", "contains '/'", "a_b"),
+    ],
+)
+def test_server_name_outside_the_pattern_is_refused_with_a_valid_suggestion(
+    name: str, reason: str, suggestion: str
+) -> None:
     message = config_error([stdio(server_name=name)])
 
-    assert "field 'server_name': String should match pattern '^[A-Za-z0-9_-]{1,32}$'" in message
+    assert f"field 'server_name': {name!r} cannot be used: it {reason}; a server name is 1 to 32" in message
+    assert message.endswith(f"; use {suggestion!r}")
+
+
+def test_empty_server_name_is_refused() -> None:
+    assert "field 'server_name': is empty; a server name is 1 to 32" in config_error([stdio(server_name="")])
 
 
 @pytest.mark.parametrize("name", ["a", "A-z_09", "x" * 32])
@@ -216,7 +237,7 @@ def test_server_name_inside_the_pattern_is_accepted(name: str) -> None:
 def test_missing_server_name_names_both_spellings() -> None:
     message = config_error([{"command": "npx"}])
 
-    assert "servers[0]: field 'server_name' (or 'serverName'): Field required" in message
+    assert "servers[0]: field 'server_name' (or 'serverName'): is required" in message
 
 
 @pytest.mark.parametrize("command", ["", "   "])
@@ -251,13 +272,13 @@ def test_args_list_is_stored_as_a_tuple() -> None:
 def test_non_string_arg_error_names_its_index() -> None:
     message = config_error([stdio(args=["--port", 8080])])
 
-    assert "field 'args[1]': Input should be a valid string" in message
+    assert "field 'args[1]': must be a string (put numbers and true/false in quotes)" in message
 
 
 def test_non_string_env_value_error_names_the_variable() -> None:
     message = config_error([stdio(env={"PORT": 8080})])
 
-    assert "field 'env.PORT': Input should be a valid string" in message
+    assert "field 'env.PORT': must be a string" in message
 
 
 @pytest.mark.parametrize("name", ["", "A=B"])
@@ -385,9 +406,19 @@ def test_entry_that_is_not_a_mapping_is_refused() -> None:
     assert config_error([["server_name", "fs"]]) == "servers[0]: expected a mapping of settings, got list"
 
 
-@pytest.mark.parametrize("entries", [stdio(), "servers.yaml", None])
-def test_entries_that_are_not_a_list_are_refused(entries: Any) -> None:
-    assert "expected a list of server entries" in config_error(entries)
+@pytest.mark.parametrize("entries", ["servers.yaml", None, 3])
+def test_entries_that_are_not_a_list_or_a_mapping_are_refused(entries: Any) -> None:
+    assert "expected a list of server entries or a mapping with 'servers' or 'mcpServers'" in config_error(
+        entries
+    )
+
+
+def test_a_file_name_instead_of_entries_points_at_load_config_file() -> None:
+    assert "to read a file, use load_config_file()" in config_error("servers.yaml")
+
+
+def test_one_entry_instead_of_a_list_is_refused_as_a_document_of_neither_shape() -> None:
+    assert config_error(stdio()) == "has neither 'servers' (a list) nor 'mcpServers' (a map)"
 
 
 def test_every_invalid_entry_is_reported_at_once() -> None:
@@ -402,7 +433,7 @@ def test_several_problems_in_one_entry_are_listed() -> None:
     message = config_error([stdio(tool_call_timeout_ms=0, extra_key=1)])
 
     assert message.startswith('servers[0] ("fs"): 2 problems:\n')
-    assert "  - field 'tool_call_timeout_ms': Input should be greater than 0" in message
+    assert "  - field 'tool_call_timeout_ms': must be greater than 0" in message
     assert "  - unknown key 'extra_key'" in message
 
 
@@ -1094,7 +1125,7 @@ def test_gemini_timeout_is_the_tool_call_timeout_in_ms(tmp_path: Path) -> None:
 
 
 def test_invalid_timeout_error_names_the_host_key(tmp_path: Path) -> None:
-    assert "mcpServers.fs: field 'timeout': Input should be greater than 0" in map_error(
+    assert "mcpServers.fs: field 'timeout': must be greater than 0" in map_error(
         tmp_path, {"fs": {"command": "npx", "timeout": 0}}
     )
 
@@ -1165,19 +1196,28 @@ def test_host_settings_outside_the_map_are_ignored(tmp_path: Path) -> None:
     assert len(load_config_file(path, environ=NO_ENV)) == 1
 
 
-def test_invalid_map_key_is_refused_as_the_server_name(tmp_path: Path) -> None:
+def test_invalid_map_key_is_refused_as_the_server_name_with_a_valid_suggestion(tmp_path: Path) -> None:
     message = map_error(tmp_path, {"my server": {"command": "npx"}})
 
-    assert (
-        "mcpServers.my server: the server name (its key under mcpServers): String should match pattern"
-        in message
+    assert message.endswith(
+        "mcpServers.my server: the server name (its key under mcpServers) 'my server' cannot be used: "
+        "it contains a space; a server name is 1 to 32 letters, digits, '_' or '-', since it becomes part "
+        "of every tool name (mcp__<server>__<tool>). Rename the key to 'my_server', or keep it and add "
+        '"server_name": "my_server" to the entry'
     )
 
 
-def test_server_name_inside_a_map_entry_is_refused(tmp_path: Path) -> None:
-    assert "'serverName' is not allowed here" in map_error(
-        tmp_path, {"fs": {"command": "x", "serverName": "y"}}
-    )
+@pytest.mark.parametrize("key", ["server_name", "serverName"])
+def test_server_name_inside_a_map_entry_overrides_the_key(tmp_path: Path, key: str) -> None:
+    [config] = load_map(tmp_path, {"brave search": {"command": "x", key: "brave"}})
+
+    assert config.server_name == "brave"
+
+
+def test_invalid_server_name_inside_a_map_entry_names_the_field(tmp_path: Path) -> None:
+    message = map_error(tmp_path, {"fs": {"command": "x", "serverName": "a.b"}})
+
+    assert "mcpServers.fs: field 'serverName': 'a.b' cannot be used: it contains '.'" in message
 
 
 @pytest.mark.parametrize(
@@ -1185,7 +1225,7 @@ def test_server_name_inside_a_map_entry_is_refused(tmp_path: Path) -> None:
     [
         ({"command": "x", "timeout": 5, "toolCallTimeoutMs": 6}, "'timeout' and 'toolCallTimeoutMs'"),
         ({"url": "http://a", "httpUrl": "http://b"}, "'httpUrl' and 'url'"),
-        ({"command": "x", "disabled": True, "enabled": True}, "'disabled' and 'enabled'"),
+        ({"command": "x", "disabled": False, "enabled": True}, "'disabled' and 'enabled'"),
         ({"command": "x", "type": "stdio", "transport": "stdio"}, "'type' and 'transport'"),
     ],
 )
@@ -1360,4 +1400,363 @@ def test_feature_settings_work_in_our_yaml(tmp_path: Path) -> None:
         False,
         ("file:///srv",),
         "debug",
+    )
+
+
+# --------------------------------------------------------------------------- mistakes in plain words
+
+
+def test_misspelt_command_in_a_host_file_is_named_instead_of_a_missing_transport(tmp_path: Path) -> None:
+    message = map_error(tmp_path, {"fs": {"comand": "npx", "args": ["-y", "server"]}})
+
+    assert message.endswith("mcpServers.fs: unknown key 'comand'; did you mean 'command'?")
+    assert "transport" not in message
+
+
+def test_close_misspelling_of_our_key_gets_a_suggestion() -> None:
+    message = config_error([stdio(tool_call_timeout=5000)])
+
+    assert (
+        message
+        == "servers[0] (\"fs\"): unknown key 'tool_call_timeout'; did you mean 'tool_call_timeout_ms'?"
+    )
+
+
+def test_misspelling_of_a_camel_case_key_suggests_the_camel_case_key() -> None:
+    assert "did you mean 'toolCallTimeoutMs'?" in config_error([stdio(toolCallTimeout=5000)])
+
+
+def test_misspelling_of_a_host_key_in_a_host_file_gets_a_suggestion(tmp_path: Path) -> None:
+    assert "unknown key 'disable'; did you mean 'disabled'?" in map_error(
+        tmp_path, {"fs": {"command": "npx", "disable": True}}
+    )
+
+
+def test_host_key_in_our_own_format_points_at_our_key() -> None:
+    message = config_error([stdio(type="stdio")])
+
+    assert message.endswith("unknown key 'type' (an mcpServers key); here, use 'transport'")
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            stdio(include_tools="read_file"),
+            'field \'include_tools\': must be a list of strings, like ["a", "b"]',
+        ),
+        (stdio(args="--verbose"), "field 'args': must be a list of strings"),
+        (stdio(env=["A=1"]), "field 'env': must be a map of names to strings"),
+        (stdio(required="maybe"), "field 'required': must be true or false"),
+        (
+            stdio(tool_call_timeout_ms=1.5),
+            "field 'tool_call_timeout_ms': must be a whole number of milliseconds",
+        ),
+        (stdio(connect_timeout_ms=2**31), "field 'connect_timeout_ms': must be at most 2147483647"),
+    ],
+)
+def test_pydantic_wording_is_put_in_plain_words(entry: dict[str, Any], expected: str) -> None:
+    message = config_error([entry])
+
+    assert expected in message
+    assert "Input should" not in message
+    assert "valid tuple" not in message
+
+
+# --------------------------------------------------------------------------- tool filters that match nothing
+
+
+def test_unmatched_tool_filters_are_listed_in_order_once_each() -> None:
+    config = parse_stdio(
+        stdio(include_tools=["read_file", "mcp__fs__write_file", "nope"], exclude_tools=["nope"])
+    )
+
+    assert unmatched_tool_filters(config, ["read_file", "write_file"]) == ["mcp__fs__write_file", "nope"]
+
+
+def test_tool_filters_that_all_match_are_not_listed() -> None:
+    config = parse_stdio(stdio(include_tools=["a"], exclude_tools=["b"]))
+
+    assert unmatched_tool_filters(config, ["a", "b", "c"]) == []
+
+
+def test_unmatched_tool_filters_warning_names_them_and_says_raw_names(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_sync.config")
+    config = parse_stdio(stdio(include_tools=["mcp__fs__read_file", "reed_file", "other"]))
+
+    warn_unmatched_tool_filters(config, ["read_file", "write_file"])
+
+    [record] = caplog.records
+    message = record.getMessage()
+    assert record.name == "mcp_sync.config"
+    assert "server 'fs': include_tools/exclude_tools name no tool the server offers" in message
+    assert "'mcp__fs__read_file' (did you mean 'read_file'?)" in message
+    assert "'reed_file' (did you mean 'read_file'?)" in message
+    assert "'other'" in message
+    assert (
+        "the server's raw tool names (like 'read_file'), not public names (like 'mcp__fs__read_file')"
+        in message
+    )
+
+
+def test_no_warning_when_every_tool_filter_matches(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+
+    warn_unmatched_tool_filters(parse_stdio(stdio(exclude_tools=["a"])), ["a"])
+
+    assert not caplog.records
+
+
+# --------------------------------------------------------------------------- each entry stands alone
+
+CLAUDE_DESKTOP_WITH_PROBLEMS = {
+    "mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
+        "brave search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"]},
+        "legacy": {"type": "sse", "url": "https://mcp.example.com/sse", "required": True},
+        "paused": {"type": "sse", "url": "https://old.example.com/sse", "disabled": True},
+        "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+    },
+    "globalShortcut": "Ctrl+Space",
+}
+
+
+def write_problem_file(tmp_path: Path) -> Path:
+    return write(tmp_path, "claude_desktop_config.json", json.dumps(CLAUDE_DESKTOP_WITH_PROBLEMS, indent=2))
+
+
+def test_unusable_entries_fail_alone_and_the_good_ones_load(tmp_path: Path) -> None:
+    entries = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV)
+
+    assert [config.server_name for config in entries.configs] == ["filesystem", "remote"]
+    assert [(entry.server_name, entry.label) for entry in entries.invalid] == [
+        ("brave search", "mcpServers.brave search"),
+        ("legacy", "mcpServers.legacy"),
+    ]
+
+
+def test_invalid_entry_error_explains_and_suggests_a_valid_name(tmp_path: Path) -> None:
+    path = write_problem_file(tmp_path)
+
+    brave, legacy = load_config_entries(path, environ=NO_ENV).invalid
+
+    assert isinstance(brave.error, ConfigError)
+    assert str(brave.error).startswith(f"{path}: mcpServers.brave search: the server name")
+    assert "Rename the key to 'brave_search'" in str(brave.error)
+    assert "the SSE transport is not supported" in str(legacy.error)
+
+
+def test_invalid_entry_keeps_required(tmp_path: Path) -> None:
+    brave, legacy = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV).invalid
+
+    assert (brave.required, legacy.required) == (False, True)
+
+
+def test_entries_keep_the_file_order(tmp_path: Path) -> None:
+    entries = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV)
+
+    assert [entry.server_name for entry in entries.entries] == [
+        "filesystem",
+        "brave search",
+        "legacy",
+        "remote",
+    ]
+
+
+def test_strict_loading_raises_naming_every_invalid_entry(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config_entries(write_problem_file(tmp_path), environ=NO_ENV, strict=True)
+
+    message = str(info.value)
+    assert "mcpServers.brave search: the server name" in message
+    assert "mcpServers.legacy: the SSE transport is not supported" in message
+    assert "paused" not in message
+
+
+def test_load_config_file_stays_strict(tmp_path: Path) -> None:
+    assert "mcpServers.legacy" in load_error(write_problem_file(tmp_path))
+
+
+def test_invalid_disabled_entry_is_left_out_with_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_sync.config")
+
+    entries = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV)
+
+    assert "paused" not in [entry.server_name for entry in entries.entries]
+    assert any("mcpServers.paused" in r.getMessage() and "disabled" in r.getMessage() for r in caplog.records)
+
+
+def test_invalid_entry_with_enabled_false_is_never_an_error() -> None:
+    assert parse_server_configs(
+        [stdio(enabled=False, colour="blue"), stdio(server_name="ok")], environ=NO_ENV
+    )
+
+
+def test_valid_disabled_entry_is_still_returned() -> None:
+    [config] = parse_server_entries([stdio(enabled=False)], environ=NO_ENV).configs
+
+    assert config.enabled is False
+
+
+def test_later_duplicate_name_is_an_invalid_entry_named_by_its_place() -> None:
+    entries = parse_server_entries([stdio(), stdio(command="other")], environ=NO_ENV)
+
+    [config] = entries.configs
+    [invalid] = entries.invalid
+    assert config.command == "npx"
+    assert invalid.server_name == "servers[1]"
+    assert "duplicate server_name 'fs'" in str(invalid.error)
+
+
+def test_entry_that_is_not_a_mapping_is_an_invalid_entry_named_by_its_place() -> None:
+    [invalid] = parse_server_entries([["fs"]], environ=NO_ENV).invalid
+
+    assert (invalid.server_name, str(invalid.error)) == (
+        "servers[0]",
+        "servers[0]: expected a mapping of settings, got list",
+    )
+
+
+def test_invalid_entries_compare_by_value() -> None:
+    one = parse_server_entries([stdio(colour="x")], environ=NO_ENV)
+    two = parse_server_entries([stdio(colour="x")], environ=NO_ENV)
+
+    assert one == two
+    assert one != parse_server_entries([stdio(flavour="x")], environ=NO_ENV)
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [
+        ("brave search", "brave_search"),
+        ("github.com", "github_com"),
+        ("@scope/server name", "scope_server_name"),
+        ("x" * 40, "x" * 32),
+        ("Café Münster", "Cafe_Munster"),
+        ("...", "server"),
+    ],
+)
+def test_suggested_server_name_is_valid(name: str, suggestion: str) -> None:
+    assert suggest_server_name(name) == suggestion
+    assert parse_stdio(stdio(server_name=suggestion)).server_name == suggestion
+
+
+# --------------------------------------------------------------------------- the files people have
+
+JSONC = """\
+// Cursor's ~/.cursor/mcp.json, with comments
+{
+  /* the servers */
+  "mcpServers": {
+    "docs": {
+      "url": "https://mcp.example.com/mcp?x=1//2", // a URL holds "//"
+      "headers": {"X-Note": "/* not a comment */"},
+    },
+    "fs": {"command": "npx", "args": ["-y", "server", "// kept"],},
+  },
+}
+"""
+
+
+def test_json_with_comments_and_trailing_commas_is_loaded(tmp_path: Path) -> None:
+    docs, fs = load_config_file(write(tmp_path, "mcp.json", JSONC), environ=NO_ENV)
+
+    assert isinstance(docs, HttpServerConfig)
+    assert isinstance(fs, StdioServerConfig)
+    assert docs.url == "https://mcp.example.com/mcp?x=1//2"
+    assert docs.headers["X-Note"] == "/* not a comment */"
+    assert fs.args == ("-y", "server", "// kept")
+
+
+def test_json_with_comments_error_names_the_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "mcp.json",
+        '// comment\n{\n  "mcpServers": {\n    "fs": {"command": "npx"}\n    "x": 1\n}}\n',
+    )
+
+    assert load_error(path) == f"{path}: not valid YAML or JSON at line 5, column 5: Expecting ',' delimiter"
+
+
+def test_repeated_key_in_json_with_comments_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "mcp.json", '{"mcpServers": { // two\n "fs": {"command": "a"},\n "fs": {"command": "b"}}}'
+    )
+
+    assert load_error(path).startswith(
+        f"{path}: not valid YAML or JSON at line 3, column 2: found duplicate key 'fs'"
+    )
+
+
+def test_yaml_url_with_double_slash_is_not_taken_for_a_comment(tmp_path: Path) -> None:
+    [config] = load_config_file(
+        write(tmp_path, "s.yaml", "{servers: [{server_name: w, url: http://h/mcp}]}"), environ=NO_ENV
+    )
+
+    assert isinstance(config, HttpServerConfig)
+    assert config.url == "http://h/mcp"
+
+
+def test_tilde_in_the_file_path_is_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    write(tmp_path, "mcp.json", json.dumps({"mcpServers": {"fs": {"command": "npx"}}}))
+
+    assert len(load_config_file("~/mcp.json", environ=NO_ENV)) == 1
+
+
+def test_tilde_in_command_and_cwd_is_the_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/someone")
+
+    config = parse_stdio(stdio(command="~/bin/server", cwd="~", args=["~/data"]))
+
+    assert (config.command, config.cwd) == ("/home/someone/bin/server", "/home/someone")
+    assert config.args == ("~/data",)
+
+
+def test_a_host_files_json_is_accepted_as_entries(tmp_path: Path) -> None:
+    path = write(tmp_path, "claude_desktop_config.json", json.dumps(CLAUDE_JSON))
+
+    configs = parse_server_configs(json.loads(path.read_text()), environ={"GH_TOKEN": "ghp"})
+
+    assert [c.server_name for c in configs] == ["filesystem", "remote"]
+
+
+def test_our_documents_shape_is_accepted_as_entries() -> None:
+    [config] = parse_server_configs({"servers": [stdio()]}, environ=NO_ENV)
+
+    assert config.server_name == "fs"
+
+
+# --------------------------------------------------------------------------- header values and inherit_env
+
+
+def test_header_value_http_cannot_carry_is_refused_without_echoing_it() -> None:
+    message = config_error([http(headers={"Authorization": f"Bearer {SECRET}é"})])
+
+    assert "the value of Authorization has a character HTTP headers cannot carry" in message
+    assert SECRET not in message
+
+
+@pytest.mark.parametrize("key", ["inherit_env", "inheritEnv"])
+def test_inherit_env_is_read_in_both_spellings(key: str) -> None:
+    assert parse_stdio(stdio(**{key: "minimal"})).inherit_env == "minimal"
+
+
+def test_inherit_env_defaults_to_filtered() -> None:
+    assert parse_stdio(stdio()).inherit_env == "filtered"
+
+
+def test_unknown_inherit_env_is_refused_naming_the_choices() -> None:
+    assert "field 'inherit_env': must be 'filtered' or 'minimal'" in config_error([stdio(inherit_env="all")])
+
+
+def test_inherit_env_on_an_http_entry_is_an_unknown_key() -> None:
+    assert "unknown key 'inherit_env' for transport 'streamable-http'" in config_error(
+        [http(inherit_env="minimal")]
     )

@@ -122,7 +122,7 @@ def test_notebook_runs_in_a_real_kernel() -> None:
         'units of length: ["mm", "cm", "m", "km", "in", "ft", "yd", "mi"]',
         "[{'role': 'user', 'content': 'I ran 20 miles over 4 runs this week.",
         "a half marathon: 4 runs, the long one on Sunday",
-        "<MCPHub servers=[] tools=0",
+        "<MCPHub servers=[] tools=0 (closed)>",
     )
     html = [output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})]
     assert len(html) == 2  # the hub, then its registry

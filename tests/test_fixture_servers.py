@@ -299,8 +299,9 @@ async def _pages(target: Target, limit: int = 10) -> list[list[str]]:
     return pages
 
 
-# The fixture's own tools (echo, add, ... get_header, break_listing, notify_flood), before any --tools extras.
-BASE_TOOL_COUNT = 27
+# The fixture's own tools (echo, add, ... break_listing, fail_listings, delay_listings, notify_flood,
+# and the resource, prompt and request tools), before any --tools extras.
+BASE_TOOL_COUNT = 29
 
 
 @pytest.mark.parametrize("era", ERAS)

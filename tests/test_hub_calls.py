@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import os
 import signal
 import threading
@@ -42,13 +41,22 @@ def test_call_returns_the_text_result(transport: str, era: str) -> None:
     assert (result.text, result.is_error) == ("hello", False)
 
 
-def test_text_blocks_join_with_newlines_and_images_are_dropped(
-    hub: MCPHub, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="mcp_sync"):
-        result = hub.call_tool("mcp__fx__blocks")
+def test_text_blocks_join_with_newlines_and_images_stay_out_of_the_text(hub: MCPHub) -> None:
+    result = hub.call_tool("mcp__fx__blocks")
     assert result.text == "first\nsecond\nthird"
-    assert "dropped 1 non-text content block(s) (image)" in caplog.text
+
+
+def test_images_are_offered_decoded_with_their_mime_type(hub: MCPHub) -> None:
+    result = hub.call_tool("mcp__fx__blocks")
+    [image] = result.images
+    assert image.mime_type == "image/png"
+    assert image.data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert image.data_url.startswith("data:image/png;base64,iVBORw0KGgo")
+
+
+def test_every_content_block_is_kept_in_order(hub: MCPHub) -> None:
+    result = hub.call_tool("mcp__fx__blocks")
+    assert [block.type for block in result.content] == ["text", "text", "image", "text"]
 
 
 def test_error_result_is_returned_not_raised(hub: MCPHub) -> None:

@@ -20,6 +20,7 @@ def everything(reference_servers: ReferenceServers) -> Iterator[MCPHub]:
         yield hub
 
 
+@pytest.mark.node
 def test_everything_server_tools_are_namespaced(everything: MCPHub) -> None:
     names = {tool.raw_name: tool.name for tool in everything.servers["everything"].tools}
     assert names["echo"] == "mcp__everything__echo"
@@ -27,26 +28,30 @@ def test_everything_server_tools_are_namespaced(everything: MCPHub) -> None:
     assert all(name == public_tool_name("everything", raw) for raw, name in names.items())
 
 
+@pytest.mark.node
 def test_everything_server_echo_round_trip(everything: MCPHub) -> None:
     result = everything.call_tool("mcp__everything__echo", {"message": "hello"})
     assert not result.is_error
     assert "hello" in result.text
 
 
-def test_everything_server_image_is_dropped_and_text_kept(
-    everything: MCPHub, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.mark.node
+def test_everything_server_image_is_offered_and_text_kept(everything: MCPHub) -> None:
     result = everything.call_tool("mcp__everything__get-tiny-image")
     assert not result.is_error
     assert result.text  # the tool's text blocks, joined
-    assert "image" in caplog.text
+    [image] = result.images
+    assert image.mime_type == "image/png"
+    assert image.data.startswith(b"\x89PNG")
 
 
+@pytest.mark.node
 def test_everything_server_bad_arguments_come_back_as_an_error_result(everything: MCPHub) -> None:
     result = everything.call_tool("mcp__everything__get-sum", {"a": "not a number"})
     assert result.is_error
 
 
+@pytest.mark.node
 def test_everything_server_long_operation_reports_progress_and_can_be_cancelled(everything: MCPHub) -> None:
     progressed = threading.Event()
     cancel = threading.Event()
@@ -66,6 +71,7 @@ def test_everything_server_long_operation_reports_progress_and_can_be_cancelled(
     assert everything.call_tool("mcp__everything__echo", {"message": "still usable"}).text
 
 
+@pytest.mark.node
 def test_filesystem_server_reads_a_file_by_its_raw_name(
     reference_servers: ReferenceServers, tmp_path: Path
 ) -> None:

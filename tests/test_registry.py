@@ -10,13 +10,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_sync import ConfigError, Tool, ToolListError, ToolRegistry, public_tool_name
+from mcp_sync import ConfigError, Tool, ToolChanges, ToolListError, ToolRegistry, public_tool_name
+from mcp_sync._registry import ServerLease
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def mcp_tool(server: str, raw: str, description: str = "d") -> Tool:
     return Tool(public_tool_name(server, raw), description, SCHEMA, server_name=server, raw_name=raw)
+
+
+def replace(registry: ToolRegistry, server: str, tools: list[Tool]) -> ToolChanges:
+    """Write `server`'s generation through its lease, reserving the name on first use."""
+    lease = registry.server_owner(server)
+    if lease is None:
+        lease = registry.reserve_server(server, None)
+        lease.owner = lease  # the lease stands in for the connection that would own it
+    assert isinstance(lease, ServerLease)
+    changes = lease.replace_tools(tools)
+    assert changes is not None
+    return changes
 
 
 @pytest.fixture
@@ -53,7 +66,7 @@ class Recorder:
 
 
 def test_replace_registers_every_tool_under_its_public_name(registry: ToolRegistry) -> None:
-    changes = registry.replace_server_tools("fs", [mcp_tool("fs", "read_file"), mcp_tool("fs", "a.b")])
+    changes = replace(registry, "fs", [mcp_tool("fs", "read_file"), mcp_tool("fs", "a.b")])
     assert registry.get("mcp__fs__read_file") is not None
     assert registry.get(public_tool_name("fs", "a.b")) is not None
     assert [tool.raw_name for tool in changes.added] == ["a.b", "read_file"]
@@ -61,10 +74,10 @@ def test_replace_registers_every_tool_under_its_public_name(registry: ToolRegist
 
 
 def test_second_replace_reports_exactly_what_changed(registry: ToolRegistry) -> None:
-    registry.replace_server_tools(
+    replace(registry,
         "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit"), mcp_tool("fs", "drop")]
     )
-    changes = registry.replace_server_tools(
+    changes = replace(registry,
         "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "edit", "new text"), mcp_tool("fs", "new")]
     )
     assert [tool.raw_name for tool in changes.added] == ["new"]
@@ -75,27 +88,27 @@ def test_second_replace_reports_exactly_what_changed(registry: ToolRegistry) -> 
 
 
 def test_unchanged_tool_keeps_its_registration(registry: ToolRegistry) -> None:
-    registry.replace_server_tools("fs", [mcp_tool("fs", "keep")])
+    replace(registry, "fs", [mcp_tool("fs", "keep")])
     first = registry.get("mcp__fs__keep")
-    changes = registry.replace_server_tools("fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "other")])
+    changes = replace(registry, "fs", [mcp_tool("fs", "keep"), mcp_tool("fs", "other")])
     assert registry.get("mcp__fs__keep") is first
     assert not changes.changed
 
 
 def test_listing_that_repeats_a_name_keeps_previous_generation(registry: ToolRegistry) -> None:
-    registry.replace_server_tools("fs", [mcp_tool("fs", "old")])
+    replace(registry, "fs", [mcp_tool("fs", "old")])
     with pytest.raises(ToolListError, match="more than once"):
-        registry.replace_server_tools("fs", [mcp_tool("fs", "new"), mcp_tool("fs", "new")])
+        replace(registry, "fs", [mcp_tool("fs", "new"), mcp_tool("fs", "new")])
     assert [tool.raw_name for tool in registry.server_tools("fs")] == ["old"]
 
 
 def test_collision_with_another_owner_rolls_back_the_whole_generation(registry: ToolRegistry) -> None:
     recorder = Recorder()
-    registry.replace_server_tools("fs", [mcp_tool("fs", "old")])
+    replace(registry, "fs", [mcp_tool("fs", "old")])
     registry.register_native("mcp__fs__taken", lambda: "native")
     recorder.attach(registry)
     with pytest.raises(ToolListError, match="already taken"):
-        registry.replace_server_tools("fs", [mcp_tool("fs", "fresh"), mcp_tool("fs", "taken")])
+        replace(registry, "fs", [mcp_tool("fs", "fresh"), mcp_tool("fs", "taken")])
     assert registry.server_tools("fs") == []
     assert "mcp__fs__fresh" not in registry
     assert registry.get("mcp__fs__taken").is_native  # type: ignore[union-attr]
@@ -125,7 +138,7 @@ def test_server_names_that_merely_share_a_prefix_coexist(
 
 def test_native_and_mcp_tools_with_the_same_raw_name_coexist(registry: ToolRegistry) -> None:
     registry.register_native("search", lambda query: query, description="host search")
-    registry.replace_server_tools("web", [mcp_tool("web", "search")])
+    replace(registry, "web", [mcp_tool("web", "search")])
     assert registry.get("search").is_native  # type: ignore[union-attr]
     assert registry.get("mcp__web__search").raw_name == "search"  # type: ignore[union-attr]
 
@@ -137,28 +150,49 @@ def test_registering_a_taken_native_name_raises(registry: ToolRegistry) -> None:
 
 
 def test_reserving_a_server_name_twice_is_a_config_error(registry: ToolRegistry) -> None:
-    registry.reserve_server("gh", "first")
+    lease = registry.reserve_server("gh", "first")
     with pytest.raises(ConfigError, match="'gh'"):
         registry.reserve_server("gh", "second")
     assert registry.server_owner("gh") == "first"
-    registry.release_server("gh")
+    lease.release()
     registry.reserve_server("gh", "third")
     assert registry.server_owner("gh") == "third"
 
 
 def test_release_removes_the_servers_tools(registry: ToolRegistry) -> None:
-    registry.reserve_server("fs", "owner")
-    registry.replace_server_tools("fs", [mcp_tool("fs", "a")])
-    assert [tool.raw_name for tool in registry.release_server("fs").removed] == ["a"]
+    removed: list[Tool] = []
+    registry.on_tool_removed(removed.append)
+    replace(registry, "fs", [mcp_tool("fs", "a")])
+    lease = registry.server_owner("fs")
+    assert isinstance(lease, ServerLease)
+    lease.release()
+    registry.dispatcher.flush()
+    assert [tool.raw_name for tool in removed] == ["a"]
     assert len(registry) == 0
+    assert registry.server_owner("fs") is None
+
+
+def test_an_ended_lease_refuses_writes_and_keeps_the_name_reserved(registry: ToolRegistry) -> None:
+    lease = registry.reserve_server("fs", "connection 1")
+    assert lease.replace_tools([mcp_tool("fs", "a")])
+    lease.end()
+    assert lease.replace_tools([mcp_tool("fs", "a"), mcp_tool("fs", "b")]) is None  # a late re-sync
+    assert len(registry) == 0
+    with pytest.raises(ConfigError):
+        registry.reserve_server("fs", "connection 2")
+    lease.release()
+    successor = registry.reserve_server("fs", "connection 2")
+    assert lease.replace_tools([mcp_tool("fs", "a")]) is None  # the old generation cannot write over it
+    assert successor.replace_tools([mcp_tool("fs", "b")])
+    assert [tool.raw_name for tool in registry.tools()] == ["b"]
 
 
 def test_listeners_hear_changes_in_the_order_they_happened(registry: ToolRegistry) -> None:
     recorder = Recorder()
     recorder.attach(registry)
-    registry.replace_server_tools("s", [mcp_tool("s", "a")])
-    registry.replace_server_tools("s", [mcp_tool("s", "a", "v2"), mcp_tool("s", "b")])
-    registry.replace_server_tools("s", [mcp_tool("s", "b")])
+    replace(registry, "s", [mcp_tool("s", "a")])
+    replace(registry, "s", [mcp_tool("s", "a", "v2"), mcp_tool("s", "b")])
+    replace(registry, "s", [mcp_tool("s", "b")])
     registry.register_native("n", lambda: None)
     assert recorder.wait_for(5) == [
         ("added", "mcp__s__a"),
@@ -220,7 +254,7 @@ def test_listener_sees_the_registry_at_least_as_new_as_its_event(registry: ToolR
     present: list[bool] = []
     done = threading.Event()
     registry.on_tool_added(lambda tool: (present.append(tool.name in registry), done.set()))
-    registry.replace_server_tools("s", [mcp_tool("s", "a")])
+    replace(registry, "s", [mcp_tool("s", "a")])
     assert done.wait(5)
     assert present == [True]
 
@@ -258,7 +292,7 @@ def test_concurrent_readers_see_whole_generations(registry: ToolRegistry) -> Non
     for reader in readers:
         reader.start()
     for round_ in range(200):
-        registry.replace_server_tools("s", generations[round_ % 2])
+        replace(registry, "s", generations[round_ % 2])
     stop.set()
     for reader in readers:
         reader.join(10)
@@ -267,15 +301,15 @@ def test_concurrent_readers_see_whole_generations(registry: ToolRegistry) -> Non
 
 def test_resync_of_ten_thousand_tools_is_one_pass(registry: ToolRegistry) -> None:
     tools = [mcp_tool("big", f"t{i:05d}") for i in range(10_000)]
-    assert len(registry.replace_server_tools("big", tools).added) == 10_000
-    changes = registry.replace_server_tools("big", [*tools[1:], mcp_tool("big", "extra")])
+    assert len(replace(registry, "big", tools).added) == 10_000
+    changes = replace(registry, "big", [*tools[1:], mcp_tool("big", "extra")])
     assert (len(changes.added), len(changes.removed), len(changes.changed)) == (1, 1, 0)
     assert len(registry) == 10_000
 
 
 def test_tool_of_another_server_is_refused(registry: ToolRegistry) -> None:
     with pytest.raises(ValueError, match="does not belong"):
-        registry.replace_server_tools("a", [mcp_tool("b", "x")])
+        replace(registry, "a", [mcp_tool("b", "x")])
 
 
 @given(

@@ -168,7 +168,9 @@ def test_config_file_of_nested_yaml_aliases_is_rejected_quickly(tmp_path: Path) 
     with contextlib.suppress(ConfigError):
         load_config_file(path)
     elapsed = time.monotonic() - started
-    assert elapsed < 0.5, f"a {path.stat().st_size}-byte file took {elapsed:.2f}s to read"
+    # Expanded, the aliases are a million strings: tens of seconds. Refused, well under a second;
+    # the bound leaves room for a loaded machine.
+    assert elapsed < 5, f"a {path.stat().st_size}-byte file took {elapsed:.2f}s to read"
 
 
 def test_deeply_nested_configuration_from_python_raises_config_error() -> None:

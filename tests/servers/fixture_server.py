@@ -26,6 +26,8 @@ Flags
                          pages after the real listing are empty.
 --garbage-stdout         (stdio only) write non-JSON lines, a truncated JSON line and a
                          non-JSON-RPC object to stdout before and after the first response.
+--invalid-utf8     (stdio only) before the first response, write one line that is not valid UTF-8
+                         (bytes 0xff 0xfe inside it), then answer normally.
 --stderr-lines K         write K lines ``fixture stderr line <i>`` to stderr at start-up.
 --resources N            add N extra resources ``fixture://extra/00000`` ... (text/plain);
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
@@ -56,6 +58,8 @@ add_tool(name) / remove_tool(name) -> change the tool set and announce it the wa
 announce(n) -> announce a tools change n times in a burst, changing nothing
 get_header(name) -> the HTTP request header as received, or "<unset>"
 break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listing); announces it
+fail_listings(n) -> the next n ``tools/list`` answer with an error (``list_tools_failed`` events); announces
+delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list_tools_delayed``); announces
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
@@ -152,6 +156,7 @@ class Options:
     duplicate_listing: bool
     endless_cursor: bool
     garbage_stdout: bool
+    invalid_utf8: bool
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
@@ -169,6 +174,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--duplicate-listing", action="store_true")
     parser.add_argument("--endless-cursor", action="store_true")
     parser.add_argument("--garbage-stdout", action="store_true")
+    parser.add_argument("--invalid-utf8", action="store_true")
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
@@ -186,6 +192,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         duplicate_listing=ns.duplicate_listing,
         endless_cursor=ns.endless_cursor,
         garbage_stdout=ns.garbage_stdout,
+        invalid_utf8=ns.invalid_utf8,
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
@@ -264,6 +271,13 @@ class FixtureMiddleware:
             cursor = (ctx.params or {}).get("cursor")
             result = self._page(result, cursor if isinstance(cursor, str) else None, key)
         elif ctx.method == "tools/list":
+            if RUNTIME_FAULTS.failing_listings > 0:
+                RUNTIME_FAULTS.failing_listings -= 1
+                self._events.write("list_tools_failed", left=RUNTIME_FAULTS.failing_listings)
+                raise MCPError(code=INVALID_PARAMS, message="listing failed on purpose")
+            if RUNTIME_FAULTS.listing_delay > 0:
+                self._events.write("list_tools_delayed", seconds=RUNTIME_FAULTS.listing_delay)
+                await anyio.sleep(RUNTIME_FAULTS.listing_delay)
             cursor = (ctx.params or {}).get("cursor")
             result = self._page(result, cursor if isinstance(cursor, str) else None)
             self._events.write(
@@ -297,6 +311,8 @@ class RuntimeFaults:
     """Faults switched on while serving, by tools, for re-sync tests."""
 
     duplicate_listing: bool = False
+    failing_listings: int = 0
+    listing_delay: float = 0.0
 
 
 RUNTIME_FAULTS = RuntimeFaults()
@@ -424,6 +440,18 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         await announce_tools_changed(ctx)
         return "listing broken"
 
+    async def fail_listings(n: int, ctx: Context) -> str:
+        """Answer the next n ``tools/list`` requests with an error, and announce a change."""
+        RUNTIME_FAULTS.failing_listings = n
+        await announce_tools_changed(ctx)
+        return f"next {n} listings fail"
+
+    async def delay_listings(seconds: float, ctx: Context) -> str:
+        """Answer every later ``tools/list`` after ``seconds``, and announce a change."""
+        RUNTIME_FAULTS.listing_delay = seconds
+        await announce_tools_changed(ctx)
+        return f"listings delayed by {seconds} s"
+
     async def notify_flood(n: int, ctx: Context, kind: str = "log") -> str:
         """Send n notifications as fast as possible: kind "log", "progress" or "tools_changed"."""
         for i in range(n):
@@ -541,6 +569,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         pid,
         get_header,
         break_listing,
+        fail_listings,
+        delay_listings,
         notify_flood,
         add_resource,
         remove_resource,
@@ -688,6 +718,24 @@ def add_resources_and_prompts(server: MCPServer, options: Options, events: Event
 
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+class _InvalidUtf8Stdout:
+    """The stdio wire, with one line that is not valid UTF-8 before the server's first message."""
+
+    def __init__(self) -> None:
+        self._inner = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+        self._first = True
+
+    async def write(self, data: str) -> None:
+        if self._first:
+            self._first = False
+            await self._inner.flush()
+            line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": "\xff\xfe"}\n'
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+        await self._inner.write(data)
+
+    async def flush(self) -> None:
+        await self._inner.flush()
 
 
 class _GarbageStdout:
@@ -728,6 +776,8 @@ async def serve_stdio(server: MCPServer, options: Options, events: EventSink) ->
     # in-process Client does): legacy mode needs the handshake-only `serve_loop` entry.
     lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     stdout = cast(Any, _GarbageStdout()) if options.garbage_stdout else None
+    if options.invalid_utf8:
+        stdout = cast(Any, _InvalidUtf8Stdout())
     if options.garbage_stdout:
         sys.stdout.buffer.write(b"fixture: starting up (this line is not JSON either)\n")
         sys.stdout.buffer.flush()

@@ -1,0 +1,70 @@
+"""Tool results: text joined from text blocks, images decoded beside it, every block kept."""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import mcp_types as types
+import pytest
+
+from mcp_sync._results import ToolImage, content_left_out, from_call_tool_result
+
+PNG = b"\x89PNG\r\n\x1a\n-not-a-real-png"
+
+
+def image_block(data: bytes = PNG, mime_type: str = "image/png") -> types.ImageContent:
+    return types.ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type=mime_type)
+
+
+def text_block(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+def test_an_image_only_result_has_empty_text_and_its_image() -> None:
+    result = from_call_tool_result(types.CallToolResult(content=[image_block()]), "mcp__x__shot")
+
+    assert result.text == ""
+    assert result.images == (ToolImage("image/png", PNG),)
+
+
+def test_left_out_note_names_the_images_and_their_types() -> None:
+    result = from_call_tool_result(
+        types.CallToolResult(content=[image_block(), image_block(mime_type="image/jpeg")]), "t"
+    )
+
+    assert content_left_out(result) == (
+        "[the tool also returned 2 images (image/jpeg, image/png), not included in this text]"
+    )
+
+
+def test_left_out_note_counts_audio_as_another_non_text_block() -> None:
+    audio = types.AudioContent(type="audio", data=base64.b64encode(b"RIFF").decode(), mime_type="audio/wav")
+
+    result = from_call_tool_result(types.CallToolResult(content=[text_block("a"), audio]), "t")
+
+    assert (
+        content_left_out(result)
+        == "[the tool also returned 1 other non-text block, not included in this text]"
+    )
+
+
+def test_text_only_result_needs_no_note() -> None:
+    assert (
+        content_left_out(from_call_tool_result(types.CallToolResult(content=[text_block("a")]), "t")) is None
+    )
+
+
+def test_image_that_is_not_base64_is_left_out_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    block = types.ImageContent(type="image", data="not base64!", mime_type="image/png")
+
+    with caplog.at_level(logging.WARNING, logger="mcp_sync"):
+        result = from_call_tool_result(types.CallToolResult(content=[block]), "mcp__x__shot")
+
+    assert result.images == ()
+    assert result.content == (block,)
+    assert "not valid base64" in caplog.text
+
+
+def test_image_repr_shows_the_size_not_the_bytes() -> None:
+    assert repr(ToolImage("image/png", PNG)) == f"ToolImage(mime_type='image/png', {len(PNG)} bytes)"

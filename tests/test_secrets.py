@@ -1,0 +1,285 @@
+"""Known secret values never leave: the registry, `scrub`, what a config holds, and the logging hook,
+checked against records that `httpx2` and the `mcp` SDK write while talking to a real HTTP server."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+
+import httpx2
+import pytest
+
+from mcp_sync import MCPHub
+from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs
+from mcp_sync._secrets import register, registered_count, scrub, secrets_of
+from tests.support import HttpServer
+
+TOKEN = "tok-7Hq2-never-print-this"
+PASSWORD = "pw-Zx81-never-print-this"
+API_KEY = "key-Lm55-never-print-this"
+SECRETS = (TOKEN, PASSWORD, API_KEY)
+
+
+def with_credentials(url: str) -> str:
+    """`url` with a password in its user-info and an `api_key` query parameter."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://user:{PASSWORD}@{rest}?api_key={API_KEY}&v=1"
+
+
+def http_config(url: str = "https://mcp.example.com/mcp", **headers: str) -> HttpServerConfig:
+    [config] = parse_server_configs([{"server_name": "web", "url": url, "headers": headers}], environ={})
+    assert isinstance(config, HttpServerConfig)
+    return config
+
+
+class Records(logging.Handler):
+    """Every record any logger emits, formatted (message and traceback) as a handler would write it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+        self.lines: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.name, self.format(record)))
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+
+@pytest.fixture
+def records() -> Iterator[Records]:
+    """Capture every record at DEBUG from every logger."""
+    handler = Records()
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+@pytest.fixture
+def registered() -> Iterator[Callable[..., None]]:
+    """`registered(*values)` registers values for the test; all released at teardown."""
+    handles = []
+
+    def add(*values: str) -> None:
+        handles.append(register(values))
+
+    yield add
+    for handle in handles:
+        handle.release()
+
+
+# --------------------------------------------------------------------------- the registry and scrub
+
+
+def test_registered_value_is_scrubbed(registered: Callable[..., None]) -> None:
+    registered(TOKEN)
+
+    assert scrub(f"401: bad token {TOKEN}!") == "401: bad token ***!"
+
+
+def test_longer_secret_wins_over_one_it_contains(registered: Callable[..., None]) -> None:
+    registered(TOKEN, TOKEN + "-and-more")
+
+    assert scrub(f"[{TOKEN}-and-more]") == "[***]"
+
+
+def test_released_value_is_no_longer_scrubbed() -> None:
+    with register([TOKEN]):
+        assert TOKEN not in scrub(TOKEN)
+
+    assert scrub(TOKEN) == TOKEN
+
+
+def test_value_registered_twice_stays_until_both_handles_are_released() -> None:
+    first, second = register([TOKEN]), register([TOKEN])
+
+    first.release()
+    first.release()  # idempotent
+    assert scrub(TOKEN) == "***"
+    second.release()
+    assert scrub(TOKEN) == TOKEN
+
+
+@pytest.mark.parametrize("value", ["1", "abc", "true", "False", "debug", "production", "8080", "0.5"])
+def test_short_and_common_values_are_not_registered(value: str) -> None:
+    before = registered_count()
+
+    with register([value]):
+        assert registered_count() == before
+        assert scrub(f"level {value} here") == f"level {value} here"
+
+
+def test_url_password_and_credential_query_values_are_scrubbed_without_registration() -> None:
+    text = f"GET https://user:{PASSWORD}@h/mcp?api_key={API_KEY}&page=2&X-Amz-Signature=abc123 failed"
+
+    assert scrub(text) == "GET https://user:***@h/mcp?api_key=***&page=2&X-Amz-Signature=*** failed"
+
+
+def test_a_long_bare_user_info_is_taken_for_a_token() -> None:
+    assert scrub(f"https://{TOKEN}@github.com/x.git") == "https://***@github.com/x.git"
+
+
+def test_a_short_user_name_in_a_url_is_kept() -> None:
+    assert scrub("ssh://git@github.com/x.git") == "ssh://git@github.com/x.git"
+
+
+# --------------------------------------------------------------------------- what a config holds
+
+
+def test_secrets_of_an_http_config_are_its_headers_token_and_url_credentials() -> None:
+    config = http_config(
+        with_credentials("https://h/mcp"), Authorization=f"Bearer {TOKEN}", Accept="text/plain"
+    )
+
+    found = secrets_of(config)
+
+    assert {f"Bearer {TOKEN}", TOKEN, PASSWORD, API_KEY, "text/plain"} <= found
+    assert "1" not in found and "user" not in found
+
+
+def test_percent_encoded_url_credentials_are_found_in_both_forms() -> None:
+    found = secrets_of(http_config("https://user:p%40ss-word-1@h/mcp?token=a%2Fb-c-d-e"))
+
+    assert {"p@ss-word-1", "p%40ss-word-1", "a/b-c-d-e", "a%2Fb-c-d-e"} <= found
+
+
+def test_secrets_of_a_stdio_config_are_its_env_values_and_url_credentials_in_args() -> None:
+    config = StdioServerConfig(
+        server_name="fs",
+        command="npx",
+        args=("mcp-remote", with_credentials("https://h/mcp")),
+        env={"GITHUB_TOKEN": TOKEN, "PIN_TOKEN": "4821", "LOG_LEVEL": "debug", "PORT": "8080"},
+    )
+
+    found = secrets_of(config)
+
+    assert {TOKEN, PASSWORD, API_KEY, "4821"} <= found
+    assert not {"debug", "8080"} & found
+
+
+# --------------------------------------------------------------------------- the logging hook
+
+
+def test_log_message_and_arguments_are_scrubbed_at_creation(
+    registered: Callable[..., None], records: Records
+) -> None:
+    registered(TOKEN)
+
+    logging.getLogger("some.library").warning("sending %s to %s", f"Bearer {TOKEN}", "h")
+
+    assert records.lines[-1] == ("some.library", "some.library WARNING sending Bearer *** to h")
+
+
+def test_record_without_a_secret_keeps_its_arguments(
+    registered: Callable[..., None], caplog: pytest.LogCaptureFixture
+) -> None:
+    registered(TOKEN)
+
+    with caplog.at_level(logging.INFO, logger="some.library"):
+        logging.getLogger("some.library").info("plain %s", "text")
+
+    assert (caplog.records[-1].msg, caplog.records[-1].args) == ("plain %s", ("text",))
+
+
+def test_traceback_with_a_secret_is_scrubbed(registered: Callable[..., None], records: Records) -> None:
+    registered(TOKEN)
+
+    try:
+        raise RuntimeError(f"server said: invalid token {TOKEN}")
+    except RuntimeError:
+        logging.getLogger("some.library").exception("call failed")
+
+    assert "RuntimeError: server said: invalid token ***" in records.text()
+    assert TOKEN not in records.text()
+
+
+def test_traceback_without_a_secret_keeps_its_exception(
+    registered: Callable[..., None], caplog: pytest.LogCaptureFixture
+) -> None:
+    registered(TOKEN)
+
+    with caplog.at_level(logging.ERROR, logger="some.library"):
+        try:
+            raise RuntimeError("nothing secret")
+        except RuntimeError:
+            logging.getLogger("some.library").exception("call failed")
+
+    assert caplog.records[-1].exc_info is not None
+
+
+def test_stack_info_is_scrubbed(registered: Callable[..., None], records: Records) -> None:
+    registered(TOKEN)
+
+    # The stack shows this source line, which holds the secret written out.
+    logging.getLogger("some.library").info("here", stack_info=True, extra={"t": "tok-7Hq2-never-print-this"})
+
+    assert "Stack (most recent call last)" in records.text()
+    assert TOKEN not in records.text()
+
+
+def test_hook_chains_the_factory_installed_before_it() -> None:
+    script = textwrap.dedent(
+        f"""
+        import logging
+        previous = logging.getLogRecordFactory()
+        def tagging(*args, **kwargs):
+            record = previous(*args, **kwargs)
+            record.tag = "kept"
+            return record
+        logging.setLogRecordFactory(tagging)
+        from mcp_sync._secrets import register
+        register([{TOKEN!r}])
+        record = logging.getLogger("x").makeRecord("x", logging.INFO, "f", 1, "t=%s", ({TOKEN!r},), None)
+        print(record.tag, record.getMessage())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+
+    assert done.stdout.strip() == "kept t=***", done.stderr
+
+
+# --------------------------------------------------------------------------- real HTTP clients
+
+
+def test_httpx_request_log_records_hold_no_credential(
+    records: Records, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server()
+    url = with_credentials(server.url)
+    config = http_config(url, Authorization=f"Bearer {TOKEN}")
+
+    with register(secrets_of(config)), httpx2.Client(timeout=10) as client:
+        client.post(url, headers=dict(config.headers), json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+    http_lines = [line for name, line in records.lines if name.startswith(("httpx2", "httpcore2"))]
+    assert any("HTTP Request: POST" in line for line in http_lines)
+    assert any("user:***@127.0.0.1" in line and "api_key=***" in line for line in http_lines)
+    for secret in SECRETS:
+        assert secret not in records.text()
+
+
+def test_a_hub_talking_to_a_real_server_logs_no_credential(
+    records: Records, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server()
+    config = http_config(with_credentials(server.url), **{"X-Api-Key": TOKEN})
+
+    with MCPHub([config]) as hub:  # the hub registers the config's secrets itself
+        assert hub.servers["web"].state == "ready"
+        echoed = hub.call_tool("mcp__web__get_header", {"name": "x-api-key"}, timeout=20)
+        logging.getLogger("mcp.client.streamable_http").debug("server answered: %s", echoed.text)
+
+    assert echoed.text == TOKEN  # the server really received the token
+    assert {name.split(".")[0] for name, _ in records.lines} >= {"httpx2", "mcp"}
+    for secret in SECRETS:
+        assert secret not in records.text()
