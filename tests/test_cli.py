@@ -240,7 +240,7 @@ def test_unusable_entries_fail_alone_and_the_other_servers_run(cli: Runs) -> Non
     done = result(cli, "servers_host_with_problems")
     assert done.returncode == 2, done.stderr
     rows = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
-    assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "7"]
+    assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "8"]
     assert "'brave search' cannot be used" in rows["brave"]
     assert "SSE transport is not supported" in rows["legacy"]
     assert "paused" not in rows
