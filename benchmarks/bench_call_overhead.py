@@ -22,7 +22,7 @@ machine is busy.
 Last, without any server I/O (a stable number on a noisy machine): the hub's own per-call cost.
 A second hub connection has its session's client swapped for an in-process stub whose
 `call_tool` returns a fixed result at once (this reaches into a private attribute,
-`ServerConnection._client`, and is skipped with a note if that is gone); compared, in
+`ServerConnection._session.client`, and is skipped with a note if that is gone); compared, in
 alternating rounds, with `run_coroutine_threadsafe` of the same stub call on a loop thread and
 with the bare round trip. Here the loop thread never goes idle between calls for long, so the
 thread hop costs what it costs on a hot cache.
@@ -240,8 +240,9 @@ def stub_rows(hub: Any, rounds: int, results: c.Results) -> None:
     import mcp_types as types
 
     connection = hub.servers["stub"]
-    if getattr(connection, "_client", None) is None or connection.state != "ready":
-        c.note("no-I/O comparison skipped: the connection has no `_client` to stand in for")
+    session = getattr(connection, "_session", None)
+    if getattr(session, "client", None) is None or connection.state != "ready":
+        c.note("no-I/O comparison skipped: the connection has no session client to stand in for")
         return
     fixed = types.CallToolResult(content=[types.TextContent(type="text", text="x")])
 
@@ -250,7 +251,7 @@ def stub_rows(hub: Any, rounds: int, results: c.Results) -> None:
             return fixed
 
     stub = StubClient()
-    connection._client = stub  # the session stays open underneath; nothing else uses it
+    session.client = stub  # the session stays open underneath; nothing else uses it
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="stub-loop", daemon=True)
     thread.start()

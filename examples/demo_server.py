@@ -10,9 +10,13 @@ calculate(expression)                     arithmetic (+ - * / // % **, parenthes
 convert_units(value, from_unit, to_unit)  length, mass, time and temperature
 slugify(text)                             "Hello, World!" -> "hello-world"
 sleep(seconds)                            waits, reporting progress: for timeout and cancellation demos
+plan_week(goal)                           asks the user (elicitation) how they like to train
 enable_statistics() / disable_statistics()
                                           add or remove the `statistics(numbers)` tool at run time and
                                           announce the change, as servers with dynamic tool sets do
+
+Resources: demo://notes/training (markdown) and the template demo://units/{dimension} (JSON).
+Prompt: weekly_summary(miles, runs).
 
 Set LOG_LEVEL (DEBUG, INFO, WARNING, ...) to change how much the server logs to stderr.
 """
@@ -20,6 +24,7 @@ Set LOG_LEVEL (DEBUG, INFO, WARNING, ...) to change how much the server logs to 
 from __future__ import annotations
 
 import ast
+import json
 import math
 import operator
 import os
@@ -27,12 +32,15 @@ import re
 import statistics as stats
 import unicodedata
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import anyio
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 _level = os.environ.get("LOG_LEVEL", "WARNING").upper()
@@ -216,6 +224,45 @@ async def disable_statistics(ctx: Context) -> str:
     server.remove_tool("statistics")
     await _announce_tools_changed(ctx)
     return "disabled the statistics tool"
+
+
+# -- resources, a prompt, and a question for the user ---------------------------------------------------
+
+
+@server.resource("demo://notes/training", name="training-notes", mime_type="text/markdown")
+def training_notes() -> str:
+    """Notes on training paces."""
+    return "# Training notes\n- Easy runs: a pace you can talk at\n- Long run: once a week, a quarter of it"
+
+
+@server.resource("demo://units/{dimension}", name="units", mime_type="application/json")
+def units(dimension: str) -> str:
+    """The units `convert_units` knows for one dimension (length, mass, time, temperature)."""
+    return json.dumps([unit for unit in [*_UNITS, *_TEMPERATURES] if _dimension(unit) == dimension])
+
+
+@server.prompt()
+def weekly_summary(miles: str, runs: str) -> str:
+    """Ask for a short summary of a week of running."""
+    return f"I ran {miles} miles over {runs} runs this week. Summarise the week in two sentences."
+
+
+class RunPlan(BaseModel):
+    runs_per_week: int
+    long_run_day: str
+
+
+def _ask_plan() -> Elicit[RunPlan]:
+    return Elicit("How would you like to train?", RunPlan)
+
+
+@server.tool()
+async def plan_week(goal: str, plan: Annotated[ElicitationResult[RunPlan], Resolve(_ask_plan)]) -> str:
+    """Plan a week of running towards `goal`, asking the user how they like to train."""
+    if not isinstance(plan, AcceptedElicitation):
+        return f"no plan: the user chose to {plan.action}"
+    answer = plan.data
+    return f"{goal}: {answer.runs_per_week} runs, the long one on {answer.long_run_day}"
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 Each configured MCP server runs its async `mcp` session on its own background
 event-loop thread; `MCPHub` gives the caller one registry of namespaced tools
 (`mcp__<server>__<tool>`), blocking calls with timeouts and cancellation that
-reach the server, and callbacks when tools come and go.
+reach the server, and callbacks when tools come and go; the servers' resources and
+prompts in one view, and their requests (elicitation, sampling, roots, log messages)
+answered by plain Python handlers.
 """
 
 from ._config import (
@@ -21,9 +23,12 @@ from ._config import (
 )
 from ._connection import ServerConnection, ServerState
 from ._errors import (
+    AmbiguousResourceError,
     AuthError,
     ConfigError,
     MCPSyncError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
     ServerDisconnectedError,
     ServerStartError,
     SignInRequiredError,
@@ -32,11 +37,23 @@ from ._errors import (
     ToolCallTimeoutError,
     ToolListError,
     ToolNotFoundError,
+    UnsupportedFeatureError,
 )
+from ._handlers import openai_sampling, terminal_elicitation
 from ._hub import MCPHub
+from ._hub_features import Completion
 from ._naming import public_tool_name
+from ._prompts import Prompt, PromptArgument, PromptMessage, PromptResult
 from ._registry import ToolRegistry
+from ._resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
 from ._results import ToolImage, ToolResult
+from ._server_requests import (
+    ElicitationRequest,
+    ElicitationResponse,
+    SamplingRequest,
+    SamplingResponse,
+    decline_elicitation,
+)
 from ._servers import UnusableServer
 from ._token_store import FileTokenStorage, TokenStorage
 from ._tool import Tool, ToolChanges, function_spec
@@ -44,16 +61,32 @@ from ._tool import Tool, ToolChanges, function_spec
 __version__ = "0.1.0"
 
 __all__ = [
+    "AmbiguousResourceError",
     "AuthConfig",
     "AuthError",
+    "Completion",
     "ConfigEntries",
     "ConfigError",
+    "ElicitationRequest",
+    "ElicitationResponse",
     "FileTokenStorage",
     "HttpServerConfig",
     "InvalidServerEntry",
     "MCPHub",
     "MCPSyncError",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "PromptNotFoundError",
+    "PromptResult",
     "ReconnectConfig",
+    "Resource",
+    "ResourceContent",
+    "ResourceNotFoundError",
+    "ResourceResult",
+    "ResourceTemplate",
+    "SamplingRequest",
+    "SamplingResponse",
     "ServerConfig",
     "ServerConnection",
     "ServerDisconnectedError",
@@ -72,11 +105,15 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "UnsupportedFeatureError",
     "UnusableServer",
+    "decline_elicitation",
     "function_spec",
     "load_config_entries",
     "load_config_file",
+    "openai_sampling",
     "parse_server_configs",
     "parse_server_entries",
     "public_tool_name",
+    "terminal_elicitation",
 ]

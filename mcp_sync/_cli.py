@@ -1,4 +1,5 @@
-"""`mcp-sync`: check a server configuration from the shell: its servers, its tools, one call.
+"""`mcp-sync`: check a server configuration from the shell: its servers, tools, resources and prompts,
+one call, one read, one prompt.
 
 Every command takes a config file (our YAML `servers:` list or an `mcpServers` JSON/YAML
 file), connects to its servers, does one thing and closes them. Output is a readable table,
@@ -10,6 +11,7 @@ it is shown as a failed server with its configuration error (`--strict` refuses 
 from __future__ import annotations
 
 import argparse
+import base64
 import importlib.metadata
 import json
 import logging
@@ -24,12 +26,16 @@ from . import __version__
 from ._auth import open_browser
 from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
 from ._errors import (
+    AmbiguousResourceError,
     AuthError,
     ConfigError,
     MCPSyncError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
     ServerStartError,
     ToolCallError,
     ToolNotFoundError,
+    UnsupportedFeatureError,
 )
 from ._html import first_line
 from ._hub import MCPHub
@@ -53,7 +59,7 @@ EXIT_CODES = {
     EXIT_TOOL_ERROR: "the tool ran and returned an error result (call)",
     EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config "
     "(also when one entry is invalid and the others ran)",
-    EXIT_SERVER: "a server failed to start or connect, or no tool has that name",
+    EXIT_SERVER: "a server failed to start or connect, or no tool, resource or prompt has that name",
     EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
     EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -307,6 +313,145 @@ def _logout(args: argparse.Namespace, hub: MCPHub) -> int:
     return EXIT_OK
 
 
+def _resources(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    resources, templates = hub.resources(), hub.resource_templates()
+    if args.json:
+        _print_json(
+            {
+                "resources": [
+                    {
+                        "uri": r.uri,
+                        "server": r.server_name,
+                        "name": r.name,
+                        "mime_type": r.mime_type,
+                        "description": r.description,
+                    }
+                    for r in resources
+                ],
+                "templates": [
+                    {
+                        "uri_template": t.uri_template,
+                        "server": t.server_name,
+                        "name": t.name,
+                        "mime_type": t.mime_type,
+                        "description": t.description,
+                    }
+                    for t in templates
+                ],
+            }
+        )
+    else:
+        rows = [
+            (
+                _printable(r.uri),
+                r.server_name,
+                _printable(r.mime_type or ""),
+                _printable(first_line(r.description or r.name, 60)),
+            )
+            for r in resources
+        ] + [
+            (
+                _printable(t.uri_template),
+                t.server_name,
+                _printable(t.mime_type or ""),
+                _printable(first_line(t.description or t.name, 60)) + " (template)",
+            )
+            for t in templates
+        ]
+        _print_table(("URI", "SERVER", "TYPE", "DESCRIPTION"), rows)
+    return _report_failed_servers(hub)
+
+
+def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    try:
+        result = hub.read_resource(args.uri, server=args.server, timeout=args.timeout)
+    except (ResourceNotFoundError, AmbiguousResourceError) as exc:
+        raise _Failure(str(exc), EXIT_SERVER) from None
+    except (ToolCallError, UnsupportedFeatureError) as exc:
+        raise _Failure(str(exc), EXIT_CALL_FAILED) from None
+    if args.json:
+        _print_json(
+            {
+                "uri": result.uri,
+                "server": result.server_name,
+                "contents": [
+                    {
+                        "uri": part.uri,
+                        "mime_type": part.mime_type,
+                        "text": part.text,
+                        "blob": base64.b64encode(part.blob).decode() if part.blob is not None else None,
+                    }
+                    for part in result.contents
+                ],
+            }
+        )
+        return EXIT_OK
+    for part in result.contents:
+        if part.text is not None:
+            print(part.text)
+        else:
+            print(f"[binary: {part.mime_type or 'unknown type'}, {len(part.blob or b'')} bytes; use --json]")
+    return EXIT_OK
+
+
+def _prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    prompts = hub.prompts()
+    if args.json:
+        _print_json(
+            [
+                {
+                    "name": p.name,
+                    "server": p.server_name,
+                    "raw_name": p.raw_name,
+                    "description": p.description,
+                    "arguments": [
+                        {"name": a.name, "required": a.required, "description": a.description}
+                        for a in p.arguments
+                    ],
+                }
+                for p in prompts
+            ]
+        )
+    else:
+        rows = [
+            (
+                p.name,
+                p.server_name,
+                _printable(", ".join(a.name + ("*" if a.required else "") for a in p.arguments)),
+                _printable(first_line(p.description, 60)),
+            )
+            for p in prompts
+        ]
+        _print_table(("PROMPT", "SERVER", "ARGUMENTS (*required)", "DESCRIPTION"), rows)
+    return _report_failed_servers(hub)
+
+
+def _prompt(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    arguments = {
+        key: value if isinstance(value, str) else json.dumps(value)
+        for key, value in args.parsed_arguments.items()
+    }
+    try:
+        result = hub.get_prompt(args.prompt, arguments, timeout=args.timeout)
+    except PromptNotFoundError as exc:
+        raise _Failure(str(exc), EXIT_SERVER) from None
+    except (ToolCallError, UnsupportedFeatureError) as exc:
+        raise _Failure(str(exc), EXIT_CALL_FAILED) from None
+    if args.json:
+        _print_json(
+            {
+                "prompt": result.name,
+                "description": result.description,
+                "messages": [{"role": m.role, "text": m.text} for m in result.messages],
+            }
+        )
+    else:
+        for message in result.messages:
+            print(f"[{message.role}]")
+            print(message.text)
+    return EXIT_OK
+
+
 # -- the parser --------------------------------------------------------------------------------------
 
 
@@ -372,6 +517,44 @@ def _parser() -> argparse.ArgumentParser:
         help="give up (and cancel the call on the server) after this long; default: the server's "
         "tool_call_timeout_ms",
     )
+    commands.add_parser(
+        "resources",
+        parents=[common],
+        help="every resource and resource template: URI, server, MIME type, description",
+        description="List every server's resources and resource templates.",
+    )
+    read = commands.add_parser(
+        "read",
+        parents=[common],
+        help="read one resource and print its text (binary parts: with --json, base64)",
+        description="Read the resource at URI and print its text parts.",
+    )
+    read.add_argument("uri", metavar="URI", help="the resource's URI")
+    read.add_argument("--server", default=None, help="the server to ask (needed for a templated URI)")
+    commands.add_parser(
+        "prompts",
+        parents=[common],
+        help="every prompt: public name, server, arguments, description",
+        description="List every prompt by public name (mcp__<server>__<prompt>) with its arguments.",
+    )
+    prompt = commands.add_parser(
+        "prompt",
+        parents=[common],
+        help="get one prompt and print its messages",
+        description="Get PROMPT (its public name) with ARGUMENTS (a JSON object) and print its messages.",
+    )
+    prompt.add_argument("prompt", metavar="PROMPT", help="the prompt's public name")
+    prompt.add_argument(
+        "arguments", metavar="ARGUMENTS", nargs="?", default="{}", help="a JSON object; default {}"
+    )
+    for command in (read, prompt):
+        command.add_argument(
+            "--timeout",
+            type=_positive_seconds,
+            default=None,
+            metavar="SECONDS",
+            help="give up (and cancel the request on the server) after this long",
+        )
     login = commands.add_parser(
         "login",
         parents=[common],
@@ -395,7 +578,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = {"servers": _servers, "tools": _tools, "call": _call}
+_COMMANDS = {
+    "servers": _servers,
+    "tools": _tools,
+    "call": _call,
+    "resources": _resources,
+    "read": _read,
+    "prompts": _prompts,
+    "prompt": _prompt,
+}
 _SIGN_IN_COMMANDS = {"login": _login, "logout": _logout}
 
 
@@ -425,7 +616,7 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "call":
+    if args.command in ("call", "prompt"):
         args.parsed_arguments = _parse_arguments(args.arguments)  # before starting any server
     try:
         entries = load_config_entries(args.config, strict=args.strict)

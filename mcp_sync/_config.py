@@ -23,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -55,6 +56,7 @@ __all__ = [
     "load_config_file",
     "parse_server_configs",
     "parse_server_entries",
+    "root_uri",
     "suggest_server_name",
     "unmatched_tool_filters",
     "warn_unmatched_tool_filters",
@@ -134,6 +136,21 @@ def _reject_bool(value: Any) -> Any:
 
 
 _TimeoutMs = Annotated[int, Field(gt=0, le=_MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""The protocol's log levels, lowest first."""
+
+
+def root_uri(root: str | os.PathLike[str]) -> str:
+    """A root as the protocol wants it: a `file://` URI; a path (`~` expanded) becomes an absolute one."""
+    text = os.fspath(root)
+    if "://" in text:
+        if not text.startswith("file://"):
+            raise PydanticCustomError("config", "roots must be paths or file:// URIs")
+        return text
+    if not text.strip():
+        raise PydanticCustomError("config", "a root must not be blank")
+    return Path(os.path.expanduser(text)).absolute().as_uri()
 
 
 _NESTED_CONFIG = ConfigDict(
@@ -235,6 +252,15 @@ class _ServerConfigBase(BaseModel):
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     reconnect: Annotated[ReconnectConfig | None, BeforeValidator(_shorthand("reconnect"))] = None
+    resources: bool = True
+    prompts: bool = True
+    roots: tuple[str, ...] | None = None
+    log_level: LogLevel | None = None
+
+    @field_validator("roots")
+    @classmethod
+    def _roots_as_uris(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else tuple(root_uri(root) for root in value)
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """Transport and name first, then the transport's own fields, then the common ones."""

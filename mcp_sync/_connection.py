@@ -28,6 +28,7 @@ from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import check_encodable, timed_out, wait_released, was_cancelled, watch
 from ._config import ServerConfig
 from ._errors import MCPSyncError, ServerDisconnectedError
+from ._features import ServerFeatures
 from ._lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
 from ._loop_thread import LoopThread
 from ._registry import ServerLease, ToolRegistry
@@ -63,9 +64,12 @@ class ServerConnection:
         registry: ToolRegistry,
         on_state: Callable[[ServerConnection], None] | None = None,
         auth_factory: AuthFactory | None = None,
+        features: ServerFeatures | None = None,
     ) -> None:
         self.config = config
         self._auth_factory = auth_factory
+        self.features = features
+        """Resources, prompts and server requests of this connection, when the hub bridges them."""
         self.name = config.server_name
         self._registry = registry
         self._dispatcher: CallbackDispatcher = registry.dispatcher
@@ -79,6 +83,8 @@ class ServerConnection:
         self.lease: ServerLease | None = None
         self._session = Session(self, self._dispatcher)
         self._thread = LoopThread(f"mcp-sync:{self.name}", self._session.run)
+        if features is not None:
+            features.bind(self.call_soon)
 
     # -- status --------------------------------------------------------------------------------------
 

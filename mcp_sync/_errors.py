@@ -7,6 +7,10 @@
     ├── ServerStartError          a `required: true` server failed to start
     ├── ToolListError             a server's tools/list was invalid (repeated name, collision, endless cursor)
     ├── ToolNotFoundError         no tool by that public name (also a LookupError)
+    ├── ResourceNotFoundError     no server lists that resource URI (also a LookupError)
+    ├── AmbiguousResourceError    several servers list it, or only a template matches: name the server
+    ├── PromptNotFoundError       no prompt by that public name (also a LookupError)
+    ├── UnsupportedFeatureError   the server does not offer it (subscriptions, completions, roots)
     └── ToolCallError             a call ended without a result
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
@@ -19,9 +23,12 @@ A tool that runs and fails is not an exception: it is a `ToolResult` with
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousResourceError",
     "AuthError",
     "ConfigError",
     "MCPSyncError",
+    "PromptNotFoundError",
+    "ResourceNotFoundError",
     "ServerDisconnectedError",
     "ServerStartError",
     "SignInRequiredError",
@@ -30,6 +37,7 @@ __all__ = [
     "ToolCallTimeoutError",
     "ToolListError",
     "ToolNotFoundError",
+    "UnsupportedFeatureError",
 ]
 
 
@@ -92,3 +100,19 @@ class ToolCallCancelledError(ToolCallError):
 
 class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class ResourceNotFoundError(MCPSyncError, LookupError):
+    """No server offers that resource URI (or the one named answered that it does not exist)."""
+
+
+class AmbiguousResourceError(MCPSyncError, LookupError):
+    """Several servers offer that resource URI, or it is only matched by templates: name the server."""
+
+
+class PromptNotFoundError(MCPSyncError, LookupError):
+    """No prompt is listed under that public name."""
+
+
+class UnsupportedFeatureError(MCPSyncError):
+    """The server (or its configuration) does not support what was asked: subscriptions, completions."""

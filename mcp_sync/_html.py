@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any, Protocol
 
+from ._prompts import Prompt
+from ._resources import Resource
 from ._tool import Tool
 
 
@@ -35,7 +37,7 @@ class ServerRow(Protocol):
     def protocol_version(self) -> str | None: ...
 
 
-__all__ = ["first_line", "hub_html", "tools_html"]
+__all__ = ["first_line", "hub_html", "prompts_html", "resources_html", "tools_html"]
 
 # A description's first line is cut here in a table cell; the full text is in the cell's tooltip.
 _DESCRIPTION_CHARS = 160
@@ -84,8 +86,52 @@ def tools_html(tools: Sequence[Tool]) -> str:
     )
 
 
-def hub_html(servers: Sequence[ServerRow], tools: Sequence[Tool]) -> str:
-    """A hub's servers (transport, state, tool count, protocol, error), then its tools."""
+def resources_html(resources: Sequence[Resource]) -> str:
+    """Resources as a table: URI, server, MIME type, first line of description."""
+    rows = [
+        (
+            f"<code>{escape(resource.uri)}</code>",
+            escape(resource.server_name),
+            escape(resource.mime_type or ""),
+            escape(first_line(resource.description or resource.title or resource.name)),
+        )
+        for resource in resources
+    ]
+    count = f"{len(rows)} resource{'s' if len(rows) != 1 else ''}"
+    return (
+        f"<div><strong>{count}</strong>"
+        + _table(("resource", "server", "type", "description"), rows)
+        + "</div>"
+    )
+
+
+def prompts_html(prompts: Sequence[Prompt]) -> str:
+    """Prompts as a table: public name, server, arguments (required ones starred), description."""
+    rows = [
+        (
+            f"<code>{escape(prompt.name)}</code>",
+            escape(prompt.server_name),
+            escape(", ".join(a.name + ("*" if a.required else "") for a in prompt.arguments)),
+            escape(first_line(prompt.description)),
+        )
+        for prompt in prompts
+    ]
+    count = f"{len(rows)} prompt{'s' if len(rows) != 1 else ''}"
+    return (
+        f"<div><strong>{count}</strong>"
+        + _table(("prompt", "server", "arguments", "description"), rows)
+        + "</div>"
+    )
+
+
+def hub_html(
+    servers: Sequence[ServerRow],
+    tools: Sequence[Tool],
+    resources: Sequence[Resource] = (),
+    prompts: Sequence[Prompt] = (),
+) -> str:
+    """A hub's servers (transport, state, tool count, protocol, error), its tools, then its resources and
+    prompts (when there are any)."""
     rows = []
     for connection in servers:
         colour = _STATE_COLOURS.get(connection.state, "inherit")
@@ -108,5 +154,6 @@ def hub_html(servers: Sequence[ServerRow], tools: Sequence[Tool]) -> str:
     )
     return (
         f"<div><strong>MCPHub</strong>: {len(servers)} server{'s' if len(servers) != 1 else ''}"
-        f"{servers_part}{tools_html(tools)}</div>"
+        f"{servers_part}{tools_html(tools)}"
+        f"{resources_html(resources) if resources else ''}{prompts_html(prompts) if prompts else ''}</div>"
     )

@@ -43,11 +43,18 @@ from ._config import (
 from ._connection import ServerConnection
 from ._errors import ConfigError, MCPSyncError, ToolNotFoundError
 from ._html import hub_html
+from ._hub_features import FeatureHub
 from ._lifecycle import HubState
 from ._native import start_native_call
 from ._reconnect import Reconnector
 from ._registry import NativeTool, Tool, ToolRegistry
 from ._results import ToolResult
+from ._server_requests import (
+    DEFAULT_HANDLER_TIMEOUT,
+    ElicitationHandler,
+    SamplingHandler,
+    decline_elicitation,
+)
 from ._servers import ServerSet, UnusableServer
 from ._token_store import FileTokenStorage, TokenStorage
 
@@ -59,8 +66,15 @@ ServerStateCallback = Callable[[str, str, BaseException | None], object]
 ConfigEntries = Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig]
 
 
-class MCPHub:
-    """Connects to MCP servers and serves their tools, namespaced, from one registry."""
+class MCPHub(FeatureHub):
+    """Connects to MCP servers and serves their tools, namespaced, from one registry.
+
+    `elicitation` and `sampling` answer the servers' requests (a handler for every server, or a
+    mapping of server name to handler): elicitation defaults to declining, sampling to none (not
+    declared); `None` declares no such capability. Handlers run on worker threads, each answer
+    bounded by `handler_timeout` seconds. `resource_tools=True` also offers each server's resources
+    to the model as a tool `mcp__<server>__read_resource`.
+    """
 
     def __init__(
         self,
@@ -69,6 +83,12 @@ class MCPHub:
         registry: ToolRegistry | None = None,
         token_storage: TokenStorage | None = None,
         auth: Mapping[str, httpx2.Auth] | None = None,
+        elicitation: ElicitationHandler
+        | Mapping[str, ElicitationHandler | None]
+        | None = decline_elicitation,
+        sampling: SamplingHandler | Mapping[str, SamplingHandler | None] | None = None,
+        handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
+        resource_tools: bool = False,
     ) -> None:
         """`token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
         data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
@@ -80,11 +100,17 @@ class MCPHub:
         self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
         self._auth = dict(auth or {})
         self._check_custom_auth()
+        features = self._init_features(
+            elicitation=elicitation, sampling=sampling, handler_timeout=handler_timeout
+        )
         self._servers = ServerSet(
             self.registry,
             owns_registry=registry is None,
             auth_factory=auth_factory(self.token_storage, self._auth),
+            features=features,
         )
+        if resource_tools:
+            self._offer_resource_tools()
         self._reload_lock = threading.Lock()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
@@ -103,21 +129,17 @@ class MCPHub:
 
     @classmethod
     def from_file(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        registry: ToolRegistry | None = None,
-        token_storage: TokenStorage | None = None,
-        auth: Mapping[str, httpx2.Auth] | None = None,
+        cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None, **options: Any
     ) -> MCPHub:
         """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
+        `options` are the constructor's (`elicitation=`, `sampling=`, ...).
 
         Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
         misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
         others start. A file that cannot be read at all raises `ConfigError`.
         """
         entries = load_config_entries(path)
-        hub = cls(entries.configs, registry=registry, token_storage=token_storage, auth=auth)
+        hub = cls(entries.configs, registry=registry, **options)
         hub._invalid = entries.invalid
         hub._config_path = path
         return hub
@@ -388,7 +410,7 @@ class MCPHub:
 
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
-        return hub_html(list(self._servers.servers.values()), self.tools())
+        return hub_html(list(self._servers.servers.values()), self.tools(), self.resources(), self.prompts())
 
 
 def _expire(

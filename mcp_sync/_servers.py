@@ -21,7 +21,7 @@ import os
 import time
 import warnings
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from ._auth import AuthFactory
@@ -29,6 +29,7 @@ from ._callbacks import ListenerSet
 from ._config import InvalidServerEntry, ServerConfig
 from ._connection import CLOSE_TIMEOUT, ServerConnection
 from ._errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
+from ._features import ServerFeatures
 from ._lifecycle import (
     HUB_TRANSITIONS,
     ConnectionState,
@@ -90,9 +91,15 @@ class ServerSet:
     """The connections of one hub and the hub's state; see the module docstring."""
 
     def __init__(
-        self, registry: ToolRegistry, *, owns_registry: bool, auth_factory: AuthFactory | None = None
+        self,
+        registry: ToolRegistry,
+        *,
+        owns_registry: bool,
+        auth_factory: AuthFactory | None = None,
+        features: Callable[[ServerConfig], ServerFeatures] | None = None,
     ) -> None:
         self.registry = registry
+        self._features = features
         self._owns_registry = owns_registry
         self._auth_factory = auth_factory
         self._reconnectors: dict[str, Reconnector] = {}  # replaced, never mutated
@@ -157,8 +164,9 @@ class ServerSet:
                 raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
             _open_sets.add(self)
             self._set_unusable(invalid)
-            launched = self._launch(configs)
         try:
+            with self._machine.condition:  # a close() in between leaves nothing to launch
+                launched = self._launch(configs) if self._machine.state == "starting" else []
             _wait_ready(launched)
         except BaseException:
             logger.info("start() was interrupted; stopping every server it started")
@@ -187,7 +195,11 @@ class ServerSet:
             if not config.enabled:
                 continue
             connection = ServerConnection(
-                config, self.registry, on_state=self._announce_state, auth_factory=self._auth_factory
+                config,
+                self.registry,
+                on_state=self._announce_state,
+                auth_factory=self._auth_factory,
+                features=self._features(config) if self._features is not None else None,
             )
             try:
                 connection.reserve()
@@ -285,6 +297,8 @@ class ServerSet:
                 }
 
     def _announce_state(self, connection: ServerConnection) -> None:
+        if connection.features is not None and connection.state in ("failed", "disconnected", "closed"):
+            connection.features.end()  # its resources and prompts go before anyone hears of the state
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
         if (

@@ -39,6 +39,7 @@ from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import timed_out
 from ._config import ServerConfig
 from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
+from ._features import ServerFeatures
 from ._lifecycle import ConnectionState
 from ._registry import ServerLease
 from ._results import ToolResult, from_call_tool_result
@@ -108,6 +109,9 @@ class SessionHost(Protocol):
     def not_ready_error(self, public_name: str) -> MCPSyncError: ...
 
     def make_auth(self) -> httpx2.Auth | None: ...
+
+    @property
+    def features(self) -> ServerFeatures | None: ...
 
 
 class Session:
@@ -183,7 +187,9 @@ class Session:
             on_refused=self.check_alive,
             auth=auth,
         )
-        client = Client(transport, cache=None, message_handler=self._on_message)
+        features = self._connection.features
+        options = features.client_options() if features is not None else {}
+        client = Client(transport, cache=None, message_handler=self._on_message, **options)
         await stack.enter_async_context(client)
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
@@ -197,6 +203,8 @@ class Session:
             await task_group.start(functools.partial(sync.listen, client, on_lost=self._lose))
         await sync.sync(client, initial=True)
         task_group.start_soon(sync.resync_when_dirty, client)
+        if features is not None:
+            await features.connected(client, task_group)
 
     def request_stop(self, abort: bool) -> None:
         """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now."""
@@ -276,6 +284,8 @@ class Session:
         # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
         if isinstance(message, types.ToolListChangedNotification) and self._sync is not None:
             self._sync.mark_dirty()
+        elif self._connection.features is not None:
+            self._connection.features.on_message(message)
 
     # -- calls -------------------------------------------------------------------------------------
 

@@ -75,6 +75,13 @@ RUNS: dict[str, list[str]] = {
     "servers_invalid_config": ["servers", "{tmp}/invalid.yaml"],
     "servers_missing_config": ["servers", "{tmp}/missing.yaml"],
     "servers_verbose": ["servers", YAML, "-v"],
+    "resources": ["resources", YAML],
+    "read": ["read", YAML, "demo://notes/training"],
+    "read_template_json": ["read", YAML, "demo://units/mass", "--server", "demo", "--json"],
+    "read_unknown": ["read", YAML, "demo://units/mass"],
+    "prompts_json": ["prompts", YAML, "--json"],
+    "prompt": ["prompt", YAML, "mcp__demo__weekly_summary", '{"miles": "20", "runs": "4"}'],
+    "prompt_unknown": ["prompt", YAML, "mcp__demo__nothing"],
     "servers_host_with_problems": ["servers", "{tmp}/problems.json"],
     "servers_host_with_problems_json": ["servers", "{tmp}/problems.json", "--json"],
     "servers_host_with_problems_strict": ["servers", "{tmp}/problems.json", "--strict"],
@@ -127,7 +134,7 @@ def test_servers_prints_each_servers_transport_state_and_tool_count(cli: Runs) -
     assert done.returncode == 0, done.stderr
     header, demo = done.stdout.splitlines()
     assert header.split() == ["SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
-    assert demo.split() == ["demo", "stdio", "ready", "7"]
+    assert demo.split() == ["demo", "stdio", "ready", "8"]
     assert done.stderr == ""
 
 
@@ -140,7 +147,7 @@ def test_servers_json_is_machine_readable(cli: Runs) -> None:
             "transport": "stdio",
             "enabled": True,
             "state": "ready",
-            "tools": 7,
+            "tools": 8,
             "protocol_version": "2026-07-28",
             "error": None,
         }
@@ -159,14 +166,14 @@ def test_tools_prints_public_name_server_raw_name_and_description(cli: Runs) -> 
         "word_count",
         "Count the words, characters and lines of a text.",
     ]
-    assert len(lines) == 8
+    assert len(lines) == 9
 
 
 def test_tools_json_reads_an_mcp_servers_file(cli: Runs) -> None:
     done = result(cli, "tools_json_host_config")
     assert done.returncode == 0, done.stderr
     tools = {tool["name"]: tool for tool in json.loads(done.stdout)}
-    assert len(tools) == 7
+    assert len(tools) == 8
     slugify = tools["mcp__demo__slugify"]
     assert (slugify["server"], slugify["raw_name"]) == ("demo", "slugify")
     assert slugify["input_schema"]["required"] == ["text"]
@@ -233,7 +240,7 @@ def test_unusable_entries_fail_alone_and_the_other_servers_run(cli: Runs) -> Non
     done = result(cli, "servers_host_with_problems")
     assert done.returncode == 2, done.stderr
     rows = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
-    assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "7"]
+    assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "8"]
     assert "'brave search' cannot be used" in rows["brave"]
     assert "SSE transport is not supported" in rows["legacy"]
     assert "paused" not in rows
@@ -330,3 +337,54 @@ def test_a_call_that_times_out_exits_4(cli: Runs) -> None:
     assert_one_line_error(
         result(cli, "call_timeout"), 4, "call to mcp__demo__sleep did not finish within 0.3 s"
     )
+
+
+# -- resources and prompts --------------------------------------------------------------------------------
+
+
+def test_resources_lists_resources_and_templates(cli: Runs) -> None:
+    done = result(cli, "resources")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["URI", "SERVER", "TYPE", "DESCRIPTION"]
+    assert any(line.startswith("demo://notes/training") and "text/markdown" in line for line in lines)
+    assert any(line.startswith("demo://units/{dimension}") and "(template)" in line for line in lines)
+
+
+def test_read_prints_a_resources_text(cli: Runs) -> None:
+    done = result(cli, "read")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Training notes")
+
+
+def test_read_json_of_a_templated_uri_names_the_server(cli: Runs) -> None:
+    done = result(cli, "read_template_json")
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["server"] == "demo"
+    assert record["contents"][0]["text"] == '["g", "kg", "oz", "lb"]'
+
+
+def test_read_of_a_templated_uri_without_a_server_exits_3(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "read_unknown"), 3, "pass server=")
+
+
+def test_prompts_json_describes_the_arguments(cli: Runs) -> None:
+    done = result(cli, "prompts_json")
+    assert done.returncode == 0, done.stderr
+    (prompt,) = json.loads(done.stdout)
+    assert prompt["name"] == "mcp__demo__weekly_summary"
+    assert [(a["name"], a["required"]) for a in prompt["arguments"]] == [("miles", True), ("runs", True)]
+
+
+def test_prompt_prints_each_message_with_its_role(cli: Runs) -> None:
+    done = result(cli, "prompt")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == [
+        "[user]",
+        "I ran 20 miles over 4 runs this week. Summarise the week in two sentences.",
+    ]
+
+
+def test_an_unknown_prompt_exits_3(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "prompt_unknown"), 3, "unknown prompt 'mcp__demo__nothing'")

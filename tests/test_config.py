@@ -1347,6 +1347,62 @@ def test_arbitrary_file_contents_load_or_raise_config_error(
             load_config_file(path, environ=NO_ENV)
 
 
+# -- resources, prompts, roots and log level -----------------------------------------------------------
+
+
+def test_feature_settings_default_to_bridging_everything_without_roots_or_log_level() -> None:
+    (config,) = parse_server_configs([{"server_name": "a", "command": "x"}])
+    assert (config.resources, config.prompts, config.roots, config.log_level) == (True, True, None, None)
+
+
+def test_roots_expand_home_and_variables_into_file_uris(tmp_path: Path) -> None:
+    (config,) = parse_server_configs(
+        [{"server_name": "a", "command": "x", "roots": ["~/notes", "${PROJECT}", "file:///srv/x"]}],
+        environ={"PROJECT": str(tmp_path)},
+    )
+    assert config.roots == (Path.home().joinpath("notes").as_uri(), tmp_path.as_uri(), "file:///srv/x")
+
+
+def test_roots_that_are_not_file_uris_are_refused() -> None:
+    with pytest.raises(ConfigError, match="roots"):
+        parse_server_configs([{"server_name": "a", "command": "x", "roots": ["https://example.com"]}])
+
+
+def test_an_unknown_log_level_is_refused() -> None:
+    with pytest.raises(ConfigError, match="log_level"):
+        parse_server_configs([{"server_name": "a", "command": "x", "log_level": "verbose"}])
+
+
+def test_feature_settings_work_in_an_mcp_servers_file(tmp_path: Path) -> None:
+    path = tmp_path / "host.json"
+    path.write_text(
+        '{"mcpServers": {"a": {"command": "x", "roots": ["/srv"], "logLevel": "warning",'
+        ' "resources": false, "prompts": false}}}'
+    )
+    (config,) = load_config_file(path)
+    assert (config.resources, config.prompts, config.roots, config.log_level) == (
+        False,
+        False,
+        ("file:///srv",),
+        "warning",
+    )
+
+
+def test_feature_settings_work_in_our_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "servers.yaml"
+    path.write_text(
+        "servers:\n  - server_name: a\n    url: http://127.0.0.1:1/mcp\n    roots: [/srv]\n"
+        "    log_level: debug\n    prompts: false\n"
+    )
+    (config,) = load_config_file(path)
+    assert (config.resources, config.prompts, config.roots, config.log_level) == (
+        True,
+        False,
+        ("file:///srv",),
+        "debug",
+    )
+
+
 # --------------------------------------------------------------------------- mistakes in plain words
 
 

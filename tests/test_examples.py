@@ -43,7 +43,7 @@ def test_quickstart_lists_calls_and_handles_both_kinds_of_failure(examples: Runs
     assert done.returncode == 0, done.stderr
     assert_lines(
         done.stdout,
-        "<MCPHub servers=[demo=ready] tools=7>",
+        "<MCPHub servers=[demo=ready] tools=8>",
         "server demo: ready",
         "  mcp__demo__word_count ",
         "word_count: {'words': 4, 'characters': 19, 'lines': 1}",
@@ -58,10 +58,10 @@ def test_agent_loop_follows_tools_that_appear_and_disappear_mid_run(examples: Ru
     assert done.returncode == 0, done.stderr
     assert_lines(
         done.stdout,
-        "turn 1: 8 tools offered, the model calls 3",
+        "turn 1: 9 tools offered, the model calls 3",
         "  -> mcp__demo__enable_statistics {}",
         "  [tools] added mcp__demo__statistics",
-        "turn 3: 9 tools offered, the model calls 2",
+        "turn 3: 10 tools offered, the model calls 2",
         "  <- ERROR invalid arguments for log_week: total_miles: ",
         "  <- logged 10.97 miles over 3 runs",
         "  [tools] removed mcp__demo__statistics",
@@ -114,14 +114,23 @@ def test_notebook_runs_in_a_real_kernel() -> None:
     printed = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")
     assert_lines(
         printed,
-        "<MCPHub servers=[demo=ready] tools=7>",
+        "<MCPHub servers=[demo=ready] tools=8>",
         "a marathon is 26.218757 miles",
         "cancelled: call to mcp__demo__sleep was cancelled",
+        "resource demo://notes/training text/markdown",
+        "# Training notes",
+        'units of length: ["mm", "cm", "m", "km", "in", "ft", "yd", "mi"]',
+        "[{'role': 'user', 'content': 'I ran 20 miles over 4 runs this week.",
+        "a half marathon: 4 runs, the long one on Sunday",
         "<MCPHub servers=[] tools=0 (closed)>",
     )
     html = [output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})]
     assert len(html) == 2  # the hub, then its registry
     assert "<strong>demo</strong>" in html[0] and "ready" in html[0]
+    assert (
+        "<code>demo://notes/training</code>" in html[0]
+        and "<code>mcp__demo__weekly_summary</code>" in html[0]
+    )
     for table in html:
         assert "<code>mcp__demo__word_count</code>" in table
         assert "server&#x27;s tool list" in table  # descriptions are escaped

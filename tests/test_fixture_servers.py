@@ -299,9 +299,9 @@ async def _pages(target: Target, limit: int = 10) -> list[list[str]]:
     return pages
 
 
-# The fixture's own tools (echo, add, ... break_listing, fail_listings, delay_listings, notify_flood),
-# before any --tools extras.
-BASE_TOOL_COUNT = 19
+# The fixture's own tools (echo, add, ... break_listing, fail_listings, delay_listings, notify_flood,
+# and the resource, prompt and request tools), before any --tools extras.
+BASE_TOOL_COUNT = 29
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -348,7 +348,7 @@ def test_endless_cursor_never_ends(transport: str, http_server: Callable[..., Ht
         with anyio.fail_after(15):
             pages = await _pages(target, limit=6)
         assert len(pages) == 6  # the walk stopped at the cap, not at a last page
-        assert [len(page) for page in pages] == [10, BASE_TOOL_COUNT - 10, 0, 0, 0, 0]
+        assert [len(page) for page in pages] == [10, 10, BASE_TOOL_COUNT - 20, 0, 0, 0]
 
     run(body)
 

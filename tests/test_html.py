@@ -45,7 +45,7 @@ def test_hub_html_shows_each_server_with_state_tool_count_and_error(hub: MCPHub)
     table = rows(hub._repr_html_())
     demo = next(row for row in table if row[0] == "demo")
     broken = next(row for row in table if row[0] == "broken")
-    assert demo[1:4] == ["stdio", "ready", "7"]
+    assert demo[1:4] == ["stdio", "ready", "8"]
     assert broken[1:4] == ["stdio", "failed", "0"]
     assert "could not start" in broken[-1]
 

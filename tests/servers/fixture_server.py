@@ -29,6 +29,20 @@ Flags
 --invalid-utf8     (stdio only) before the first response, write one line that is not valid UTF-8
                          (bytes 0xff 0xfe inside it), then answer normally.
 --stderr-lines K         write K lines ``fixture stderr line <i>`` to stderr at start-up.
+--resources N            add N extra resources ``fixture://extra/00000`` ... (text/plain);
+                         ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
+--no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
+                         and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+
+Resources, templates, prompts
+-----------------------------
+fixture://text/readme (text/plain "fixture readme"), fixture://blob/pixel (image/png, a 1x1 PNG);
+template fixture://items/{item} ("item <item>"; completions for ``item``: apple, apricot, banana);
+prompts greet(name, style="plain") -> one user message; review(code) -> a user message with the
+code, an embedded text resource, and an assistant message; completions for greet's ``style``:
+plain, formal, pirate. 2025 sessions may ``resources/subscribe`` (recorded as ``subscribed``).
+Template fixture://slow/{tag} sleeps 30 s (events started / cancelled / finished with the tag).
+A 2025 client's ``notifications/roots/list_changed`` is recorded as ``roots_changed``.
 
 Tools
 -----
@@ -49,6 +63,18 @@ delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
+add_resource(name, text) / remove_resource(name) -> resource fixture://dynamic/<name> comes or goes,
+    announced like tools (2025: notifications/resources/list_changed; 2026-07-28: the bus)
+add_prompt(name) / remove_prompt(name) -> the same for a prompt (no arguments, one user message)
+announce_update(uri) -> announce that the resource changed (2025: to sessions that subscribed to it;
+    2026-07-28: on the bus, to listen streams that subscribed to it)
+ask_name() -> elicits {name: str, age: int}; returns "accept <content JSON>", "decline" or "cancel"
+ask_sample(prompt) -> asks the client's model (sampling); returns "sampled <model>: <text>"
+ask_roots() -> asks for the client's roots; returns their URIs as a JSON list
+ask_unhandled() -> (2025 sessions) sends sampling/createMessage whatever the client declared;
+    returns "refused <code>: <message>" with the error the client answered
+log(level, message) -> one log message at that level (logger "fixture"); 2026-07-28 clients get it
+    only if they asked for a log level at or below it
 notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notifications/message;
     on 2026-07-28 only delivered to a client that opted in with a log level), "progress"
     (needs a progress token) or "tools_changed" (announcements); returns "sent <n>"
@@ -56,6 +82,7 @@ notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notif
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -68,12 +95,16 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import TextIOWrapper
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import anyio
 import uvicorn
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
+from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+from mcp.server.mcpserver.resources import BinaryResource, TextResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
@@ -82,10 +113,27 @@ from mcp_types import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     CallToolResult,
+    Completion,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    EmbeddedResource,
+    EmptyResult,
     ImageContent,
+    ListRootsResult,
+    ModelHint,
+    ModelPreferences,
+    NotificationParams,
+    PromptReference,
+    ResourceTemplateReference,
+    SamplingMessage,
+    SubscribeRequestParams,
     TextContent,
+    TextResourceContents,
+    UnsubscribeRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 # The logging capability is deprecated at 2026-07-28 but is still how a 2025-era server
 # sends log messages; keep the warning off the stderr the tests read.
@@ -110,6 +158,8 @@ class Options:
     garbage_stdout: bool
     invalid_utf8: bool
     stderr_lines: int
+    resources: int = 0
+    no_subscribe: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -126,6 +176,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--garbage-stdout", action="store_true")
     parser.add_argument("--invalid-utf8", action="store_true")
     parser.add_argument("--stderr-lines", type=int, default=0)
+    parser.add_argument("--resources", type=int, default=0)
+    parser.add_argument("--no-subscribe", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -142,6 +194,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         garbage_stdout=ns.garbage_stdout,
         invalid_utf8=ns.invalid_utf8,
         stderr_lines=ns.stderr_lines,
+        resources=ns.resources,
+        no_subscribe=ns.no_subscribe,
     )
 
 
@@ -196,10 +250,26 @@ class FixtureMiddleware:
         result = await call_next(ctx)
         if not isinstance(result, dict):
             return result
+        if ctx.method == "server/discover" and self._options.no_subscribe:
+            resources = result.get("capabilities", {}).get("resources")
+            if isinstance(resources, dict):
+                resources["subscribe"] = False
         if ctx.method == "initialize":
             # MCPServer's handshake advertises tools.listChanged=false; this server announces.
             capabilities = result.setdefault("capabilities", {})
             capabilities.setdefault("tools", {})["listChanged"] = True
+            capabilities.setdefault("prompts", {})["listChanged"] = True
+            resources = capabilities.setdefault("resources", {})
+            resources["listChanged"] = True
+            resources["subscribe"] = not self._options.no_subscribe
+        elif ctx.method == "subscriptions/listen" and self._options.no_subscribe:
+            uris = ((ctx.params or {}).get("notifications") or {}).get("resourceSubscriptions")
+            if uris:
+                raise MCPError(code=INVALID_PARAMS, message="this server offers no resource subscriptions")
+        elif ctx.method in ("resources/list", "prompts/list") and self._options.page_size > 0:
+            key = "resources" if ctx.method == "resources/list" else "prompts"
+            cursor = (ctx.params or {}).get("cursor")
+            result = self._page(result, cursor if isinstance(cursor, str) else None, key)
         elif ctx.method == "tools/list":
             if RUNTIME_FAULTS.failing_listings > 0:
                 RUNTIME_FAULTS.failing_listings -= 1
@@ -215,9 +285,9 @@ class FixtureMiddleware:
             )
         return result
 
-    def _page(self, result: dict[str, Any], cursor: str | None) -> dict[str, Any]:
-        tools: list[dict[str, Any]] = list(result.get("tools", []))
-        if self._options.duplicate_listing or RUNTIME_FAULTS.duplicate_listing:
+    def _page(self, result: dict[str, Any], cursor: str | None, key: str = "tools") -> dict[str, Any]:
+        tools: list[dict[str, Any]] = list(result.get(key, []))
+        if key == "tools" and (self._options.duplicate_listing or RUNTIME_FAULTS.duplicate_listing):
             tools += [tool for tool in tools if tool.get("name") == "echo"]
         offset = 0
         if cursor is not None:
@@ -227,10 +297,10 @@ class FixtureMiddleware:
                 raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor!r}") from None
         size = self._options.page_size if self._options.page_size > 0 else max(len(tools), 1)
         page = tools[offset : offset + size]
-        out = {**result, "tools": page}
+        out = {**result, key: page}
         out.pop("nextCursor", None)
         next_offset = offset + size
-        if next_offset < len(tools) or self._options.endless_cursor:
+        if next_offset < len(tools) or (key == "tools" and self._options.endless_cursor):
             # Past the end the endless cursor keeps counting: empty pages, forever.
             out["nextCursor"] = f"page-{next_offset}"
         return out
@@ -397,6 +467,91 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
                 raise ValueError(f"unknown kind {kind!r}")
         return f"sent {n}"
 
+    async def announce_changed(ctx: Context, kind: str) -> None:
+        """Announce a resources or prompts change the way the negotiated era wants."""
+        if is_modern(ctx.protocol_version):
+            await (ctx.notify_resources_changed() if kind == "resources" else ctx.notify_prompts_changed())
+        elif kind == "resources":
+            await ctx.session.send_resource_list_changed()
+        else:
+            await ctx.session.send_prompt_list_changed()
+        events.write("announced", kind=kind, era=_era_name(ctx.protocol_version))
+
+    async def add_resource(name: str, text: str, ctx: Context) -> str:
+        """Add resource fixture://dynamic/<name> with the text, and announce it."""
+        server.add_resource(TextResource(uri=f"fixture://dynamic/{name}", name=name, text=text))
+        await announce_changed(ctx, "resources")
+        return f"added fixture://dynamic/{name}"
+
+    async def remove_resource(name: str, ctx: Context) -> str:
+        """Remove resource fixture://dynamic/<name>, and announce it."""
+        server._resource_manager._resources.pop(f"fixture://dynamic/{name}", None)  # pyright: ignore
+        await announce_changed(ctx, "resources")
+        return f"removed fixture://dynamic/{name}"
+
+    async def add_prompt(name: str, ctx: Context) -> str:
+        """Add a prompt without arguments, and announce it."""
+
+        def dynamic_prompt() -> str:
+            return f"prompt {name}"
+
+        server.add_prompt(Prompt.from_function(dynamic_prompt, name=name, description=f"Prompt {name}."))
+        await announce_changed(ctx, "prompts")
+        return f"added prompt {name}"
+
+    async def remove_prompt(name: str, ctx: Context) -> str:
+        """Remove a prompt, and announce it."""
+        server.remove_prompt(name)
+        await announce_changed(ctx, "prompts")
+        return f"removed prompt {name}"
+
+    async def announce_update(uri: str, ctx: Context) -> str:
+        """Announce that the resource changed, to those subscribed to it."""
+        if is_modern(ctx.protocol_version):
+            await ctx.notify_resource_updated(uri)
+        elif uri in LEGACY_SUBSCRIPTIONS:
+            await ctx.session.send_resource_updated(uri)
+        events.write("touched", uri=uri)
+        return f"touched {uri}"
+
+    async def ask_name(
+        answer: Annotated[ElicitationResult[NameAndAge], Resolve(_elicit_name)],
+    ) -> str:
+        """Ask the user for a name and an age; return what they answered."""
+        if isinstance(answer, AcceptedElicitation):
+            return "accept " + json.dumps(answer.data.model_dump(), sort_keys=True)
+        return answer.action
+
+    async def ask_sample(prompt: str, reply: Annotated[CreateMessageResult, Resolve(_sample)]) -> str:
+        """Ask the client's model to answer the prompt."""
+        text = reply.content.text if isinstance(reply.content, TextContent) else str(reply.content)
+        return f"sampled {reply.model}: {text}"
+
+    async def ask_roots(roots: Annotated[ListRootsResult, Resolve(_roots)]) -> str:
+        """Return the client's roots as a JSON list of URIs."""
+        return json.dumps([str(root.uri) for root in roots.roots])
+
+    async def ask_unhandled(ctx: Context) -> str:
+        """(2025) Send sampling/createMessage whatever the client declared; return how it answered."""
+        try:
+            result = await ctx.session.send_request(
+                CreateMessageRequest(
+                    params=CreateMessageRequestParams(
+                        messages=[SamplingMessage(role="user", content=TextContent(type="text", text="hi"))],
+                        max_tokens=5,
+                    )
+                ),
+                CreateMessageResult,
+            )
+        except MCPError as exc:
+            return f"refused {exc.code}: {exc.message}"
+        return f"answered {result.model}"
+
+    async def log(level: str, message: str, ctx: Context) -> str:
+        """Send one log message at `level` (logger "fixture")."""
+        await ctx.log(cast(Any, level), message, logger_name="fixture")
+        return "logged"
+
     base = [
         echo,
         add,
@@ -417,6 +572,16 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         fail_listings,
         delay_listings,
         notify_flood,
+        add_resource,
+        remove_resource,
+        add_prompt,
+        remove_prompt,
+        announce_update,
+        ask_name,
+        ask_sample,
+        ask_roots,
+        ask_unhandled,
+        log,
     ]
     tools = [Tool.from_function(fn) for fn in base]
 
@@ -436,9 +601,123 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         log_level="WARNING",
         middleware=[FixtureMiddleware(options, events)],
     )
+    add_resources_and_prompts(server, options, events)
     return server
 
 
+LEGACY_SUBSCRIPTIONS: set[str] = set()
+"""URIs a 2025-era session subscribed to (one client per fixture process in the tests)."""
+
+
+class NameAndAge(BaseModel):
+    name: str
+    age: int
+
+
+def _elicit_name() -> Elicit[NameAndAge]:
+    return Elicit("Who are you?", NameAndAge)
+
+
+def _sample(prompt: str) -> Sample:
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
+        max_tokens=50,
+        system_prompt="Answer briefly.",
+        model_preferences=ModelPreferences(hints=[ModelHint(name="fixture-model")]),
+    )
+
+
+def _roots() -> ListRoots:
+    return ListRoots()
+
+
+def add_resources_and_prompts(server: MCPServer, options: Options, events: EventSink) -> None:
+    """The fixture's resources, template, prompts and completions (see the module docstring)."""
+    server.add_resource(
+        TextResource(
+            uri="fixture://text/readme", name="readme", text="fixture readme", mime_type="text/plain"
+        )
+    )
+    server.add_resource(
+        BinaryResource(
+            uri="fixture://blob/pixel", name="pixel", data=base64.b64decode(TINY_PNG), mime_type="image/png"
+        )
+    )
+    for i in range(options.resources):
+        server.add_resource(
+            TextResource(
+                uri=f"fixture://extra/{i:05d}", name=f"extra{i}", text=f"extra {i}", mime_type="text/plain"
+            )
+        )
+
+    @server.resource("fixture://items/{item}", name="item", mime_type="text/plain")
+    def item(item: str) -> str:
+        """One item, by name."""
+        return f"item {item}"
+
+    @server.prompt()
+    def greet(name: str, style: str = "plain") -> str:
+        """Greet someone in a style."""
+        return f"Hello, {name}! ({style})"
+
+    @server.prompt()
+    def review(code: str) -> list[Message]:
+        """Ask for a review of some code."""
+        return [
+            UserMessage(f"Review this code:\n{code}"),
+            UserMessage(
+                content=EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(uri="fixture://text/readme", text="fixture readme"),
+                )
+            ),
+            AssistantMessage("I will review it."),
+        ]
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> Completion | None:
+        if isinstance(ref, ResourceTemplateReference) and argument.name == "item":
+            values = ["apple", "apricot", "banana"]
+        elif isinstance(ref, PromptReference) and ref.name == "greet" and argument.name == "style":
+            values = ["plain", "formal", "pirate"]
+        else:
+            return None
+        return Completion(
+            values=[v for v in values if v.startswith(argument.value)], total=None, has_more=False
+        )
+
+    @server.resource("fixture://slow/{tag}", name="slow", mime_type="text/plain")
+    async def slow(tag: str) -> str:
+        """Sleeps 30 s, recording started / cancelled / finished events with the tag."""
+        events.write("started", resource="slow", tag=tag)
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            events.write("cancelled", resource="slow", tag=tag)
+            raise
+        events.write("finished", resource="slow", tag=tag)
+        return "slept"
+
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+
+    async def roots_changed(ctx: Any, params: NotificationParams) -> None:
+        events.write("roots_changed")
+
+    lowlevel.add_notification_handler("notifications/roots/list_changed", NotificationParams, roots_changed)
+    if not options.no_subscribe:
+
+        async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+            LEGACY_SUBSCRIPTIONS.add(str(params.uri))
+            events.write("subscribed", uri=str(params.uri))
+            return EmptyResult()
+
+        async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+            LEGACY_SUBSCRIPTIONS.discard(str(params.uri))
+            events.write("unsubscribed", uri=str(params.uri))
+            return EmptyResult()
+
+        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+        lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 class _InvalidUtf8Stdout:
     """The stdio wire, with one line that is not valid UTF-8 before the server's first message."""
 

@@ -1,0 +1,195 @@
+"""What every framework adapter shares: which tools to offer under which names, and calls made from
+blocking or async code that keep the hub's timeouts and its cancellation on the server.
+
+Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_sync import (
+    ConfigError,
+    MCPSyncError,
+    ServerDisconnectedError,
+    ToolCallCancelledError,
+    ToolCallError,
+    ToolCallTimeoutError,
+    ToolNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from mcp_sync import MCPHub, Tool, ToolResult
+
+__all__ = [
+    "ExposedTool",
+    "ToolFilter",
+    "ToolResultError",
+    "acall",
+    "exposed_tools",
+    "inline_refs",
+    "message_for_model",
+    "openai_safe_name",
+]
+
+ToolFilter = Callable[["Tool"], bool]
+"""Chooses which registry tools an adapter offers: `include=lambda tool: tool.server_name == "docs"`."""
+
+# How often an async call checks a caller's `cancel` Event (the hub checks it as often for blocking calls).
+_CANCEL_POLL = 0.01
+_OPENAI_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class ToolResultError(ToolCallError):
+    """The tool ran and reported a failure (an `is_error` result); raised for frameworks whose tools fail
+    by raising. `result` is the full `ToolResult`."""
+
+    def __init__(self, result: ToolResult, *, tool: str) -> None:
+        super().__init__(result.text or f"{tool} reported an error", tool=tool)
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True)
+class ExposedTool:
+    """A registry tool as a framework offers it: the model sees `name`, the hub calls `tool.name`."""
+
+    name: str
+    tool: Tool
+
+    @property
+    def description(self) -> str:
+        return self.tool.description or ""
+
+    def input_schema(self) -> dict[str, Any]:
+        """The tool's input schema, deep-copied so the framework may change it freely."""
+        return copy.deepcopy(dict(self.tool.input_schema))
+
+
+def openai_safe_name(name: str) -> str:
+    """A name function-calling APIs accept (`[A-Za-z0-9_-]`); public names already are."""
+    return _OPENAI_NAME.sub("_", name)
+
+
+def exposed_tools(
+    hub: MCPHub,
+    *,
+    framework: str,
+    raw_names: bool = False,
+    include: ToolFilter | None = None,
+    fix_name: Callable[[str], str] = openai_safe_name,
+) -> list[ExposedTool]:
+    """The hub's tools as of now, named for `framework`; two tools that would share a name: `ConfigError`.
+
+    Names are the public `mcp__<server>__<tool>` names, or with `raw_names` the servers' own names (native
+    tools keep theirs); `fix_name` then makes each one valid for the framework.
+    """
+    chosen = [tool for tool in hub.tools() if include is None or include(tool)]
+    exposed = [ExposedTool(fix_name(_wanted_name(tool, raw_names)), tool) for tool in chosen]
+    by_name: dict[str, list[str]] = {}
+    for item in exposed:
+        by_name.setdefault(item.name, []).append(item.tool.name)
+    clashes = {name: owners for name, owners in by_name.items() if len(owners) > 1}
+    if clashes:
+        shown = "; ".join(
+            f"{name!r} ({', '.join(sorted(owners))})" for name, owners in sorted(clashes.items())[:3]
+        )
+        more = f" and {len(clashes) - 3} more" if len(clashes) > 3 else ""
+        fix = "keep the public names (raw_names=False) or" if raw_names else "rename one or"
+        raise ConfigError(
+            f"{framework}: several tools would have the same name, and a model could not tell them apart: "
+            f"{shown}{more}; {fix} leave all but one of each out with include=..."
+        )
+    return exposed
+
+
+def _wanted_name(tool: Tool, raw_names: bool) -> str:
+    return tool.raw_name if raw_names and tool.raw_name is not None else tool.name
+
+
+def message_for_model(name: str, exc: MCPSyncError) -> str:
+    """Why a call produced no result, in words a model can act on."""
+    if isinstance(exc, ToolNotFoundError):
+        return f"error: there is no tool named {name!r} (it may have been removed); use a tool on offer"
+    if isinstance(exc, ToolCallTimeoutError):
+        return f"error: timed out: {exc}"
+    if isinstance(exc, ToolCallCancelledError):
+        return f"error: cancelled: {exc}"
+    if isinstance(exc, ServerDisconnectedError):
+        return f"error: server unavailable: {exc}"
+    return f"error: the call failed: {exc}"
+
+
+async def acall(
+    hub: MCPHub,
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    timeout: float | None,
+    cancel: threading.Event | None,
+) -> ToolResult:
+    """`hub.call_tool` for a coroutine: the event loop keeps running while the call does.
+
+    Cancelling the awaiting task, the call's timeout and setting `cancel` all cancel the request on the
+    server (the hub's `Future` does that), and raise `CancelledError`, `ToolCallTimeoutError` and
+    `ToolCallCancelledError` respectively.
+    """
+    future = hub.submit(name, arguments, timeout=timeout)
+    waiter = asyncio.wrap_future(future)
+    try:
+        if cancel is None:
+            return await waiter
+        while not cancel.is_set():
+            done, _ = await asyncio.wait({waiter}, timeout=_CANCEL_POLL)
+            if done:
+                return waiter.result()
+        future.cancel()
+        raise ToolCallCancelledError(f"call to {name} cancelled", tool=name)
+    except asyncio.CancelledError:
+        future.cancel()
+        raise
+
+
+def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` ("#/$defs/...", "#/definitions/...") replaced by its target, for
+    frameworks that take each property as a schema of its own. A reference to itself (a recursive type)
+    becomes `{"type": "object"}` with the reference's own keys kept."""
+    root = copy.deepcopy(dict(schema))
+
+    def resolve(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            siblings = {key: value for key, value in node.items() if key != "$ref"}
+            target = _json_pointer(root, ref)
+            if ref in seen:
+                return {"type": "object", **resolve(siblings, seen)}
+            if isinstance(target, dict):
+                return resolve({**target, **siblings}, seen | {ref})
+        return {key: resolve(value, seen) for key, value in node.items()}
+
+    resolved: dict[str, Any] = resolve(root, frozenset())
+    resolved.pop("$defs", None)
+    resolved.pop("definitions", None)
+    return resolved
+
+
+def _json_pointer(document: Any, ref: str) -> Any:
+    node = document
+    for part in ref[2:].split("/"):
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node

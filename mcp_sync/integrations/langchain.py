@@ -1,0 +1,117 @@
+"""The hub's tools as LangChain `StructuredTool`s, for LangChain and LangGraph agents, sync or async.
+
+`langchain-mcp-adapters` builds tools that only run async (`tool.invoke` raises NotImplementedError).
+These run both ways: `invoke` blocks on the hub's call, `ainvoke` awaits it without blocking the event
+loop, and cancelling the awaiting task cancels the request on the server.
+
+Each tool keeps the server's JSON schema as its `args_schema` (descriptions, required fields, enums,
+nested objects and arrays reach the model untouched; the server validates the arguments). A result is
+`(text, structured_content)` (`response_format="content_and_artifact"`). A tool's error result, a timeout,
+a lost server or an unknown tool raises `ToolException`, which `handle_tool_error` (True by default) turns
+into a `ToolMessage` with `status="error"` for the model; a cancelled call raises `ToolCallCancelledError`
+and ends the run. LangChain has no per-tool timeout of its own: pass `timeout=`, or the server's
+`tool_call_timeout_ms` applies.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mcp_sync import MCPHub, MCPSyncError, ToolCallCancelledError, ToolNotFoundError, ToolResult
+
+from ._common import ExposedTool, ToolFilter, acall, exposed_tools, message_for_model
+
+try:
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-sync[langchain]'"
+    ) from exc
+
+__all__ = ["ErrorHandler", "langchain_tool", "langchain_tools"]
+
+ErrorHandler = bool | str | Callable[[ToolException], str]
+"""LangChain's `handle_tool_error`: True sends the error text to the model, False raises."""
+
+
+def langchain_tools(
+    hub: MCPHub,
+    *,
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+    raw_names: bool = False,
+    include: ToolFilter | None = None,
+    handle_tool_error: ErrorHandler = True,
+) -> list[BaseTool]:
+    """Every tool in the hub's registry now, as LangChain tools; call it again for each agent you build
+    (each turn) to follow tools that appear or disappear.
+
+    `timeout` (seconds) bounds each call (default: the server's); setting `cancel` cancels blocking calls.
+    Names are `mcp__<server>__<tool>`; `raw_names=True` uses the servers' own names and raises
+    `ConfigError` if two tools would share one. `include` keeps only the tools it returns True for.
+    """
+    exposed = exposed_tools(hub, framework="langchain", raw_names=raw_names, include=include)
+    return [_structured_tool(hub, item, timeout, cancel, handle_tool_error) for item in exposed]
+
+
+def langchain_tool(
+    hub: MCPHub,
+    name: str,
+    *,
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+    handle_tool_error: ErrorHandler = True,
+) -> StructuredTool:
+    """One tool of the hub, by public name, as a LangChain tool of the same name."""
+    tool = hub.registry.get(name)
+    if tool is None:
+        raise ToolNotFoundError(name)
+    return _structured_tool(hub, ExposedTool(name, tool), timeout, cancel, handle_tool_error)
+
+
+def _structured_tool(
+    hub: MCPHub,
+    exposed: ExposedTool,
+    timeout: float | None,
+    cancel: threading.Event | None,
+    handle_tool_error: ErrorHandler,
+) -> StructuredTool:
+    public = exposed.tool.name
+
+    def run(**arguments: Any) -> tuple[str, dict[str, Any] | None]:
+        try:
+            result = hub.call_tool(public, arguments, timeout=timeout, cancel=cancel)
+        except ToolCallCancelledError:
+            raise
+        except MCPSyncError as exc:
+            raise ToolException(message_for_model(public, exc)) from exc
+        return _content_and_artifact(result)
+
+    async def arun(**arguments: Any) -> tuple[str, dict[str, Any] | None]:
+        try:
+            result = await acall(hub, public, arguments, timeout=timeout, cancel=cancel)
+        except ToolCallCancelledError:
+            raise
+        except MCPSyncError as exc:
+            raise ToolException(message_for_model(public, exc)) from exc
+        return _content_and_artifact(result)
+
+    return StructuredTool(
+        name=exposed.name,
+        description=exposed.description,
+        args_schema=exposed.input_schema(),
+        func=run,
+        coroutine=arun,
+        response_format="content_and_artifact",
+        handle_tool_error=handle_tool_error,
+        metadata={"mcp_sync_name": public, "server_name": exposed.tool.server_name},
+    )
+
+
+def _content_and_artifact(result: ToolResult) -> tuple[str, dict[str, Any] | None]:
+    """The text for the model and the structured content as the message's artifact; an error result raises."""
+    if result.is_error:
+        raise ToolException(result.text or "the tool reported an error")
+    return result.text, result.structured_content

@@ -1,0 +1,154 @@
+"""The hub's tools as LlamaIndex `FunctionTool`s, for `FunctionAgent`, `ReActAgent` and other workflows.
+
+Each tool runs both ways: `call` blocks on the hub's call and `acall` (what agents use) awaits it without
+blocking the event loop; cancelling the awaiting task cancels the request on the server.
+
+The model sees the server's JSON schema as it is (descriptions, required fields, enums, nested objects,
+arrays, `$defs`): the tool's `fn_schema` reports it instead of a schema rebuilt from pydantic fields.
+A tool's error result comes back as `ToolOutput(is_error=True)`; a timeout, a lost server or an unknown
+tool raises its typed error, which LlamaIndex agents turn into `ToolOutput(is_error=True, exception=...)`
+for the model. LlamaIndex has no per-tool timeout (a workflow's `timeout` bounds the whole run): pass
+`timeout=`, or the server's `tool_call_timeout_ms` applies. `HubToolRetriever` gives an agent the current
+tools at every step, so tools that appear or disappear mid-run are followed.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
+
+from ._common import ExposedTool, ToolFilter, acall, exposed_tools
+
+try:
+    from llama_index.core.objects import ObjectRetriever
+    from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata, ToolOutput
+    from pydantic import BaseModel, ConfigDict
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "mcp_sync.integrations.llamaindex needs llama-index-core: pip install 'mcp-sync[llamaindex]'"
+    ) from exc
+
+__all__ = ["HubToolRetriever", "llamaindex_tool", "llamaindex_tools", "schema_model"]
+
+
+def llamaindex_tools(
+    hub: MCPHub,
+    *,
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+    raw_names: bool = False,
+    include: ToolFilter | None = None,
+) -> list[FunctionTool]:
+    """Every tool in the hub's registry now, as LlamaIndex tools (`HubToolRetriever` follows changes).
+
+    `timeout` (seconds) bounds each call (default: the server's); setting `cancel` cancels the running
+    call. Names are `mcp__<server>__<tool>`; `raw_names=True` uses the servers' own names (made valid
+    function names) and raises `ConfigError` if two tools would share one.
+    """
+    exposed = exposed_tools(hub, framework="llamaindex", raw_names=raw_names, include=include)
+    return [_function_tool(hub, item, timeout, cancel) for item in exposed]
+
+
+def llamaindex_tool(
+    hub: MCPHub,
+    name: str,
+    *,
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+) -> FunctionTool:
+    """One tool of the hub, by public name, as a LlamaIndex tool of the same name."""
+    tool = hub.registry.get(name)
+    if tool is None:
+        raise ToolNotFoundError(name)
+    return _function_tool(hub, ExposedTool(name, tool), timeout, cancel)
+
+
+class HubToolRetriever(ObjectRetriever[BaseTool]):
+    """Gives an agent the hub's current tools at each step.
+
+    `FunctionAgent(llm=..., tool_retriever=HubToolRetriever(hub))`. The query is ignored: every tool
+    is returned (narrow them with `include=`).
+    """
+
+    def __init__(
+        self,
+        hub: MCPHub,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        raw_names: bool = False,
+        include: ToolFilter | None = None,
+    ) -> None:
+        # No retriever or node mapping underneath: the registry is the index.
+        self.hub = hub
+        self._options: dict[str, Any] = {
+            "timeout": timeout,
+            "cancel": cancel,
+            "raw_names": raw_names,
+            "include": include,
+        }
+
+    def retrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
+        return list(llamaindex_tools(self.hub, **self._options))
+
+    async def aretrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
+        return self.retrieve(str_or_query_bundle)
+
+
+def schema_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
+    """A pydantic model whose JSON schema is `schema` itself, for LlamaIndex's `fn_schema`.
+
+    LlamaIndex reads a tool's parameters from `fn_schema.model_json_schema()`; building fields from the
+    schema would lose what pydantic cannot express. The model accepts any arguments: the server checks them.
+    """
+    frozen = copy.deepcopy(dict(schema))
+
+    class Arguments(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return copy.deepcopy(frozen)
+
+    Arguments.__name__ = Arguments.__qualname__ = f"{name}_arguments"
+    return Arguments
+
+
+def _function_tool(
+    hub: MCPHub, exposed: ExposedTool, timeout: float | None, cancel: threading.Event | None
+) -> FunctionTool:
+    public = exposed.tool.name
+
+    def output(arguments: dict[str, Any], result: ToolResult) -> ToolOutput:
+        return ToolOutput(
+            tool_name=exposed.name,
+            content=result.text,
+            raw_input={"args": (), "kwargs": arguments},
+            raw_output=result,
+            is_error=result.is_error,
+        )
+
+    def call(**arguments: Any) -> ToolOutput:
+        return output(arguments, hub.call_tool(public, arguments, timeout=timeout, cancel=cancel))
+
+    async def acall_(**arguments: Any) -> ToolOutput:
+        return output(arguments, await acall(hub, public, arguments, timeout=timeout, cancel=cancel))
+
+    # FunctionTool wraps whatever the function returns in a new ToolOutput; its callback may replace that
+    # with our own, which carries `is_error`.
+    def keep(result: ToolOutput) -> ToolOutput:
+        return result
+
+    async def keep_async(result: ToolOutput) -> ToolOutput:
+        return result
+
+    metadata = ToolMetadata(
+        name=exposed.name,
+        description=exposed.description,
+        fn_schema=schema_model(exposed.name, exposed.tool.input_schema),
+    )
+    return FunctionTool(fn=call, async_fn=acall_, metadata=metadata, callback=keep, async_callback=keep_async)

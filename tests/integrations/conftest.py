@@ -1,0 +1,27 @@
+"""Fixtures of the framework adapter tests, shared by every framework's module so that each transport's
+servers start once. Package-scoped: they are closed before the rest of the suite, whose tests check that
+no server thread or process outlives its hub."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from mcp_sync import MCPHub
+from tests.integrations.support import TRANSPORTS, TwoServers, register_rich_tool, two_servers
+
+
+@pytest.fixture(scope="package", params=TRANSPORTS)
+def servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoServers]:
+    """Fixture servers `a` and `b` in one hub, over stdio or Streamable HTTP."""
+    with two_servers(request.param, tmp_path_factory.mktemp(request.param)) as served:
+        yield served
+
+
+@pytest.fixture(scope="package")
+def rich_hub() -> Iterator[MCPHub]:
+    """A hub without servers; its native tool `book_trip` has `RICH_SCHEMA` and echoes its arguments."""
+    with MCPHub([]) as hub:
+        register_rich_tool(hub)
+        yield hub

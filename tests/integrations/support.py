@@ -1,0 +1,111 @@
+"""Shared pieces of the framework adapter tests: two fixture servers in one hub on either transport, a
+schema with every feature an adapter must keep, and a native tool that echoes its arguments back."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCPHub
+from tests.hub_harness import ToolEvents, started_hub
+from tests.support import EventLog, HttpServer, http_config, stdio_config
+
+TRANSPORTS = [pytest.param("stdio", id="stdio"), pytest.param("http", id="http")]
+
+RICH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Book a trip.",
+    "properties": {
+        "city": {"type": "string", "description": "Where to go."},
+        "mode": {"type": "string", "enum": ["train", "plane"], "description": "How to travel."},
+        "travellers": {
+            "type": "array",
+            "description": "Who travels.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Full name."},
+                    "age": {"type": "integer", "minimum": 0},
+                },
+                "required": ["name"],
+            },
+        },
+        "home": {"$ref": "#/$defs/Address", "description": "Where the travellers live."},
+        "notes": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    },
+    "required": ["city", "mode", "travellers"],
+    "$defs": {
+        "Address": {
+            "type": "object",
+            "description": "A postal address.",
+            "properties": {
+                "street": {"type": "string", "description": "Street and number."},
+                "country": {"type": "string", "enum": ["FR", "DE"]},
+            },
+            "required": ["street"],
+        }
+    },
+}
+"""Descriptions, required fields, an enum, an array of nested objects, a `$ref`, an optional nullable."""
+
+RICH_ARGUMENTS = {
+    "city": "Lyon",
+    "mode": "train",
+    "travellers": [{"name": "Ada", "age": 36}],
+    "home": {"street": "1 Main St", "country": "FR"},
+}
+
+
+def register_rich_tool(hub: MCPHub, name: str = "book_trip") -> None:
+    """A native tool with `RICH_SCHEMA` that answers with the JSON of the arguments it received."""
+    hub.registry.register_native(
+        name,
+        lambda **arguments: json.dumps(arguments, sort_keys=True),
+        description="Book a trip for a group.",
+        input_schema=RICH_SCHEMA,
+    )
+
+
+@dataclass
+class TwoServers:
+    """Fixture servers `a` (recording events) and `b` in one started hub; both list the same raw names."""
+
+    hub: MCPHub
+    events: EventLog
+    transport: str
+    tool_events: ToolEvents
+
+
+@contextlib.contextmanager
+def two_servers(transport: str, directory: Path) -> Iterator[TwoServers]:
+    events = EventLog(directory / "a-events.jsonl")
+    with contextlib.ExitStack() as stack:
+        if transport == "stdio":
+            configs = [stdio_config("a", events=events), stdio_config("b")]
+        else:
+            https = [HttpServer(events=events), HttpServer()]
+            for http in https:
+                stack.callback(http.close)
+                stack.callback(http.stop)
+            with ThreadPoolExecutor(len(https)) as pool:  # each start waits for its server to listen
+                list(pool.map(HttpServer.start, https))
+            configs = [http_config("a", https[0].url), http_config("b", https[1].url)]
+        hub = stack.enter_context(started_hub(*configs))
+        assert {name: server.state for name, server in hub.servers.items()} == {"a": "ready", "b": "ready"}
+        yield TwoServers(hub, events, transport, ToolEvents().attach(hub))
+
+
+_ids = itertools.count(1)
+
+
+def unique(prefix: str) -> str:
+    """A name no other test in the run uses (tool names added to shared servers, sleep tags)."""
+    return f"{prefix}{next(_ids)}"

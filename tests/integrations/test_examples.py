@@ -1,0 +1,57 @@
+"""The framework examples run as a user runs them, from the repository root; all three start together
+when the first test asks for one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+
+from tests.support import run_in_repo
+
+SCRIPTS = ("langchain_agent.py", "smolagents_agent.py", "llamaindex_agent.py")
+Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
+
+# What every example prints, whichever framework runs the agent.
+TRANSCRIPT = (
+    "user: This week I ran 5 km and 7500 m.",
+    "  -> mcp__demo__convert_units {'value': 5, 'from_unit': 'km', 'to_unit': 'mi'}",
+    "  <- 3.106856",
+    "  <- my-week-of-running",
+    "  <- ERROR ",  # the sloppy calculate call: an error the model reads
+    "  -> mcp__demo__calculate {'expression': '3.106856 + 4.660284'}",
+    "  -> mcp__demo__enable_statistics {}",
+    "  [tools] added mcp__demo__statistics",
+    "assistant: You ran 7.77 miles. Your post's slug is 'my-week-of-running'. Statistics are on.",
+    "user: What was my average run, in miles?",
+    "  -> mcp__demo__statistics {'numbers': [3.106856, 4.660284]}",
+    "assistant: Your average run was 3.88 miles.",
+)
+
+
+@pytest.fixture(scope="module")
+def examples() -> Iterator[Runs]:
+    with ThreadPoolExecutor(max_workers=len(SCRIPTS)) as pool:
+        yield {
+            name: pool.submit(run_in_repo, [sys.executable, f"examples/{name}"], timeout=50)
+            for name in SCRIPTS
+        }
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_example_agent_uses_a_tool_that_appeared_and_recovers_from_an_error(
+    examples: Runs, script: str
+) -> None:
+    done = examples[script].result(timeout=55)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for text in TRANSCRIPT:
+        assert any(line.startswith(text) for line in lines), (
+            f"no line starts with {text!r} in:\n{done.stdout}"
+        )
+    assert lines.index("user: What was my average run, in miles?") < lines.index(
+        "  -> mcp__demo__statistics {'numbers': [3.106856, 4.660284]}"
+    )

@@ -1,0 +1,207 @@
+"""LangChain adapter: a real LangChain agent (`create_agent`, on LangGraph) with a scripted chat model
+calls MCP tools through `langchain_tools(hub)` over stdio and Streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import ToolException
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
+from mcp_sync.integrations.langchain import langchain_tool, langchain_tools
+from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+
+Calls = list[tuple[str, dict[str, Any]]]
+Step = Calls | str | Callable[[list[str]], Calls | str]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that answers turn n with step n of its script: tool calls, or a final text.
+
+    A step may be a function of the tool names it is offered. `offered` records each `bind_tools`.
+    """
+
+    steps: list[Any]
+    offered: list[list[dict[str, Any]]] = Field(default_factory=list)
+    tool_names: list[str] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        specs = [convert_to_openai_tool(tool) for tool in tools]
+        self.offered.append(specs)
+        return self.model_copy(update={"tool_names": [spec["function"]["name"] for spec in specs]})
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        # Turns count from the latest user message: a conversation may carry earlier turns.
+        last_user = max(i for i, message in enumerate(messages) if isinstance(message, HumanMessage))
+        turn = sum(isinstance(message, AIMessage) for message in messages[last_user:])
+        step = self.steps[turn] if turn < len(self.steps) else "done"
+        if callable(step):
+            step = step(self.tool_names)
+        if isinstance(step, str):
+            message = AIMessage(content=step)
+        else:
+            message = AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": name, "args": args, "id": f"call_{turn}_{i}", "type": "tool_call"}
+                    for i, (name, args) in enumerate(step)
+                ],
+            )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+
+def scripted(*steps: Step) -> ScriptedChatModel:
+    return ScriptedChatModel(steps=list(steps))
+
+
+def run_agent(
+    model: ScriptedChatModel, tools: list[Any], history: list[BaseMessage] | None = None
+) -> list[BaseMessage]:
+    agent = create_agent(model, tools)
+    state = agent.invoke({"messages": [*(history or []), HumanMessage("go")]})
+    return list(state["messages"])
+
+
+def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [message for message in messages if isinstance(message, ToolMessage)]
+
+
+# -- agents over both transports -----------------------------------------------------------------------
+
+
+def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    model = scripted([("mcp__a__echo", {"text": "hello"})], "done")
+    messages = run_agent(model, langchain_tools(servers.hub))
+    [result] = tool_messages(messages)
+    assert (result.content, result.status, result.name) == ("hello", "success", "mcp__a__echo")
+    assert result.artifact == {"result": "hello"}
+    assert messages[-1].content == "done"
+
+
+def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoServers) -> None:
+    model = scripted([("mcp__a__fail", {"message": "disk full"})], "done")
+    [result] = tool_messages(run_agent(model, langchain_tools(servers.hub)))
+    assert result.status == "error"
+    assert "disk full" in str(result.content)
+
+
+def test_timeout_is_an_error_message_and_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("lc-timeout-")
+    model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done")
+    [result] = tool_messages(run_agent(model, langchain_tools(servers.hub, timeout=0.5)))
+    assert result.status == "error"
+    assert str(result.content).startswith("error: timed out")
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    model = scripted([("mcp__a__pid", {}), ("mcp__b__pid", {})], "done")
+    results = {
+        message.name: message.content
+        for message in tool_messages(run_agent(model, langchain_tools(servers.hub)))
+    }
+    assert set(results) == {"mcp__a__pid", "mcp__b__pid"}
+    assert results["mcp__a__pid"] != results["mcp__b__pid"]
+
+
+def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    with pytest.raises(ConfigError, match=r"'add' \(mcp__a__add, mcp__b__add\)"):
+        langchain_tools(servers.hub, raw_names=True)
+
+
+def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    tools = langchain_tools(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
+    [result] = tool_messages(run_agent(scripted([("echo", {"text": "raw"})], "done"), tools))
+    assert (result.name, result.content) == ("echo", "raw")
+
+
+def test_agent_built_per_turn_sees_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    late = unique("late_lc_")
+    first = run_agent(scripted([("mcp__a__add_tool", {"name": late})], "added"), langchain_tools(servers.hub))
+    servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+
+    def call_the_new_tool(offered: list[str]) -> Calls:
+        return [(next(name for name in offered if name.endswith(f"__{late}")), {"text": "fresh"})]
+
+    second = run_agent(scripted(call_the_new_tool, "done"), langchain_tools(servers.hub), history=first)
+    assert tool_messages(second)[-1].content == "fresh"
+
+
+def test_ainvoke_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("lc-cancel-")
+    agent = create_agent(
+        scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"), langchain_tools(servers.hub)
+    )
+
+    async def main() -> None:
+        task = asyncio.create_task(agent.ainvoke({"messages": [HumanMessage("go")]}))
+        # Waiting in a thread: this only returns while the loop runs, i.e. the call does not block it.
+        await asyncio.to_thread(servers.events.wait_for, "started", tag)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+# -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    model = scripted([("book_trip", RICH_ARGUMENTS)], "done")
+    [result] = tool_messages(run_agent(model, langchain_tools(rich_hub)))
+    [spec] = [spec["function"] for spec in model.offered[-1] if spec["function"]["name"] == "book_trip"]
+    parameters = spec["parameters"]
+    assert spec["description"] == "Book a trip for a group."
+    assert parameters["required"] == RICH_SCHEMA["required"]
+    assert parameters["properties"]["mode"]["enum"] == ["train", "plane"]
+    assert parameters["properties"]["city"]["description"] == "Where to go."
+    assert (
+        parameters["properties"]["travellers"]["items"]["properties"]["name"]["description"] == "Full name."
+    )
+    assert parameters["properties"]["travellers"]["items"]["required"] == ["name"]
+    # LangChain inlines `$ref`s itself; the reference's own description wins over its target's.
+    assert parameters["properties"]["home"]["description"] == "Where the travellers live."
+    assert parameters["properties"]["home"]["properties"]["country"]["enum"] == ["FR", "DE"]
+    assert parameters["properties"]["home"]["required"] == ["street"]
+    assert json.loads(str(result.content)) == RICH_ARGUMENTS
+
+
+def test_invoke_works_without_an_event_loop(rich_hub: MCPHub) -> None:
+    tool = langchain_tool(rich_hub, "book_trip")
+    assert '"city": "Paris"' in tool.invoke({**RICH_ARGUMENTS, "city": "Paris"})
+
+
+def test_unhandled_errors_raise_tool_exception_with_the_typed_cause(servers: TwoServers) -> None:
+    tool = langchain_tool(servers.hub, "mcp__a__sleep", timeout=0.2, handle_tool_error=False)
+    with pytest.raises(ToolException) as raised:
+        tool.invoke({"seconds": 30, "tag": unique("lc-raise-")})
+    assert isinstance(raised.value.__cause__, TimeoutError)
+
+
+def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    cancel = threading.Event()
+    tag = unique("lc-event-")
+    tool = langchain_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
+    threading.Thread(target=lambda: (servers.events.wait_for("started", tag=tag), cancel.set())).start()
+    with pytest.raises(ToolCallCancelledError):
+        tool.invoke({"seconds": 30, "tag": tag})
+    servers.events.wait_for("cancelled", tag=tag)

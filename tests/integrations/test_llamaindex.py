@@ -1,0 +1,171 @@
+"""LlamaIndex adapter: a real `FunctionAgent` with a scripted function-calling LLM calls MCP tools through
+`llamaindex_tools(hub)` and `HubToolRetriever(hub)` over stdio and Streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms import MockFunctionCallingLLM
+
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
+from mcp_sync.integrations.llamaindex import HubToolRetriever, llamaindex_tool, llamaindex_tools
+from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+
+# LlamaIndex's workflows inspect every attribute of an agent, including pydantic's deprecated ones.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")
+
+Calls = list[tuple[str, dict[str, Any]]]
+Step = Calls | str | Callable[[list[str]], Calls | str]
+
+
+class Script:
+    """A scripted function-calling LLM: step n of a run answers with tool calls or a final text.
+
+    A step may be a function of the tool names it is offered. `offered` records each step's tool specs.
+    """
+
+    def __init__(self, *steps: Step) -> None:
+        self.steps = list(steps)
+        self.offered: list[list[dict[str, Any]]] = []
+        self.llm = MockFunctionCallingLLM(response_generator=self.respond)
+
+    def respond(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        specs = [tool.metadata.to_openai_tool() for tool in kwargs.get("tools") or ()]
+        self.offered.append(specs)
+        last_user = max(i for i, message in enumerate(messages) if message.role == MessageRole.USER)
+        turn = sum(message.role == MessageRole.ASSISTANT for message in messages[last_user:])
+        step = self.steps[turn] if turn < len(self.steps) else "done"
+        if callable(step):
+            step = step([spec["function"]["name"] for spec in specs])
+        if isinstance(step, str):
+            return ChatMessage(role=MessageRole.ASSISTANT, content=step)
+        blocks = [
+            ToolCallBlock(tool_call_id=f"call_{turn}_{i}", tool_name=name, tool_kwargs=arguments)
+            for i, (name, arguments) in enumerate(step)
+        ]
+        return ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks)
+
+
+async def run_agent(agent: FunctionAgent) -> tuple[str, list[ToolCallResult]]:
+    handler = agent.run(user_msg="go")
+    results = [event async for event in handler.stream_events() if isinstance(event, ToolCallResult)]
+    return str(await handler), results
+
+
+def run(script: Script, tools: list[Any] | None = None, **kwargs: Any) -> tuple[str, list[ToolCallResult]]:
+    return asyncio.run(run_agent(FunctionAgent(llm=script.llm, tools=tools, **kwargs)))
+
+
+def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    answer, [result] = run(Script([("mcp__a__echo", {"text": "hello"})]), llamaindex_tools(servers.hub))
+    assert (result.tool_output.content, result.tool_output.is_error) == ("hello", False)
+    assert result.tool_output.raw_output.structured_content == {"result": "hello"}
+    assert answer == "done"
+
+
+def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
+    _, [result] = run(Script([("mcp__a__fail", {"message": "disk full"})]), llamaindex_tools(servers.hub))
+    assert result.tool_output.is_error
+    assert "disk full" in result.tool_output.content
+
+
+def test_timeout_is_an_error_output_and_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("li-timeout-")
+    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
+    _, [result] = run(script, llamaindex_tools(servers.hub, timeout=0.5))
+    assert result.tool_output.is_error
+    assert isinstance(result.tool_output.exception, ToolCallTimeoutError)
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    _, results = run(Script([("mcp__a__pid", {}), ("mcp__b__pid", {})]), llamaindex_tools(servers.hub))
+    pids = {result.tool_name: result.tool_output.content for result in results}
+    assert set(pids) == {"mcp__a__pid", "mcp__b__pid"}
+    assert pids["mcp__a__pid"] != pids["mcp__b__pid"]
+
+
+def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\)"):
+        llamaindex_tools(servers.hub, raw_names=True, include=lambda tool: tool.raw_name == "echo")
+
+
+def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    tools = llamaindex_tools(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
+    _, [result] = run(Script([("echo", {"text": "raw"})]), tools)
+    assert (result.tool_name, result.tool_output.content) == ("echo", "raw")
+
+
+def test_tool_retriever_offers_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    late = unique("late_li_")
+
+    def once_announced(offered: list[str]) -> Calls:
+        """A slow model: by the time it answers, the server's announcement has reached the hub."""
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__a__echo", {"text": "thinking"})]
+
+    def call_the_new_tool(offered: list[str]) -> Calls:
+        return [(next(name for name in offered if name.endswith(f"__{late}")), {"text": "fresh"})]
+
+    script = Script([("mcp__a__add_tool", {"name": late})], once_announced, call_the_new_tool)
+    _, results = run(script, tool_retriever=HubToolRetriever(servers.hub))
+    assert f"mcp__a__{late}" not in [spec["function"]["name"] for spec in script.offered[0]]
+    assert results[-1].tool_output.content == "fresh"
+
+
+def test_cancelling_the_run_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("li-cancel-")
+    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
+    agent = FunctionAgent(llm=script.llm, tools=llamaindex_tools(servers.hub))
+
+    async def main() -> None:
+        task = asyncio.ensure_future(run_agent(agent))
+        # Waiting in a thread: this only returns while the loop runs, i.e. the call does not block it.
+        await asyncio.to_thread(servers.events.wait_for, "started", tag)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    cancel = threading.Event()
+    tag = unique("li-event-")
+    tool = llamaindex_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
+    threading.Thread(target=lambda: (servers.events.wait_for("started", tag=tag), cancel.set())).start()
+    with pytest.raises(ToolCallCancelledError):
+        tool.call(seconds=30, tag=tag)
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+# -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    script = Script([("book_trip", RICH_ARGUMENTS)])
+    _, [result] = run(script, llamaindex_tools(rich_hub))
+    [spec] = [spec["function"] for spec in script.offered[0]]
+    assert spec["name"] == "book_trip"
+    assert spec["description"] == "Book a trip for a group."
+    assert spec["parameters"] == {
+        key: RICH_SCHEMA[key] for key in ("type", "properties", "required", "$defs")
+    }
+    assert json.loads(result.tool_output.content) == RICH_ARGUMENTS
+
+
+def test_call_works_without_an_event_loop(rich_hub: MCPHub) -> None:
+    output = llamaindex_tool(rich_hub, "book_trip").call(**RICH_ARGUMENTS)
+    assert (json.loads(output.content), output.is_error, output.raw_input["kwargs"]) == (
+        RICH_ARGUMENTS,
+        False,
+        RICH_ARGUMENTS,
+    )

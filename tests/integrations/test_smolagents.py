@@ -1,0 +1,190 @@
+"""smolagents adapter: a real `ToolCallingAgent` with a scripted model calls MCP tools through
+`HubToolCollection(hub)` over stdio and Streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from smolagents import LogLevel, Model, ToolCallingAgent
+from smolagents.memory import ActionStep
+from smolagents.models import (
+    ChatMessage,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    MessageRole,
+    get_tool_json_schema,
+)
+
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
+from mcp_sync.integrations import ToolResultError
+from mcp_sync.integrations.smolagents import HubToolCollection, smolagents_inputs, smolagents_tool
+from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+
+Calls = list[tuple[str, dict[str, Any]]]
+Step = Calls | str | Callable[[list[str]], Calls | str]
+
+
+class ScriptedModel(Model):
+    """Answers step n of a run with step n of its script: tool calls, or a final answer (a string).
+
+    A step may be a function of the tool names it is offered. `offered` records the specs of each step.
+    """
+
+    def __init__(self, *steps: Step) -> None:
+        super().__init__(model_id="scripted")
+        self.steps = list(steps)
+        self.offered: list[list[dict[str, Any]]] = []
+
+    def generate(self, messages: Any, tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+        specs = [get_tool_json_schema(tool) for tool in tools_to_call_from or []]
+        turn = len(self.offered)
+        self.offered.append(specs)
+        step = self.steps[turn] if turn < len(self.steps) else "done"
+        if callable(step):
+            step = step([spec["function"]["name"] for spec in specs])
+        if isinstance(step, str):
+            step = [("final_answer", {"answer": step})]
+        calls = [
+            ChatMessageToolCall(
+                id=f"call_{turn}_{i}",
+                type="function",
+                function=ChatMessageToolCallFunction(name=name, arguments=arguments),
+            )
+            for i, (name, arguments) in enumerate(step)
+        ]
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
+
+
+def make_agent(model: ScriptedModel, tools: list[Any], **kwargs: Any) -> ToolCallingAgent:
+    return ToolCallingAgent(tools=tools, model=model, verbosity_level=LogLevel.OFF, max_steps=6, **kwargs)
+
+
+def action_steps(agent: ToolCallingAgent) -> list[ActionStep]:
+    return [step for step in agent.memory.steps if isinstance(step, ActionStep)]
+
+
+def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    agent = make_agent(
+        ScriptedModel([("mcp__a__echo", {"text": "hello"})]), HubToolCollection(servers.hub).tools
+    )
+    assert agent.run("go") == "done"
+    first = action_steps(agent)[0]
+    assert (first.observations, first.error) == ("hello", None)
+
+
+def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) -> None:
+    agent = make_agent(
+        ScriptedModel([("mcp__a__fail", {"message": "disk full"})]), HubToolCollection(servers.hub).tools
+    )
+    assert agent.run("go") == "done"
+    error = action_steps(agent)[0].error
+    assert error is not None
+    assert "ToolResultError: disk full" in str(error)
+    assert isinstance(error.__cause__, ToolResultError)
+
+
+def test_timeout_is_reported_and_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("smol-timeout-")
+    tools = HubToolCollection(servers.hub, timeout=0.5).tools
+    agent = make_agent(ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": tag})]), tools)
+    assert agent.run("go") == "done"
+    assert "ToolCallTimeoutError" in str(action_steps(agent)[0].error)
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    model = ScriptedModel([("mcp__a__pid", {}), ("mcp__b__pid", {})])  # run in parallel by the agent
+    agent = make_agent(model, HubToolCollection(servers.hub).tools)
+    agent.run("go")
+    observations = str(action_steps(agent)[0].observations).splitlines()
+    assert len(set(observations)) == 2 and all(line.isdigit() for line in observations)
+
+
+def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\)"):
+        _ = HubToolCollection(servers.hub, raw_names=True, include=lambda tool: tool.raw_name == "echo").tools
+
+
+def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    collection = HubToolCollection(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
+    agent = make_agent(ScriptedModel([("echo", {"text": "raw"})]), collection.tools)
+    agent.run("go")
+    assert action_steps(agent)[0].observations == "raw"
+
+
+def test_step_callback_offers_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    late = unique("late_smol_")
+    collection = HubToolCollection(servers.hub)
+
+    def call_the_new_tool(offered: list[str]) -> Calls:
+        return [(next(name for name in offered if name.endswith(f"__{late}")), {"text": "fresh"})]
+
+    def announced(step: ActionStep, agent: Any) -> None:
+        """Runs before the collection's callback: the server's announcement has reached the hub."""
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+
+    model = ScriptedModel([("mcp__a__add_tool", {"name": late})], call_the_new_tool)
+    agent = make_agent(model, collection.tools, step_callbacks=[announced, collection])
+    assert agent.run("go") == "done"
+    assert action_steps(agent)[1].observations == "fresh"
+
+
+def test_cancel_event_ends_a_running_call(servers: TwoServers) -> None:
+    cancel = threading.Event()
+    tag = unique("smol-cancel-")
+    tool = smolagents_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
+    threading.Thread(target=lambda: (servers.events.wait_for("started", tag=tag), cancel.set())).start()
+    with pytest.raises(ToolCallCancelledError):
+        tool(seconds=30, tag=tag)
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+# -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    model = ScriptedModel([("book_trip", RICH_ARGUMENTS)])
+    agent = make_agent(model, HubToolCollection(rich_hub).tools)
+    agent.run("go")
+    [spec] = [spec["function"] for spec in model.offered[0] if spec["function"]["name"] == "book_trip"]
+    properties, required = spec["parameters"]["properties"], spec["parameters"]["required"]
+    assert spec["description"] == "Book a trip for a group."
+    assert required == RICH_SCHEMA["required"]
+    assert properties["mode"]["enum"] == ["train", "plane"]
+    assert properties["city"]["description"] == "Where to go."
+    assert properties["travellers"]["items"]["properties"]["name"]["description"] == "Full name."
+    assert properties["travellers"]["items"]["required"] == ["name"]
+    assert properties["home"]["properties"]["country"]["enum"] == ["FR", "DE"]
+    assert properties["home"]["description"] == "Where the travellers live."
+    assert (properties["notes"]["type"], properties["notes"]["nullable"]) == ("string", True)
+    assert json.loads(str(action_steps(agent)[0].observations)) == RICH_ARGUMENTS
+
+
+def test_inputs_type_every_argument_and_mark_optional_ones_nullable() -> None:
+    inputs = smolagents_inputs(RICH_SCHEMA)
+    assert {name: spec["type"] for name, spec in inputs.items()} == {
+        "city": "string",
+        "mode": "string",
+        "travellers": "array",
+        "home": "object",
+        "notes": "string",
+    }
+    assert [name for name, spec in inputs.items() if spec.get("nullable")] == ["home", "notes"]
+
+
+def test_tool_names_become_python_identifiers(rich_hub: MCPHub) -> None:
+    rich_hub.registry.register_native("my-tool", lambda: "ok")
+    try:
+        names = [tool.name for tool in HubToolCollection(rich_hub).tools]
+    finally:
+        rich_hub.registry.unregister_native("my-tool")
+    assert names == ["book_trip", "my_tool"]
+
+
+def test_structured_output_returns_the_structured_content(servers: TwoServers) -> None:
+    tool = smolagents_tool(servers.hub, "mcp__a__add", structured_output=True)
+    assert (tool.output_type, tool(a=2, b=3)) == ("object", {"result": 5})
