@@ -231,7 +231,8 @@ def test_resync_that_collides_rolls_back_the_whole_generation(caplog: pytest.Log
         for name in a_tools:
             tools.wait_for(("removed", name))
         assert hub.servers["a"].tools == []  # zero tools, not the old generation nor a partial one
-        assert error_records(caplog, "already taken")
+        # The rollback is announced first, then logged: wait for the record rather than race it.
+        wait_until(lambda: error_records(caplog, "already taken"), timeout=10)
         assert hub.registry.get(CONTESTED) is holder
         assert hub.call_tool(CONTESTED, {"text": "still mine"}).text == "native|still mine"
         assert ("added", CONTESTED) not in tools.events
