@@ -222,3 +222,11 @@ def test_arguments_that_cannot_be_json_raise_a_call_error(hub: MCPHub) -> None:
     with pytest.raises(ToolCallError, match="cannot be sent as JSON"):
         hub.call_tool("mcp__fx__echo", {"text": object()})
     assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+
+def test_arguments_that_contain_themselves_raise_a_call_error(hub: MCPHub) -> None:
+    looped: dict[str, object] = {}
+    looped["self"] = looped
+    with pytest.raises(ToolCallError, match="cannot be sent as JSON"):
+        hub.call_tool("mcp__fx__echo", {"text": looped})
+    assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
