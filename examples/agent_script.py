@@ -47,7 +47,8 @@ def next_step(offered: list[str], results: Results, follow_up: bool) -> list[Cal
             (tool("convert_units"), {"value": 7500, "from_unit": "m", "to_unit": "mi"}),
             (tool("slugify"), {"text": "My Week of Running!"}),
         ]
-    miles = [float(text) for text, _ in results["convert_units"]]
+    # Sorted: a framework may run the two conversions side by side, so they can finish in either order.
+    miles = sorted(float(text) for text, _ in results["convert_units"])
     calculations = results.get("calculate", [])
     if not calculations:  # a sloppy first attempt, as models make
         return [(tool("calculate"), {"expression": f"{miles[0]} mi + {miles[1]} mi"})]

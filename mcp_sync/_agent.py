@@ -30,7 +30,7 @@ from ._tool import function_spec, function_specs
 CallTool = Callable[..., ToolResult]
 """`MCPHub.call_tool`, as `call_tool_safe` uses it."""
 
-__all__ = ["call_tool_safe", "function_spec", "function_specs", "parse_arguments"]
+__all__ = ["call_tool_safe", "function_spec", "function_specs", "message_for_model", "parse_arguments"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -86,14 +86,15 @@ def call_tool_safe(
         result = call_tool(name, parsed, timeout=timeout, cancel=cancel, progress=progress)
     except MCPSyncError as exc:
         logger.info("call to %s ended without a result: %s", name, exc)
-        return error_result(_message_for_model(name, exc))
+        return error_result(message_for_model(name, exc))
     note = content_left_out(result)
     if note is None:
         return result
     return dataclasses.replace(result, text=f"{result.text}\n{note}" if result.text else note)
 
 
-def _message_for_model(name: str, exc: MCPSyncError) -> str:
+def message_for_model(name: str, exc: MCPSyncError) -> str:
+    """Why a call produced no result, in words a model can act on."""
     if isinstance(exc, ToolNotFoundError):
         return f"error: there is no tool named {name!r} (it may have been removed); use a tool on offer"
     if isinstance(exc, ToolCallTimeoutError):

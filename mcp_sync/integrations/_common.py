@@ -16,13 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sync import (
     ConfigError,
-    MCPSyncError,
-    ServerDisconnectedError,
     ToolCallCancelledError,
     ToolCallError,
-    ToolCallTimeoutError,
-    ToolNotFoundError,
 )
+from mcp_sync._agent import message_for_model
 
 if TYPE_CHECKING:
     from mcp_sync import MCPHub, Tool, ToolResult
@@ -110,19 +107,6 @@ def exposed_tools(
 
 def _wanted_name(tool: Tool, raw_names: bool) -> str:
     return tool.raw_name if raw_names and tool.raw_name is not None else tool.name
-
-
-def message_for_model(name: str, exc: MCPSyncError) -> str:
-    """Why a call produced no result, in words a model can act on."""
-    if isinstance(exc, ToolNotFoundError):
-        return f"error: there is no tool named {name!r} (it may have been removed); use a tool on offer"
-    if isinstance(exc, ToolCallTimeoutError):
-        return f"error: timed out: {exc}"
-    if isinstance(exc, ToolCallCancelledError):
-        return f"error: cancelled: {exc}"
-    if isinstance(exc, ServerDisconnectedError):
-        return f"error: server unavailable: {exc}"
-    return f"error: the call failed: {exc}"
 
 
 async def acall(
