@@ -40,6 +40,7 @@ from ._errors import (
     ToolCallError,
     UnsupportedFeatureError,
 )
+from ._secrets import scrub
 from ._server_requests import RequestHandlers, ServerRequestBridge
 from ._tool_sync import describe
 
@@ -300,9 +301,9 @@ class ServerFeatures:
                     f"server {self.name!r} disconnected during {label}", tool=label, code=exc.code
                 ) from exc
             if exc.code == _RESOURCE_NOT_FOUND:
-                raise ResourceNotFoundError(f"server {self.name!r}: {exc.message}") from exc
+                raise ResourceNotFoundError(scrub(f"server {self.name!r}: {exc.message}")) from exc
             raise ToolCallError(
-                f"server {self.name!r} refused {label}: {exc.message} (code {exc.code})",
+                scrub(f"server {self.name!r} refused {label}: {exc.message} (code {exc.code})"),
                 tool=label,
                 code=exc.code,
             ) from exc
@@ -318,7 +319,7 @@ class ServerFeatures:
             raise
         except Exception as exc:
             raise ToolCallError(
-                f"server {self.name!r} sent an invalid answer to {label}: {describe(exc)}", tool=label
+                scrub(f"server {self.name!r} sent an invalid answer to {label}: {describe(exc)}"), tool=label
             ) from exc
 
     # -- subscriptions and roots (caller threads) ----------------------------------------------------
