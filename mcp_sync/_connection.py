@@ -25,7 +25,7 @@ import mcp_types as types
 
 from ._auth import AuthFactory
 from ._callbacks import CallbackDispatcher, ProgressCallback
-from ._calls import check_encodable, timed_out, wait_released, was_cancelled, watch
+from ._calls import NO_LIMIT, CallSlot, checked_arguments
 from ._config import ServerConfig
 from ._errors import MCPSyncError, ServerDisconnectedError
 from ._features import ServerFeatures
@@ -49,10 +49,6 @@ ServerState = ConnectionState
 CLOSE_TIMEOUT = 4.0
 # After killing the process group, time for the loop thread to notice and finish.
 _KILL_JOIN_TIMEOUT = 1.0
-# How long a caller that gives up on a call waits for its cancellation to be sent.
-_CANCEL_SETTLE_TIMEOUT = 1.0
-# Extra time a caller waits beyond the call's own timeout, which the loop enforces, before giving up.
-_CALLER_GRACE = 5.0
 
 
 class ServerConnection:
@@ -208,8 +204,18 @@ class ServerConnection:
         progress: ProgressCallback | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call on the loop; the Future stays cancellable while it runs (cancelling it cancels
-        the request on the server)."""
-        return self._schedule(raw_name, arguments, public_name, timeout, progress, follow_future=True)
+        the request on the server). The loop keeps the call's time: nobody waits for it here."""
+        args = checked_arguments(arguments, public_name)
+        future = concurrent.futures.Future[ToolResult]()
+        # The Future stays pending while it runs, so that cancel() works; a cancelled Future must
+        # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
+        future.add_done_callback(_notify_waiters_if_cancelled)
+        timer = None if timeout == NO_LIMIT else timeout
+        if self._machine.is_final() or not self._session.calls.hand_over(
+            future, public_name, self._session.call, raw_name, args, public_name, timer, progress
+        ):
+            future.set_exception(self.not_ready_error(public_name))
+        return future
 
     def call(
         self,
@@ -221,65 +227,24 @@ class ServerConnection:
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
     ) -> ToolResult:
-        """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds."""
-        future = self._schedule(raw_name, arguments, public_name, timeout, progress, follow_future=False)
-        done = watch(future)
-        try:
-            finished = wait_released(done, timeout + _CALLER_GRACE, cancel)
-        except BaseException:  # KeyboardInterrupt in the waiting thread: cancel on the server too
-            self._abandon(future)
-            raise
-        if not finished and not self._abandon(future):
-            if cancel is not None and cancel.is_set():
-                raise was_cancelled(public_name, "the server")
-            raise timed_out(public_name, timeout, "the server")
-        if progress is not None and not self._dispatcher.flush():
-            logger.warning(
-                "returning the result of %s before its progress callbacks ran: the callback thread is "
-                "blocked by a slow callback",
-                public_name,
-            )
-        return future.result()
-
-    def _schedule(
-        self,
-        raw_name: str,
-        arguments: Mapping[str, Any] | None,
-        public_name: str,
-        timeout: float,
-        progress: ProgressCallback | None,
-        *,
-        follow_future: bool,
-    ) -> concurrent.futures.Future[ToolResult]:
-        """Hand the call to the loop; the Future resolves with its result or its typed error."""
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
-        args = dict(arguments) if arguments is not None else {}
-        for key in args:
-            if not isinstance(key, str):
-                raise TypeError(
-                    f"argument names for {public_name} must be strings; got {key!r} ({type(key).__name__})"
-                )
-        check_encodable(args, public_name)
-        future = concurrent.futures.Future[ToolResult]()
-        if follow_future:
-            # The Future stays pending while it runs, so that cancel() works; a cancelled Future must
-            # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
-            future.add_done_callback(_notify_waiters_if_cancelled)
-        if self._machine.is_final() or not self.call_soon(
-            self._session.start_call, future, raw_name, args, public_name, timeout, progress, follow_future
+        """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
+        kept by this thread: the call is abandoned (cancelled on the server) when it runs out."""
+        args = checked_arguments(arguments, public_name)
+        slot = CallSlot[ToolResult]()
+        calls = self._session.calls
+        if self._machine.is_final() or not calls.hand_over(
+            slot, public_name, self._session.call, raw_name, args, public_name, None, progress
         ):
-            future.set_exception(self.not_ready_error(public_name))
-        return future
-
-    def _abandon(self, future: concurrent.futures.Future[ToolResult]) -> bool:
-        """Cancel a call the caller stopped waiting for, and wait (bounded) until the loop has sent the
-        cancellation. True if the call finished first after all: its result stands."""
-        settled = threading.Event()
-        if not self.call_soon(self._session.cancel_call, future, settled.set):
-            return future.done()
-        settled.wait(_CANCEL_SETTLE_TIMEOUT)
-        return future.done() and not future.cancelled()
+            raise self.not_ready_error(public_name)
+        try:
+            return calls.wait(slot, public_name, timeout, cancel)
+        finally:
+            if progress is not None and slot.done() and not slot.cancelled() and not self._dispatcher.flush():
+                logger.warning(
+                    "returning the result of %s before its progress callbacks ran: the callback thread is "
+                    "blocked by a slow callback",
+                    public_name,
+                )
 
 
 def _notify_waiters_if_cancelled(future: concurrent.futures.Future[ToolResult]) -> None:

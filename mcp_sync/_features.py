@@ -23,14 +23,13 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import mcp_types as types
-import pydantic_core
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._callbacks import CallbackDispatcher
-from ._calls import timed_out, wait_released, was_cancelled, watch
+from ._calls import CallSlot, LoopCalls, request_failure, timed_out
 from ._catalog import Catalog, CatalogLease
 from ._catalog_sync import CatalogSync
 from ._config import ServerConfig
@@ -55,8 +54,6 @@ ResourceUpdateCallback = Callable[[str], object]
 
 # The MCP error code for "resource not found" (2025 revisions).
 _RESOURCE_NOT_FOUND = -32002
-_CALLER_GRACE = 5.0
-_CANCEL_SETTLE_TIMEOUT = 1.0
 
 
 class ServerFeatures:
@@ -79,7 +76,7 @@ class ServerFeatures:
         self.client: Client | None = None
         self._lease: CatalogLease | None = None
         self._sync: CatalogSync | None = None
-        self._tasks: dict[concurrent.futures.Future[Any], asyncio.Task[Any]] = {}
+        self._calls = LoopCalls(lambda *args: False, self._abandoned)
         self._subscriptions_changed: asyncio.Event | None = None
         self._acks: list[tuple[str, concurrent.futures.Future[None]]] = []
         self._ended = False
@@ -90,6 +87,7 @@ class ServerFeatures:
     def bind(self, call_soon: CallSoon) -> None:
         """How to run a callable on the connection's loop thread (its `call_soon`)."""
         self._call_soon = call_soon
+        self._calls = LoopCalls(call_soon, self._abandoned)
 
     @property
     def modern(self) -> bool:
@@ -150,8 +148,7 @@ class ServerFeatures:
         self.client = None
         if self._lease is not None:
             self._lease.end()
-        for task in list(self._tasks.values()):
-            task.cancel()
+        self._calls.end()
         for _uri, ack in self._acks:
             if not ack.done():
                 ack.set_exception(ServerDisconnectedError(f"server {self.name!r} is gone"))
@@ -222,102 +219,32 @@ class ServerFeatures:
         cancel: threading.Event | None,
     ) -> T:
         """Run `make(client)` on the loop and wait for it; cancelled on the server if the caller gives up."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        if self._ended or not self._call_soon(self._start, future, make, label, timeout):
+        slot = CallSlot[T]()
+        if self._ended or not self._calls.hand_over(slot, label, self._perform, make, label):
             raise ServerDisconnectedError(
                 f"server {self.name!r} is not connected; cannot {label}", tool=label
             )
-        done = watch(future)
-        try:
-            finished = wait_released(done, timeout + _CALLER_GRACE, cancel)
-        except BaseException:
-            self._abandon(future)
-            raise
-        if not finished and not self._abandon(future):
-            if cancel is not None and cancel.is_set():
-                raise was_cancelled(label, "the server")
-            raise timed_out(label, timeout, "the server")
-        return future.result()
+        return self._calls.wait(slot, label, timeout, cancel)
 
-    def _abandon(self, future: concurrent.futures.Future[Any]) -> bool:
-        settled = threading.Event()
-        if not self._call_soon(self._cancel, future, settled.set):
-            return future.done() and not future.cancelled()
-        settled.wait(_CANCEL_SETTLE_TIMEOUT)
-        return future.done() and not future.cancelled()
+    def _abandoned(self, label: str) -> BaseException:
+        return ServerDisconnectedError(f"server {self.name!r} went away; {label} was abandoned", tool=label)
 
-    def _start(
-        self,
-        future: concurrent.futures.Future[T],
-        make: Callable[[Client], Awaitable[T]],
-        label: str,
-        timeout: float,
-    ) -> None:
+    async def _perform(self, make: Callable[[Client], Awaitable[T]], label: str) -> T:
         client = self.client
-        if future.cancelled():
-            return
         if client is None or self._ended:
-            future.set_exception(
-                ServerDisconnectedError(f"server {self.name!r} is not connected; cannot {label}")
-            )
-            return
-        task = asyncio.get_running_loop().create_task(self._perform(make(client), label, timeout))
-        self._tasks[future] = task
-        task.add_done_callback(lambda done: self._finish(done, future, label))
-
-    def _cancel(self, future: concurrent.futures.Future[Any], settled: Callable[[], None]) -> None:
-        task = self._tasks.get(future)
-        future.cancel()
-        if task is None or task.done():
-            settled()
-            return
-        task.add_done_callback(lambda _task: settled())
-        task.cancel()
-
-    def _finish(self, task: asyncio.Task[T], future: concurrent.futures.Future[T], label: str) -> None:
-        self._tasks.pop(future, None)
-        if future.done():
-            return
-        if task.cancelled():
-            future.set_exception(
-                ServerDisconnectedError(f"server {self.name!r} went away; {label} was abandoned", tool=label)
-            )
-            return
-        exc = task.exception()
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(task.result())
-
-    async def _perform(self, work: Awaitable[T], label: str, timeout: float) -> T:
-        try:
-            async with asyncio.timeout(timeout if timeout != float("inf") else None):
-                return await work
-        except TimeoutError:
-            raise timed_out(label, timeout, "the server") from None
-        except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED:
-                raise ServerDisconnectedError(
-                    f"server {self.name!r} disconnected during {label}", tool=label, code=exc.code
-                ) from exc
-            if exc.code == _RESOURCE_NOT_FOUND:
-                raise ResourceNotFoundError(scrub(f"server {self.name!r}: {exc.message}")) from exc
-            raise ToolCallError(
-                scrub(f"server {self.name!r} refused {label}: {exc.message} (code {exc.code})"),
-                tool=label,
-                code=exc.code,
-            ) from exc
-        except pydantic_core.PydanticSerializationError as exc:
-            raise ToolCallError(
-                f"the arguments of {label} cannot be sent as JSON: {exc}", tool=label
-            ) from exc
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             raise ServerDisconnectedError(
-                f"server {self.name!r} disconnected during {label}", tool=label
-            ) from exc
+                f"server {self.name!r} is not connected; cannot {label}", tool=label
+            )
+        try:
+            return await make(client)
         except ToolCallError:
             raise
         except Exception as exc:
+            if isinstance(exc, MCPError) and exc.code == _RESOURCE_NOT_FOUND:
+                raise ResourceNotFoundError(scrub(f"server {self.name!r}: {exc.message}")) from exc
+            failure = request_failure(exc, self.name, label, tool=label)
+            if failure is not None:
+                raise failure from exc
             raise ToolCallError(
                 scrub(f"server {self.name!r} sent an invalid answer to {label}: {describe(exc)}"), tool=label
             ) from exc

@@ -29,14 +29,13 @@ from typing import Any, Protocol
 import anyio
 import httpx2
 import mcp_types as types
-import pydantic_core
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._auth import ServerAuth
 from ._callbacks import CallbackDispatcher, ProgressCallback
-from ._calls import timed_out
+from ._calls import LoopCalls, request_failure, timed_out
 from ._config import ServerConfig
 from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
 from ._features import ServerFeatures
@@ -56,6 +55,8 @@ logger = logging.getLogger("mcp_sync")
 _CANCEL_FLUSH_TIMEOUT = 1.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
 _EXIT_DETAILS_TIMEOUT = 0.5
+# A call without a timer of its own on the loop enters this instead of `asyncio.timeout`.
+_NO_TIMER = contextlib.nullcontext()
 # How long a session waits, before it says ready, for the warm-up of result validation (see below).
 _WARM_UP_TIMEOUT = 5.0
 
@@ -132,7 +133,8 @@ class Session:
         self._output_ended = False
         self._ended = False
         self._end_cause: BaseException | None = None
-        self._calls: dict[concurrent.futures.Future[ToolResult], asyncio.Task[ToolResult]] = {}
+        self.calls = LoopCalls(connection.call_soon, self._abandoned)
+        """The tool calls in flight; callers hand theirs over with `calls.hand_over(..., self.call, ...)`."""
         self.secrets: SecretHandle | None = None
         self._auth: httpx2.Auth | None = None
 
@@ -265,8 +267,7 @@ class Session:
             self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
         else:
             self._connection._set_state("disconnected", _describe_loss(self._name, cause))
-        for task in list(self._calls.values()):
-            task.cancel()
+        self.calls.end()
 
     def _end_details(self) -> str:
         """What the transport saw of the end: the child's exit and stderr, or the last HTTP error."""
@@ -276,7 +277,7 @@ class Session:
 
     async def _flush_cancellations(self) -> None:
         """Give cancelled calls a moment to send their cancellation before the transport closes."""
-        tasks = list(self._calls.values())
+        tasks = self.calls.tasks()
         if tasks:
             await asyncio.wait(tasks, timeout=_CANCEL_FLUSH_TIMEOUT)
 
@@ -289,110 +290,54 @@ class Session:
 
     # -- calls -------------------------------------------------------------------------------------
 
-    def start_call(
-        self,
-        future: concurrent.futures.Future[ToolResult],
-        raw_name: str,
-        arguments: dict[str, Any],
-        public_name: str,
-        timeout: float,
-        progress: ProgressCallback | None,
-        follow_future: bool,
-    ) -> None:
-        """Start a call task whose outcome resolves `future` (its typed error, or its result)."""
-        if future.cancelled():
-            return
-        client = self.client
-        if client is None:
-            future.set_exception(self._connection.not_ready_error(public_name))
-            return
-        task = asyncio.get_running_loop().create_task(
-            self._call(client, raw_name, arguments, public_name, timeout, progress)
+    def _abandoned(self, _label: str) -> BaseException:
+        """The error of a call cut short by the session's end: why it ended, if that is known."""
+        error: BaseException = self._end_cause or ServerDisconnectedError(
+            f"server {self._name!r} is {self._connection.state}; the call was abandoned"
         )
-        self._calls[future] = task
-        task.add_done_callback(lambda done: self._finish_call(done, future))
-        if follow_future:  # submit(): the caller's future.cancel() must reach the server
-            future.add_done_callback(lambda f: f.cancelled() and self._connection.call_soon(task.cancel))
+        return error if isinstance(error, ToolCallError) else ServerDisconnectedError(str(error))
 
-    def cancel_call(self, future: concurrent.futures.Future[ToolResult], settled: Callable[[], None]) -> None:
-        """Cancel the call's task (the SDK sends the protocol's cancellation); `settled()` once it is over."""
-        task = self._calls.get(future)
-        future.cancel()
-        if task is None or task.done():
-            settled()
-            return
-        task.add_done_callback(lambda _task: settled())
-        task.cancel()
-
-    def _finish_call(
-        self, task: asyncio.Task[ToolResult], future: concurrent.futures.Future[ToolResult]
-    ) -> None:
-        """Resolve the caller's Future from the task; runs even for a task cancelled before its first step."""
-        self._calls.pop(future, None)
-        if future.done():  # the caller cancelled it
-            return
-        if task.cancelled():
-            error: BaseException = self._end_cause or ServerDisconnectedError(
-                f"server {self._name!r} is {self._connection.state}; the call was abandoned"
-            )
-            if not isinstance(error, ToolCallError):
-                error = ServerDisconnectedError(str(error))
-            future.set_exception(error)
-            return
-        exc = task.exception()
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(task.result())
-
-    async def _call(
+    async def call(
         self,
-        client: Client,
         raw_name: str,
         arguments: dict[str, Any],
         public_name: str,
-        timeout: float,
+        timeout: float | None,
         progress: ProgressCallback | None,
     ) -> ToolResult:
+        """One tool call (a task of `calls`): its result, or its typed error. `timeout` None: no timer
+        here (a blocking caller keeps the time itself and abandons the call when it runs out)."""
+        client = self.client
+        if client is None:
+            raise self._connection.not_ready_error(public_name)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
+        timer = asyncio.timeout(timeout) if timeout is not None else None
         try:
-            async with asyncio.timeout(timeout if timeout != float("inf") else None):
+            async with timer or _NO_TIMER:
                 result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
-        except TimeoutError:
-            raise timed_out(public_name, timeout, "the server") from None
-        except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED:
-                # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
-                # server is gone its request fails and takes the transport, and so this session, down.
-                self.check_alive()
-                raise ServerDisconnectedError(
-                    f"server {self._name!r} disconnected during the call to {public_name}",
-                    tool=public_name,
-                    code=exc.code,
-                ) from exc
-            http = f"; {self.http.problem}" if self.http.problem and exc.code < 0 else ""
-            raise ToolCallError(
-                scrub(
-                    f"server {self._name!r} refused the call to {public_name}: {exc.message} "
-                    f"(code {exc.code}){http}"
-                ),
-                tool=public_name,
-                code=exc.code,
-            ) from exc
-        except pydantic_core.PydanticSerializationError as exc:
-            raise ToolCallError(
-                f"the arguments for {public_name} cannot be sent as JSON: {exc}", tool=public_name
-            ) from exc
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
-            raise ServerDisconnectedError(
-                f"server {self._name!r} disconnected during the call to {public_name}", tool=public_name
-            ) from exc
-        except (ValueError, RuntimeError) as exc:  # the answer failed validation (schema or protocol)
-            raise ToolCallError(
-                scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
-                tool=public_name,
-            ) from exc
         except Exception as exc:
+            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                raise timed_out(public_name, timeout or 0, "the server") from None
+            failure = request_failure(
+                exc,
+                self._name,
+                f"the call to {public_name}",
+                tool=public_name,
+                http_problem=self.http.problem,
+            )
+            if failure is not None:
+                if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                    # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
+                    # server is gone its request fails and takes the transport, and so this session, down.
+                    self.check_alive()
+                raise failure from exc
+            if isinstance(
+                exc, ValueError | RuntimeError
+            ):  # the answer failed validation (schema or protocol)
+                raise ToolCallError(
+                    scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
+                    tool=public_name,
+                ) from exc
             raise _our_bug(public_name, exc) from exc
         try:
             return from_call_tool_result(result, public_name)
