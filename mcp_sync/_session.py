@@ -16,12 +16,9 @@ call starts after it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
-import importlib
 import logging
-import threading
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
@@ -46,6 +43,7 @@ from ._secrets import SecretHandle, scrub
 from ._stdio import StdioProcess
 from ._tool_sync import ToolSync, describe
 from ._transports import HttpObservations, open_transport
+from ._warm_up import ValidatorWarmer, import_result_validation
 
 __all__ = ["Session", "SessionHost"]
 
@@ -57,38 +55,8 @@ _CANCEL_FLUSH_TIMEOUT = 1.0
 _EXIT_DETAILS_TIMEOUT = 0.5
 # A call without a timer of its own on the loop enters this instead of `asyncio.timeout`.
 _NO_TIMER = contextlib.nullcontext()
-# How long a session waits, before it says ready, for the warm-up of result validation (see below).
+# How long a session waits, before it says ready, for the import of result validation (`_warm_up`).
 _WARM_UP_TIMEOUT = 5.0
-
-# The SDK imports `jsonschema` on the first result it validates against an output schema: 40-100 ms
-# inside somebody's first call. Importing it during start-up, beside the first server's connect,
-# keeps the first call as fast as the others. Once per process; every session waits for the same one.
-_warm_up: concurrent.futures.Future[None] | None = None
-_warm_up_lock = threading.Lock()
-
-
-def _import_result_validation() -> None:
-    """Import what the SDK's result validation uses, and compile one schema the way it does (the
-    first compile also builds the metaschema's own validator)."""
-    for module in ("jsonschema.exceptions", "referencing.exceptions"):
-        importlib.import_module(module)
-    validators: Any = importlib.import_module("jsonschema.validators")
-    registry: Any = importlib.import_module("referencing").Registry
-    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
-    validator_class = validators.validator_for(schema)
-    validator_class.check_schema(schema)
-    list(validator_class(schema, registry=registry()).iter_errors({"result": 1}))
-
-
-def _start_warm_up(loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[None]:
-    """The process's one warm-up, started on `loop`'s executor by the first session that asks."""
-    global _warm_up
-    with _warm_up_lock:
-        if _warm_up is None:
-            _warm_up = concurrent.futures.Future()
-            task = loop.run_in_executor(None, _import_result_validation)
-            task.add_done_callback(lambda done: _warm_up.set_result(None) if _warm_up else None)
-        return _warm_up
 
 
 class SessionHost(Protocol):
@@ -147,7 +115,7 @@ class Session:
         try:
             if self._stopping:  # closed before the loop even started
                 return
-            warm_up = asyncio.wrap_future(_start_warm_up(asyncio.get_running_loop()))
+            warm_up = asyncio.wrap_future(import_result_validation(asyncio.get_running_loop()))
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self._config.connect_timeout):
@@ -197,7 +165,8 @@ class Session:
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
         assert self._connection.lease is not None, "a connection starts only once its name is reserved"
-        sync = self._sync = ToolSync(self._config, self._connection.lease)
+        warmer = ValidatorWarmer(client)
+        sync = self._sync = ToolSync(self._config, self._connection.lease, on_synced=warmer.listed)
         task_group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(task_group.cancel_scope.cancel)
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -205,6 +174,7 @@ class Session:
             await task_group.start(functools.partial(sync.listen, client, on_lost=self._lose))
         await sync.sync(client, initial=True)
         task_group.start_soon(sync.resync_when_dirty, client)
+        task_group.start_soon(warmer.run)
         if features is not None:
             await features.connected(client, task_group)
 

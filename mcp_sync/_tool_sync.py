@@ -48,8 +48,11 @@ _RELISTEN_MAX_DELAY = 5.0
 class ToolSync:
     """One server's tool listings, written through `lease`; loop-thread only."""
 
-    def __init__(self, config: ServerConfig, lease: ServerLease) -> None:
+    def __init__(
+        self, config: ServerConfig, lease: ServerLease, on_synced: Callable[[], None] | None = None
+    ) -> None:
         self._config = config
+        self._on_synced = on_synced
         self._name = config.server_name
         self._lease = lease
         self._dirty = asyncio.Event()
@@ -90,6 +93,8 @@ class ToolSync:
                 len(changes.removed),
                 len(changes.changed),
             )
+        if self._on_synced is not None:
+            self._on_synced()
 
     async def resync_when_dirty(self, client: Client) -> None:
         """Re-sync after each announcement; after a failure, again after a growing pause."""
