@@ -24,11 +24,14 @@ c. first call after connect: each round a fresh connect (a new `MCPHub(...).star
    result validation needs (`jsonschema`), so this is the first call of a session, not of a
    process.
 
-Protocol era: `ClientSession.initialize()` negotiates a 2025 (handshake) protocol, while
-`mcp_sync` (an `mcp.Client` in "auto" mode) gets 2026-07-28 from this server. To tell the era's
-share of a per-call difference from the design's, (a) also runs an era control: the same
-shared-loop wrapper over `mcp.Client(params, cache=None)` (its own fixture process), which
-negotiates what `mcp_sync` negotiates.
+Protocol era: `ClientSession.initialize()` speaks a 2025 (handshake) protocol, while `mcp_sync`
+(an `mcp.Client` in "auto" mode) gets 2026-07-28 from a server that offers it, and a 2026-07-28
+call costs more on both ends (each request carries the client's identity and capabilities, which
+the server checks). So the two compare on equal terms: (a), (b) and (c) run the fixture as a
+2025-era server (`--era legacy`), where both sides speak 2025-11-25. (a) also compares on
+2026-07-28: `mcp_sync` against the same shared-loop wrapper over `mcp.Client(params, cache=None)`,
+both on the fixture's default era; and shows what the newer protocol itself costs (`mcp_sync` on
+2026-07-28 against the `ClientSession` wrapper on 2025).
 
     python benchmarks/bench_compare.py [--quick]
 """
@@ -54,6 +57,7 @@ IDEAL = CALLS * SLEEP
 STEADY_AFTER_FIRST = 15
 FIRST_CALL_TARGET = 2.0  # first call <= 2x the same session's steady state
 TARGET = 1.00  # mcp_sync not slower than the shared-loop wrapper
+LEGACY = ("--era", "legacy")  # the fixture as a 2025-era server: both sides speak 2025-11-25
 CALL_TIMEOUT = 60.0  # both sides: every call bounded (mcp_sync's default tool_call_timeout_ms too)
 
 
@@ -161,7 +165,8 @@ def main() -> None:
     c_rounds = 1 if quick else 6
     warmup = 0 if quick else 1  # (b) and (c): a smoke run skips their warm-up rounds
     c.print_header(
-        "mcp_sync vs a shared-loop sync wrapper (one asyncio loop thread + ClientSession), stdio fixture",
+        "mcp_sync vs a shared-loop sync wrapper (one asyncio loop thread + ClientSession), stdio fixture, "
+        "same protocol on both sides",
         quick,
     )
 
@@ -170,34 +175,38 @@ def main() -> None:
     load = c.LoadMeter()
     results = c.Results()
     shared = SharedLoop()
-    hub = None
+    hub = modern_hub = None
     wrapper = control = None
     try:
-        hub = MCPHub([c.fixture_config("bench")]).start()
+        hub = MCPHub([c.fixture_config("bench", *LEGACY)]).start()
         hub_server = set(c.descendant_pids())
-        wrapper = SharedLoopClient(c.fixture_params(), shared).connect()
+        wrapper = SharedLoopClient(c.fixture_params(*LEGACY), shared).connect()
         wrapper_server = set(c.descendant_pids()) - hub_server
+        modern_hub = MCPHub([c.fixture_config("modern")]).start()
         control = SharedLoopClient(c.fixture_params(), shared, use_client=True).connect()
-        connection = hub.servers["bench"]
-        assert connection.state == "ready", connection
-        assert hub.call_tool("mcp__bench__echo", {"text": "ok"}).text == "ok"
+        for name, each in (("bench", hub), ("modern", modern_hub)):
+            assert each.servers[name].state == "ready", each.servers[name]
+            assert each.call_tool(f"mcp__{name}__echo", {"text": "ok"}).text == "ok"
         assert wrapper.call_tool("echo", {"text": "ok"}).content[0].text == "ok"
         assert control.call_tool("echo", {"text": "ok"}).content[0].text == "ok"
+        legacy_version = hub.servers["bench"].protocol_version
+        assert legacy_version == wrapper.protocol_version, (legacy_version, wrapper.protocol_version)
         c.note(
-            f"protocol: mcp_sync {getattr(connection, 'protocol_version', '?')}, "
-            f"wrapper (ClientSession.initialize) {wrapper.protocol_version}, "
-            f"era control (mcp.Client) {control.protocol_version}; "
+            f"protocol: mcp_sync {legacy_version} and wrapper (ClientSession) {wrapper.protocol_version} "
+            f"on the 2025-era fixture; mcp_sync {modern_hub.servers['modern'].protocol_version} and "
+            f"wrapper over mcp.Client {control.protocol_version} on the default one; "
             f"tools listed: {len(hub.tools())} / {len(wrapper.tools)} / {len(control.tools)}"
         )
-        per_call(hub, wrapper, control, a_rounds, a_calls, results)
+        per_call(hub, wrapper, modern_hub, control, a_rounds, a_calls, results)
         concurrency(hub, wrapper, hub_server, wrapper_server, b_rounds, warmup, results)
         first_call(MCPHub, shared, c_rounds, warmup, results)
     finally:
         for client in (control, wrapper):
             if client is not None:
                 client.close()
-        if hub is not None:
-            hub.close()
+        for each in (hub, modern_hub):
+            if each is not None:
+                each.close()
         shared.close()
     c.note(load.report())
     results.print()
@@ -206,15 +215,17 @@ def main() -> None:
 def per_call(
     hub: Any,
     wrapper: SharedLoopClient,
+    modern_hub: Any,
     control: SharedLoopClient,
     rounds: int,
     calls: int,
     results: c.Results,
 ) -> None:
-    """(a) wall and CPU per blocking echo call."""
+    """(a) wall and CPU per blocking echo call, on 2025-11-25 and on 2026-07-28."""
     arguments = {"text": "x"}
     clock = time.perf_counter_ns
-    cpu: dict[str, list[float]] = {"hub": [], "wrapper": [], "control": []}
+    names = ("hub", "wrapper", "modern", "control")
+    cpu: dict[str, list[float]] = {name: [] for name in names}
 
     def timed(name: str, call: Callable[[], Any]) -> Callable[[], list[float]]:
         def run() -> list[float]:
@@ -229,52 +240,63 @@ def per_call(
 
         return run
 
-    hub_side = c.Side("hub", timed("hub", lambda: hub.call_tool("mcp__bench__echo", arguments)))
-    wrapper_side = c.Side("wrapper", timed("wrapper", lambda: wrapper.call_tool("echo", arguments)))
-    control_side = c.Side("control", timed("control", lambda: control.call_tool("echo", arguments)))
+    sides = {
+        "hub": c.Side("hub", timed("hub", lambda: hub.call_tool("mcp__bench__echo", arguments))),
+        "wrapper": c.Side("wrapper", timed("wrapper", lambda: wrapper.call_tool("echo", arguments))),
+        "modern": c.Side(
+            "modern", timed("modern", lambda: modern_hub.call_tool("mcp__modern__echo", arguments))
+        ),
+        "control": c.Side("control", timed("control", lambda: control.call_tool("echo", arguments))),
+    }
     c.note(f"(a) {rounds} rounds x {calls} echo calls per side, alternating (+1 warm-up round)")
-    c.alternate([hub_side, wrapper_side, control_side], rounds, warmup=1, progress="(a) per call")
+    c.alternate(list(sides.values()), rounds, warmup=1, progress="(a) per call")
     for values in cpu.values():
         del values[0]  # the warm-up round
 
-    hub_med, wrapper_med, control_med = (c.median(s.samples) for s in (hub_side, wrapper_side, control_side))
-    hub_cpu, wrapper_cpu, control_cpu = (c.median(cpu[k]) for k in ("hub", "wrapper", "control"))
-    per_round = sorted(
-        c.ratio(c.median(h), c.median(w)) for h, w in zip(hub_side.rounds, wrapper_side.rounds, strict=True)
-    )
-    c.note(f"(a) mcp_sync     per call: {c.summary(hub_side.samples, 1e6, ' µs')}")
-    c.note(f"(a) wrapper      per call: {c.summary(wrapper_side.samples, 1e6, ' µs')}")
-    c.note(f"(a) era control  per call: {c.summary(control_side.samples, 1e6, ' µs')}")
-    c.note(
-        "(a) mcp_sync/wrapper ratio of per-round medians: "
-        f"min {per_round[0]:.3f} p50 {c.median(per_round):.3f} max {per_round[-1]:.3f}"
-    )
-    c.note(
-        "(a) CPU of this process per call, per round (all threads): "
-        f"mcp_sync {c.summary(cpu['hub'], 1e6, ' µs')}; wrapper {c.summary(cpu['wrapper'], 1e6, ' µs')}; "
-        f"era control {c.summary(cpu['control'], 1e6, ' µs')}"
-    )
+    wall = {name: c.median(side.samples) for name, side in sides.items()}
+    cpu_med = {name: c.median(cpu[name]) for name in names}
+    labels = {
+        "hub": "mcp_sync, 2025      ",
+        "wrapper": "wrapper (ClientSession), 2025",
+        "modern": "mcp_sync, 2026      ",
+        "control": "wrapper (mcp.Client), 2026",
+    }
+    for name, label in labels.items():
+        c.note(
+            f"(a) {label} per call: {c.summary(sides[name].samples, 1e6, ' µs')}; "
+            f"CPU per call, per round: {c.summary(cpu[name], 1e6, ' µs')}"
+        )
+    for ours, theirs, era in (("hub", "wrapper", "2025-11-25"), ("modern", "control", "2026-07-28")):
+        per_round = sorted(
+            c.ratio(c.median(h), c.median(w))
+            for h, w in zip(sides[ours].rounds, sides[theirs].rounds, strict=True)
+        )
+        c.note(
+            f"(a) {era}: mcp_sync/wrapper ratio of per-round medians: "
+            f"min {per_round[0]:.3f} p50 {c.median(per_round):.3f} max {per_round[-1]:.3f}"
+        )
+        results.add(
+            f"(a) blocking echo call, median wall, {era}",
+            c.us(wall[ours]),
+            c.us(wall[theirs]),
+            c.x(c.ratio(wall[ours], wall[theirs])),
+            f"≤ {TARGET:.2f}x",
+            wall[ours] <= TARGET * wall[theirs],
+        )
+        results.add(
+            f"(a) client CPU per echo call (median of rounds), {era}",
+            c.us(cpu_med[ours]),
+            c.us(cpu_med[theirs]),
+            c.x(c.ratio(cpu_med[ours], cpu_med[theirs])),
+            f"≤ {TARGET:.2f}x",
+            cpu_med[ours] <= TARGET * cpu_med[theirs],
+        )
     results.add(
-        "(a) blocking echo call, median wall",
-        c.us(hub_med),
-        c.us(wrapper_med),
-        c.x(c.ratio(hub_med, wrapper_med)),
-        f"≤ {TARGET:.2f}x",
-        hub_med <= TARGET * wrapper_med,
-    )
-    results.add(
-        "(a) client CPU per echo call (median of rounds)",
-        c.us(hub_cpu),
-        c.us(wrapper_cpu),
-        c.x(c.ratio(hub_cpu, wrapper_cpu)),
-        f"≤ {TARGET:.2f}x",
-        hub_cpu <= TARGET * wrapper_cpu,
-    )
-    results.add(
-        "(a) era control: same wrapper over mcp.Client (mcp_sync's protocol), wall / CPU",
-        f"{c.us(hub_med)} / {c.us(hub_cpu)}",
-        f"{c.us(control_med)} / {c.us(control_cpu)}",
-        f"{c.x(c.ratio(hub_med, control_med))} / {c.x(c.ratio(hub_cpu, control_cpu))}",
+        "(a) what 2026-07-28 costs: mcp_sync on it vs the ClientSession wrapper on 2025, wall / CPU",
+        f"{c.us(wall['modern'])} / {c.us(cpu_med['modern'])}",
+        f"{c.us(wall['wrapper'])} / {c.us(cpu_med['wrapper'])}",
+        f"{c.x(c.ratio(wall['modern'], wall['wrapper']))} / "
+        f"{c.x(c.ratio(cpu_med['modern'], cpu_med['wrapper']))}",
         "-",
     )
 
@@ -413,7 +435,7 @@ def first_call(hub_class: Any, shared: SharedLoop, rounds: int, warmup: int, res
         "hub",
         measure(
             "hub",
-            lambda: hub_class([c.fixture_config("first")]).start(),
+            lambda: hub_class([c.fixture_config("first", *LEGACY)]).start(),
             lambda hub: hub.call_tool("mcp__first__echo", arguments),
             lambda hub: hub.close(),
         ),
@@ -422,7 +444,7 @@ def first_call(hub_class: Any, shared: SharedLoop, rounds: int, warmup: int, res
         "wrapper",
         measure(
             "wrapper",
-            lambda: SharedLoopClient(c.fixture_params(), shared).connect(),
+            lambda: SharedLoopClient(c.fixture_params(*LEGACY), shared).connect(),
             lambda wrapper: wrapper.call_tool("echo", arguments),
             lambda wrapper: wrapper.close(),
         ),

@@ -234,6 +234,9 @@ class CallSlot(Generic[T]):
         return cast(T, self._result)
 
 
+_HandedOver = tuple[Outcome[Any], str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+
+
 class LoopCalls:
     """The calls in flight on one server's loop.
 
@@ -245,14 +248,34 @@ class LoopCalls:
         self._call_soon = call_soon
         self._abandoned = abandoned
         self._tasks: dict[Outcome[Any], tuple[asyncio.Task[None], str]] = {}
+        # Calls handed over and not yet started. One wake-up of the loop starts all that came in
+        # since the last: with many callers, most calls then cost the loop no wake-up of their own.
+        self._lock = threading.Lock()
+        self._handed_over: list[_HandedOver] = []
+        self._wake_up_pending = False
+        self._closed = False
 
     # -- callers' threads ---------------------------------------------------------------------------------
 
     def hand_over(
         self, outcome: Outcome[T], label: str, work: Callable[..., Awaitable[T]], *args: Any
     ) -> bool:
-        """Start `work(*args)` on the loop, its outcome going to `outcome`; False if the loop is gone."""
-        return self._call_soon(self.start, outcome, label, work, args)
+        """Start `work(*args)` on the loop, its outcome going to `outcome`; False if the calls have ended
+        (the session is over) or the loop is gone."""
+        item = (outcome, label, work, args)
+        with self._lock:
+            if self._closed:
+                return False
+            self._handed_over.append(item)
+            if self._wake_up_pending:
+                return True
+            self._wake_up_pending = True
+        if self._call_soon(self._start_handed_over):
+            return True
+        with self._lock:  # the loop has closed: nothing will start these
+            self._wake_up_pending = False
+            self._handed_over.remove(item)
+        return False
 
     def wait(self, slot: CallSlot[T], label: str, seconds: float, cancel: threading.Event | None) -> T:
         """Wait for a handed-over call; on timeout, `cancel` or Ctrl-C it is abandoned (cancelled on
@@ -278,6 +301,13 @@ class LoopCalls:
         return outcome.done() and not outcome.cancelled()
 
     # -- the loop thread ----------------------------------------------------------------------------------
+
+    def _start_handed_over(self) -> None:
+        with self._lock:
+            self._wake_up_pending = False
+            items, self._handed_over = self._handed_over, []
+        for outcome, label, work, args in items:
+            self.start(outcome, label, work, args)
 
     def start(
         self, outcome: Outcome[T], label: str, work: Callable[..., Awaitable[T]], args: tuple[Any, ...]
@@ -340,7 +370,14 @@ class LoopCalls:
             task.add_done_callback(lambda _task: settled())
 
     def end(self) -> None:
-        """Cancel every call; each fails with the abandoned error, even one whose task never started."""
+        """Refuse new calls and cancel every call; each fails with the abandoned error, even one whose
+        task never started."""
+        with self._lock:
+            self._closed = True
+            items, self._handed_over = self._handed_over, []
+        for outcome, label, _work, _args in items:
+            if not outcome.done():
+                outcome.set_exception(self._abandoned(label))
         for outcome in list(self._tasks):
             self._stop(outcome)
 
