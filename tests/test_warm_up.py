@@ -1,0 +1,80 @@
+"""The one-time work of result validation is done during start and after each listing, not in a call.
+
+These look at the SDK's own caches (private attributes of `ClientSession`, in these checks only):
+that is where the work would otherwise land, inside somebody's first call of each tool.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCPHub
+from tests.hub_harness import TRANSPORTS_AND_ERAS, fixture_server, started_hub
+from tests.support import wait_until
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _sdk_session(hub: MCPHub, server: str) -> Any:
+    client = hub.servers[server]._session.client
+    assert client is not None, f"server {server!r} has no session"
+    return client.session
+
+
+def _uncompiled(hub: MCPHub, server: str) -> set[str]:
+    """Listed tools with an output schema whose validator the SDK has not compiled yet."""
+    session = _sdk_session(hub, server)
+    schemas: dict[str, Any] = session._tool_output_schemas
+    return {name for name, schema in schemas.items() if schema is not None} - set(
+        session._tool_output_validators
+    )
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
+def test_validators_are_compiled_after_start_and_after_a_relisting(transport: str, era: str) -> None:
+    with fixture_server("fx", transport, era) as served, started_hub(served.config) as hub:
+        assert _sdk_session(hub, "fx")._tool_output_schemas, "the fixture's tools have output schemas"
+        wait_until(lambda: not _uncompiled(hub, "fx"), message="validators not compiled after start")
+
+        added = hub.call_tool("mcp__fx__add_tool", {"name": "late"})
+        assert not added.is_error, added.text
+        wait_until(lambda: hub.registry.get("mcp__fx__late") is not None, message="late tool not listed")
+        wait_until(lambda: not _uncompiled(hub, "fx"), message="the new tool's validator not compiled")
+        assert hub.call_tool("mcp__fx__late", {"text": "hi"}).text == "hi"
+
+
+# In a process of its own: in this one, earlier tests have long built the models.
+_MODELS_SCRIPT = """
+import json, sys
+import mcp_types
+from mcp_sync import MCPHub
+from tests.support import stdio_config
+
+names = ("CallToolRequest", "ReadResourceRequest", "GetPromptRequest")
+before = {name: getattr(mcp_types, name).__pydantic_complete__ for name in names}
+with MCPHub([stdio_config("fx")]).start():
+    after = {name: getattr(mcp_types, name).__pydantic_complete__ for name in names}
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def test_request_models_are_built_during_start() -> None:
+    # pydantic builds these on their first use; start() builds them on an executor thread instead.
+    done = subprocess.run(
+        [sys.executable, "-c", _MODELS_SCRIPT],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not any(seen["before"].values()), f"nothing to show: the models were built at import {seen}"
+    assert all(seen["after"].values()), f"a request model is still deferred after start(): {seen}"
