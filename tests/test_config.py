@@ -1329,6 +1329,24 @@ def test_arbitrary_entries_parse_or_raise_config_error(entries: list[Any]) -> No
 def test_secrets_in_env_and_headers_never_reach_an_error(entry: dict[str, Any], secret_key: str) -> None:
     entry = {**entry, "env": {secret_key: SECRET}, "headers": {secret_key: [SECRET]}}
 
+    if entry.get("disabled") is True or entry.get("enabled") is False:
+        # A disabled entry is never an error: it is left out, with a log line that must not leak either.
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler(logging.DEBUG)
+        handler.emit = records.append  # type: ignore[method-assign]
+        logger = logging.getLogger("mcp_sync")
+        logger.addHandler(handler)
+        old_level = logger.level
+        logger.setLevel(logging.DEBUG)
+        try:
+            assert parse_server_configs([entry], environ=NO_ENV) == []
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+        assert records, "a disabled invalid entry is left out with a log line"
+        assert not [record for record in records if SECRET in record.getMessage()]
+        return
+
     with pytest.raises(ConfigError) as info:  # env and headers together are never valid
         parse_server_configs([entry], environ=NO_ENV)
 

@@ -6,6 +6,8 @@ import concurrent.futures
 import os
 import signal
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,10 +36,26 @@ def hub() -> object:
         yield hub
 
 
-@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
-def test_call_returns_the_text_result(transport: str, era: str) -> None:
-    with fixture_server("fx", transport, era) as served, started_hub(served.config) as hub:
-        result = hub.call_tool("mcp__fx__echo", {"text": "hello"})
+@dataclass
+class Served:
+    hub: MCPHub
+    events: EventLog
+
+
+@pytest.fixture(
+    scope="module", params=[p.values for p in TRANSPORTS_AND_ERAS], ids=[p.id for p in TRANSPORTS_AND_ERAS]
+)
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One fixture server and hub per transport and era, shared by the tests below that run on all
+    four: each of them waits for its own calls' events, by a tag no other test uses."""
+    transport, era = request.param
+    events = EventLog(tmp_path_factory.mktemp(f"{transport}-{era}") / "events.jsonl")
+    with fixture_server("fx", transport, era, events=events) as server, started_hub(server.config) as hub:
+        yield Served(hub, events)
+
+
+def test_call_returns_the_text_result(served: Served) -> None:
+    result = served.hub.call_tool("mcp__fx__echo", {"text": "hello"})
     assert (result.text, result.is_error) == ("hello", False)
 
 
@@ -94,36 +112,33 @@ def test_default_timeout_comes_from_the_server_config(events: EventLog) -> None:
     events.wait_for("cancelled", tag="default")
 
 
-@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
-def test_timeout_cancels_the_request_on_the_server(transport: str, era: str, events: EventLog) -> None:
-    with fixture_server("fx", transport, era, events=events) as served, started_hub(served.config) as hub:
-        with pytest.raises(ToolCallTimeoutError) as raised:
-            hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "t"}, timeout=0.5)
-        assert isinstance(raised.value, TimeoutError)
-        events.wait_for("cancelled", tag="t")
-        assert hub.call_tool("mcp__fx__echo", {"text": "still here"}).text == "still here"
+def test_timeout_cancels_the_request_on_the_server(served: Served) -> None:
+    hub, events = served.hub, served.events
+    with pytest.raises(ToolCallTimeoutError) as raised:
+        hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "t"}, timeout=0.5)
+    assert isinstance(raised.value, TimeoutError)
+    events.wait_for("cancelled", tag="t")
+    assert hub.call_tool("mcp__fx__echo", {"text": "still here"}).text == "still here"
 
 
-@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
-def test_cancel_event_cancels_the_request_on_the_server(transport: str, era: str, events: EventLog) -> None:
+def test_cancel_event_cancels_the_request_on_the_server(served: Served) -> None:
+    hub, events = served.hub, served.events
     cancel = threading.Event()
-    with fixture_server("fx", transport, era, events=events) as served, started_hub(served.config) as hub:
-        threading.Thread(target=lambda: (events.wait_for("started", tag="c"), cancel.set())).start()
-        with pytest.raises(ToolCallCancelledError):
-            hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "c"}, cancel=cancel)
-        events.wait_for("cancelled", tag="c")
-        assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"
+    threading.Thread(target=lambda: (events.wait_for("started", tag="c"), cancel.set())).start()
+    with pytest.raises(ToolCallCancelledError):
+        hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "c"}, cancel=cancel)
+    events.wait_for("cancelled", tag="c")
+    assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"
 
 
-@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
-def test_future_cancel_cancels_the_request_on_the_server(transport: str, era: str, events: EventLog) -> None:
-    with fixture_server("fx", transport, era, events=events) as served, started_hub(served.config) as hub:
-        future = hub.submit("mcp__fx__sleep", {"seconds": 30, "tag": "f"})
-        events.wait_for("started", tag="f")
-        assert future.cancel()
-        events.wait_for("cancelled", tag="f")
-        with pytest.raises(concurrent.futures.CancelledError):
-            future.result(timeout=1)
+def test_future_cancel_cancels_the_request_on_the_server(served: Served) -> None:
+    hub, events = served.hub, served.events
+    future = hub.submit("mcp__fx__sleep", {"seconds": 30, "tag": "f"})
+    events.wait_for("started", tag="f")
+    assert future.cancel()
+    events.wait_for("cancelled", tag="f")
+    with pytest.raises(concurrent.futures.CancelledError):
+        future.result(timeout=1)
 
 
 def test_keyboard_interrupt_cancels_the_request_on_the_server(events: EventLog) -> None:
