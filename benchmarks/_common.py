@@ -517,6 +517,80 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+def thread_batch(
+    threads: int,
+    calls: int,
+    call: Callable[[], object],
+    timeout: float,
+    *,
+    on_start: Callable[[], None] | None = None,
+) -> tuple[float, list[float]]:
+    """`threads` threads released together, each making `calls` sequential `call()`s: the batch's wall
+    time and each call's latency. `on_start()` runs just before the release (e.g. to read CPU
+    counters). Raises if a call fails or the batch is not done within `timeout`."""
+    barrier = threading.Barrier(threads + 1)
+    errors: list[BaseException] = []
+    seen: list[float] = []
+
+    def worker() -> None:
+        try:
+            barrier.wait(30)
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                call()
+                seen.append(time.perf_counter() - t0)
+        except BaseException as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    if on_start is not None:
+        on_start()
+    barrier.wait(30)
+    t0 = time.perf_counter()
+    join_all(workers, timeout)
+    wall = time.perf_counter() - t0
+    if any(thread.is_alive() for thread in workers):
+        raise RuntimeError(f"batch of {threads} threads not done within {timeout} s")
+    if errors:
+        raise RuntimeError(f"{len(errors)} of {threads} threads failed, first: {errors[0]!r}")
+    return wall, seen
+
+
+def with_cpu(
+    rows: list[tuple[float, float, float]], server: set[int], run: Callable[[], float]
+) -> Callable[[], float]:
+    """`run` (one round, returning its wall time), also appending to `rows` the round's
+    (CPU of this process, CPU of the `server` processes, wall)."""
+
+    def measured() -> float:
+        own0, server0 = time.process_time(), pids_cpu_seconds(server)
+        wall = run()
+        rows.append((time.process_time() - own0, pids_cpu_seconds(server) - server0, wall))
+        return wall
+
+    return measured
+
+
+async def task_batch(
+    tasks: int, calls: int, call: Callable[[], Coroutine[Any, Any, object]], timeout: float
+) -> tuple[float, list[float]]:
+    """The async counterpart of `thread_batch`: `tasks` asyncio tasks on the running loop, each
+    awaiting `calls` sequential `call()`s; the batch's wall time and each call's latency."""
+    seen: list[float] = []
+
+    async def worker() -> None:
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            await call()
+            seen.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.wait_for(asyncio.gather(*(worker() for _ in range(tasks))), timeout)
+    return time.perf_counter() - t0, seen
+
+
 def join_all(threads: Iterable[threading.Thread], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     for thread in threads:

@@ -321,33 +321,16 @@ def concurrency(
 
     def batch(name: str, call: Callable[[], Any], server: set[int]) -> Callable[[], float]:
         def run() -> float:
-            barrier = threading.Barrier(THREADS + 1)
-            errors: list[BaseException] = []
-            seen: list[float] = []
-
-            def worker() -> None:
-                try:
-                    barrier.wait(30)
-                    for _ in range(CALLS):
-                        t0 = time.perf_counter()
-                        call()
-                        seen.append(time.perf_counter() - t0)
-                except BaseException as exc:
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=worker, daemon=True) for _ in range(THREADS)]
-            for thread in threads:
-                thread.start()
-            own0, server0 = time.process_time(), c.pids_cpu_seconds(server)
-            barrier.wait(30)
-            t0 = time.perf_counter()
-            c.join_all(threads, 120)
-            wall = time.perf_counter() - t0
+            counters: list[tuple[float, float]] = []
+            wall, seen = c.thread_batch(
+                THREADS,
+                CALLS,
+                call,
+                120,
+                on_start=lambda: counters.append((time.process_time(), c.pids_cpu_seconds(server))),
+            )
+            own0, server0 = counters[0]
             cpu[name].append((time.process_time() - own0, c.pids_cpu_seconds(server) - server0, wall))
-            if any(thread.is_alive() for thread in threads):
-                raise RuntimeError(f"{name}: batch not done within 120 s")
-            if errors:
-                raise RuntimeError(f"{name}: {len(errors)} calls failed, first: {errors[0]!r}")
             latencies[name].append(seen)
             return wall
 

@@ -16,11 +16,6 @@ queueing requests rather than the client.
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
-from collections.abc import Callable
-
 import _common as c
 
 THREADS = 32
@@ -54,63 +49,24 @@ def main() -> None:
         arguments = {"seconds": SLEEP}
 
         def hub_round() -> float:
-            barrier = threading.Barrier(THREADS + 1)
-            errors: list[BaseException] = []
-            latencies: list[float] = []
-
-            def worker() -> None:
-                barrier.wait()
-                try:
-                    for _ in range(CALLS):
-                        t0 = time.perf_counter()
-                        hub.call_tool("mcp__bench__sleep", arguments, timeout=30)
-                        latencies.append(time.perf_counter() - t0)
-                except BaseException as exc:
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=worker, daemon=True) for _ in range(THREADS)]
-            for thread in threads:
-                thread.start()
-            barrier.wait()
-            t0 = time.perf_counter()
-            for thread in threads:
-                thread.join()
-            wall = time.perf_counter() - t0
-            if errors:
-                raise RuntimeError(f"{len(errors)} hub calls failed, first: {errors[0]!r}")
+            wall, latencies = c.thread_batch(
+                THREADS, CALLS, lambda: hub.call_tool("mcp__bench__sleep", arguments, timeout=30), 120
+            )
             hub_latencies.append(latencies)
             return wall
 
         async def raw_load() -> float:
-            client = raw.client
-            latencies: list[float] = []
-
-            async def worker() -> None:
-                for _ in range(CALLS):
-                    t0 = time.perf_counter()
-                    await client.call_tool("sleep", arguments)
-                    latencies.append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(THREADS)))
-            wall = time.perf_counter() - t0
+            wall, latencies = await c.task_batch(
+                THREADS, CALLS, lambda: raw.client.call_tool("sleep", arguments), 120
+            )
             raw_latencies.append(latencies)
             return wall
 
         # Per round: (CPU of this process, CPU of that side's server process, wall).
         cpu: dict[str, list[tuple[float, float, float]]] = {"hub": [], "raw": []}
 
-        def with_cpu(name: str, server: set[int], run: Callable[[], float]) -> Callable[[], float]:
-            def measured() -> float:
-                own0, server0 = time.process_time(), c.pids_cpu_seconds(server)
-                wall = run()
-                cpu[name].append((time.process_time() - own0, c.pids_cpu_seconds(server) - server0, wall))
-                return wall
-
-            return measured
-
-        hub_side = c.Side("hub", with_cpu("hub", hub_server, hub_round))
-        raw_side = c.Side("raw", with_cpu("raw", raw_server, lambda: raw.run(raw_load())))
+        hub_side = c.Side("hub", c.with_cpu(cpu["hub"], hub_server, hub_round))
+        raw_side = c.Side("raw", c.with_cpu(cpu["raw"], raw_server, lambda: raw.run(raw_load())))
         c.note(f"{rounds} rounds per side, alternating (+1 warm-up)")
         c.alternate([hub_side, raw_side], rounds, warmup=1, progress="concurrency")
     finally:

@@ -20,11 +20,6 @@ the server compete for the same cores.
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
-from collections.abc import Callable
-
 import _common as c
 
 WORKERS = 64
@@ -60,61 +55,22 @@ def main() -> None:
         arguments = {"text": "x"}
 
         def hub_round() -> float:
-            barrier = threading.Barrier(WORKERS + 1)
-            errors: list[BaseException] = []
-            seen: list[float] = []
+            def call() -> object:
+                return hub.call_tool("mcp__bench__echo", arguments, timeout=CALL_TIMEOUT)
 
-            def worker() -> None:
-                try:
-                    barrier.wait(30)
-                    for _ in range(calls):
-                        t0 = time.perf_counter()
-                        hub.call_tool("mcp__bench__echo", arguments, timeout=CALL_TIMEOUT)
-                        seen.append(time.perf_counter() - t0)
-                except BaseException as exc:
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=worker, daemon=True) for _ in range(WORKERS)]
-            for thread in threads:
-                thread.start()
-            barrier.wait(30)
-            t0 = time.perf_counter()
-            c.join_all(threads, 300)
-            wall = time.perf_counter() - t0
-            if any(thread.is_alive() for thread in threads):
-                raise RuntimeError("hub: batch not done within 300 s")
-            if errors:
-                raise RuntimeError(f"hub: {len(errors)} threads failed, first: {errors[0]!r}")
+            wall, seen = c.thread_batch(WORKERS, calls, call, 300)
             latencies["hub"].append(seen)
             return wall
 
         async def raw_load() -> float:
-            client = raw.client
-            seen: list[float] = []
-
-            async def worker() -> None:
-                for _ in range(calls):
-                    t0 = time.perf_counter()
-                    await client.call_tool("echo", arguments)
-                    seen.append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            await asyncio.wait_for(asyncio.gather(*(worker() for _ in range(WORKERS))), 300)
-            wall = time.perf_counter() - t0
+            wall, seen = await c.task_batch(
+                WORKERS, calls, lambda: raw.client.call_tool("echo", arguments), 300
+            )
             latencies["raw"].append(seen)
             return wall
 
-        def with_cpu(name: str, server: set[int], run: Callable[[], float]) -> Callable[[], float]:
-            def measured() -> float:
-                own0, server0 = time.process_time(), c.pids_cpu_seconds(server)
-                wall = run()
-                cpu[name].append((time.process_time() - own0, c.pids_cpu_seconds(server) - server0, wall))
-                return wall
-
-            return measured
-
-        hub_side = c.Side("hub", with_cpu("hub", hub_server, hub_round))
-        raw_side = c.Side("raw", with_cpu("raw", raw_server, lambda: raw.run(raw_load())))
+        hub_side = c.Side("hub", c.with_cpu(cpu["hub"], hub_server, hub_round))
+        raw_side = c.Side("raw", c.with_cpu(cpu["raw"], raw_server, lambda: raw.run(raw_load())))
         c.note(
             f"{rounds} rounds per side of {WORKERS} x {calls} = {n_calls} calls, "
             f"alternating (+{warmup} warm-up)"

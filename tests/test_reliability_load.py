@@ -224,7 +224,9 @@ def test_eight_threads_of_mixed_calls_timeouts_and_cancellations(load_hub: tuple
         connection = hub.servers[name]
         # A private attribute, in this one check: the set of call tasks still on the server's loop.
         wait_until(
-            lambda c=connection: not c._session.calls.tasks(), timeout=5, message=f"calls left pending on {name}"
+            lambda c=connection: not c._session.calls.tasks(),
+            timeout=5,
+            message=f"calls left pending on {name}",
         )
         assert connection.state == "ready"
         assert hub.call_tool(f"mcp__{name}__echo", {"text": "after the storm"}).text == "after the storm"
