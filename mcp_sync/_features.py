@@ -29,7 +29,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._callbacks import CallbackDispatcher
-from ._calls import CallSlot, LoopCalls, request_failure, timed_out
+from ._calls import CallSlot, CallSoon, LoopCalls, request_failure, timed_out
 from ._catalog import Catalog, CatalogLease
 from ._catalog_sync import CatalogSync
 from ._config import ServerConfig
@@ -43,17 +43,21 @@ from ._secrets import scrub
 from ._server_requests import RequestHandlers, ServerRequestBridge
 from ._tool_sync import describe
 
-__all__ = ["CallSoon", "ResourceUpdateCallback", "ServerFeatures"]
+__all__ = ["ResourceUpdateCallback", "ServerFeatures"]
 
 logger = logging.getLogger("mcp_sync")
 
 T = TypeVar("T")
-CallSoon = Callable[..., bool]
 ResourceUpdateCallback = Callable[[str], object]
 """Called as `callback(uri)` on the callback thread when a subscribed resource changed."""
 
 # The MCP error code for "resource not found" (2025 revisions).
 _RESOURCE_NOT_FOUND = -32002
+
+
+def _not_bound(*_args: Any) -> bool:
+    """The loop hand-over before `bind()`: nothing runs."""
+    return False
 
 
 class ServerFeatures:
@@ -71,12 +75,12 @@ class ServerFeatures:
         self._catalog = catalog
         self._dispatcher = dispatcher
         self.bridge = ServerRequestBridge(self.name, handlers, config.roots, config.log_level)
-        self._call_soon: CallSoon = lambda *args: False
+        self._call_soon: CallSoon = _not_bound
         # Loop-thread state.
         self.client: Client | None = None
         self._lease: CatalogLease | None = None
         self._sync: CatalogSync | None = None
-        self._calls = LoopCalls(lambda *args: False, self._abandoned)
+        self._calls = LoopCalls(_not_bound, self._abandoned)
         self._subscriptions_changed: asyncio.Event | None = None
         self._acks: list[tuple[str, concurrent.futures.Future[None]]] = []
         self._ended = False
