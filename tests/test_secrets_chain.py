@@ -19,13 +19,16 @@ from mcp_sync import (
     ConfigError,
     MCPHub,
     ResourceNotFoundError,
+    ServerDisconnectedError,
     ServerStartError,
+    SignInRequiredError,
     ToolCallError,
     ToolResult,
 )
 from mcp_sync._config import parse_server_configs
 from mcp_sync._secrets import ScrubbedError, register, scrub_exception
-from tests.support import SERVERS_DIR, HttpServer, http_config, stdio_config
+from tests.support import SERVERS_DIR, HttpServer, http_config, stdio_config, wait_until
+from tests.test_remote_oauth import control, remote, signed_in, stored_record
 
 TOKEN = "tok-Rr31-never-print-this"
 API_KEY = "key-Qw90-never-print-this"
@@ -71,7 +74,7 @@ def chain(error: BaseException) -> list[BaseException]:
     return found
 
 
-def assert_no_secret(error: BaseException) -> None:
+def assert_no_secret(error: BaseException, secrets: tuple[str, ...] = SECRETS) -> None:
     """No secret in the error's traceback as printed, nor in any exception of its chain."""
     texts = {"traceback": "".join(traceback.format_exception(error))}
     for index, member in enumerate(chain(error)):
@@ -80,7 +83,7 @@ def assert_no_secret(error: BaseException) -> None:
         texts[f"{index} args"] = repr(member.args)
         texts[f"{index} notes"] = repr(getattr(member, "__notes__", None))
     for where, text in texts.items():
-        for secret in SECRETS:
+        for secret in secrets:
             assert secret not in text, f"{secret} in {where}: {text}"
 
 
@@ -303,6 +306,28 @@ def test_a_refused_client_secret_that_the_authorization_server_repeats_is_stored
 
     assert isinstance(error, AuthError)
     assert_no_secret(error)
+
+
+def test_a_sign_in_revoked_mid_session_leaves_no_token_in_the_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token_dir = tmp_path / "tokens"
+    monkeypatch.setenv("MCP_SYNC_TOKEN_DIR", str(token_dir))
+    with HttpServer(script=OAUTH_SERVER) as server:
+        signed_in(server)
+        tokens = stored_record(token_dir)["tokens"]
+        with MCPHub([remote(server)]) as hub:
+            control(server, "revoke-refresh-tokens")
+            control(server, "expire-access-tokens")
+            with pytest.raises(ServerDisconnectedError) as raised:
+                hub.call_tool("mcp__remote__echo", {"text": "hello?"}, timeout=CALL_TIMEOUT)
+            wait_until(lambda: hub.servers["remote"].state != "ready", timeout=CALL_TIMEOUT)
+            stored = hub.servers["remote"].error
+
+    assert isinstance(stored, SignInRequiredError)
+    secrets = (tokens["access_token"], tokens["refresh_token"])
+    assert_no_secret(raised.value, secrets)
+    assert_no_secret(stored, secrets)
 
 
 # --------------------------------------------------------------------------- log records
