@@ -44,7 +44,7 @@ from mcp.shared.auth import (
 
 from ._config import AuthConfig, HttpServerConfig, ServerConfig
 from ._errors import AuthError, ConfigError, SignInRequiredError
-from ._secrets import SecretHandle, scrub
+from ._secrets import SecretHandle, scrub, scrub_exception
 from ._secrets import register as register_secrets
 from ._token_store import TokenStorage, token_key
 
@@ -596,7 +596,7 @@ def sign_in(
                 AuthError(f"signing in to server {config.server_name!r} did not finish within {timeout:g} s")
             )
         except BaseException as exc:
-            done.set_exception(exc)
+            done.set_exception(scrub_exception(exc))
         else:
             done.set_result(None)
         finally:

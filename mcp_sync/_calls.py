@@ -27,7 +27,7 @@ import pydantic_core
 from mcp.shared.exceptions import MCPError
 
 from ._errors import ServerDisconnectedError, ToolCallCancelledError, ToolCallError, ToolCallTimeoutError
-from ._secrets import scrub
+from ._secrets import scrub, scrub_exception
 
 __all__ = [
     "NO_LIMIT",
@@ -334,7 +334,7 @@ class LoopCalls:
             raise
         except BaseException as exc:
             if not outcome.done():
-                outcome.set_exception(exc)
+                _fail(outcome, exc)
             if not isinstance(exc, Exception):
                 raise
         else:
@@ -347,7 +347,7 @@ class LoopCalls:
         """A call's task was cancelled: drop it, and fail its outcome if nobody gave up on it first."""
         entry = self._tasks.pop(outcome, None)
         if not outcome.done():
-            outcome.set_exception(self._abandoned(entry[1] if entry is not None else ""))
+            _fail(outcome, self._abandoned(entry[1] if entry is not None else ""))
 
     def _stop(self, outcome: Outcome[Any]) -> asyncio.Task[None] | None:
         """Cancel the call's task, if it is still running. A task cancelled before its first step never
@@ -377,9 +377,14 @@ class LoopCalls:
             items, self._handed_over = self._handed_over, []
         for outcome, label, _work, _args in items:
             if not outcome.done():
-                outcome.set_exception(self._abandoned(label))
+                _fail(outcome, self._abandoned(label))
         for outcome in list(self._tasks):
             self._stop(outcome)
 
     def tasks(self) -> list[asyncio.Task[None]]:
         return [task for task, _label in self._tasks.values()]
+
+
+def _fail(outcome: Outcome[Any], error: BaseException) -> None:
+    """Give a call its error, scrubbed now: once the session ends, its secrets are no longer known."""
+    outcome.set_exception(scrub_exception(error))

@@ -34,7 +34,7 @@ from ._loop_thread import LoopThread
 from ._registry import ServerLease, ToolRegistry
 from ._results import ToolResult
 from ._secrets import register as register_secrets
-from ._secrets import secrets_of
+from ._secrets import scrub_exception, secrets_of
 from ._session import Session
 from ._tool import Tool
 
@@ -112,7 +112,9 @@ class ServerConnection:
 
     def _set_state(self, state: ServerState, error: BaseException | None = None) -> None:
         """Move to `state` (loop thread); an end state ends the lease first. Moves the table refuses
-        are ignored: the first end wins."""
+        are ignored: the first end wins. The error is scrubbed now, while the secrets are known."""
+        if error is not None:
+            error = scrub_exception(error)
         if not self._machine.move(state):
             return
         if error is not None:

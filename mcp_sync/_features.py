@@ -39,7 +39,7 @@ from ._errors import (
     ToolCallError,
     UnsupportedFeatureError,
 )
-from ._secrets import scrub
+from ._secrets import scrub, scrub_exception
 from ._server_requests import RequestHandlers, ServerRequestBridge
 from ._tool_sync import describe
 
@@ -204,9 +204,8 @@ class ServerFeatures:
             except Exception as exc:
                 for _uri, ack in acks:
                     if not ack.done():
-                        ack.set_exception(
-                            ToolCallError(f"server {self.name!r} refused the subscription: {describe(exc)}")
-                        )
+                        refused = f"server {self.name!r} refused the subscription: {describe(exc)}"
+                        ack.set_exception(scrub_exception(ToolCallError(refused)))
                 logger.warning("server %r: the resource update stream ended: %s", self.name, describe(exc))
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(1.0):

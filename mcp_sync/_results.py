@@ -18,6 +18,8 @@ from typing import Any
 
 import mcp_types as types
 
+from ._secrets import scrub
+
 __all__ = [
     "ToolImage",
     "ToolResult",
@@ -64,6 +66,14 @@ class ToolResult:
     """The images the tool returned, in order; `text` leaves them out."""
     content: tuple[types.ContentBlock, ...] = field(default=(), repr=False, compare=False, hash=False)
     """Every content block the server sent, in order (the SDK's types): text, images, audio, resources."""
+
+    def __repr__(self) -> str:
+        # The text is the server's and stays as sent; what a log line or a traceback shows of it does not
+        # repeat a secret the server echoed back.
+        return scrub(
+            f"ToolResult(text={self.text!r}, is_error={self.is_error!r}, "
+            f"structured_content={self.structured_content!r}, images={self.images!r})"
+        )
 
 
 def _decode_image(block: types.ImageContent, tool_name: str) -> ToolImage | None:

@@ -42,6 +42,7 @@ prompts greet(name, style="plain") -> one user message; review(code) -> a user m
 code, an embedded text resource, and an assistant message; completions for greet's ``style``:
 plain, formal, pirate. 2025 sessions may ``resources/subscribe`` (recorded as ``subscribed``).
 Template fixture://slow/{tag} sleeps 30 s (events started / cancelled / finished with the tag).
+Template fixture://env-error/{name} fails with a JSON-RPC error holding that variable's value.
 A 2025 client's ``notifications/roots/list_changed`` is recorded as ``roots_changed``.
 
 Tools
@@ -63,6 +64,11 @@ delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
+fail_with_env(name) -> a JSON-RPC error (not a result) whose message and data hold the variable's value,
+    as a careless server's error might
+http_error(status) -> over HTTP the request is answered with that HTTP status and a JSON-RPC error that
+    echoes the request's Authorization and X-Api-Key headers and its query string back
+    (`EchoingErrorRoute`); the same for ``resources/read`` of ``fixture://http-error/<status>``
 add_resource(name, text) / remove_resource(name) -> resource fixture://dynamic/<name> comes or goes,
     announced like tools (2025: notifications/resources/list_changed; 2026-07-28: the bus)
 add_prompt(name) / remove_prompt(name) -> the same for a prompt (no arguments, one user message)
@@ -110,6 +116,7 @@ from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     CallToolResult,
@@ -421,6 +428,15 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         """Return the environment variable's value, or "<unset>"."""
         return os.environ.get(name, "<unset>")
 
+    def fail_with_env(name: str) -> str:
+        """Fail with a JSON-RPC error whose message and data hold the variable's value."""
+        value = os.environ.get(name, "<unset>")
+        raise MCPError(INTERNAL_ERROR, f"cannot go on: {name}={value}", data={name: value})
+
+    def http_error(status: int) -> str:
+        """Over HTTP `EchoingErrorRoute` answers this call with `status`; only stdio gets here."""
+        return f"no HTTP here to answer {status} with"
+
     def get_cwd() -> str:
         """Return the server's working directory."""
         return os.getcwd()
@@ -565,6 +581,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         crash,
         exit_later,
         get_env,
+        fail_with_env,
+        http_error,
         get_cwd,
         pid,
         get_header,
@@ -655,6 +673,12 @@ def add_resources_and_prompts(server: MCPServer, options: Options, events: Event
         """One item, by name."""
         return f"item {item}"
 
+    @server.resource("fixture://env-error/{name}", name="env_error", mime_type="text/plain")
+    def env_error(name: str) -> str:
+        """Fails with a JSON-RPC error holding the variable's value."""
+        value = os.environ.get(name, "<unset>")
+        raise MCPError(INTERNAL_ERROR, f"cannot read: {name}={value}", data={name: value})
+
     @server.prompt()
     def greet(name: str, style: str = "plain") -> str:
         """Greet someone in a style."""
@@ -718,6 +742,8 @@ def add_resources_and_prompts(server: MCPServer, options: Options, events: Event
 
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
 class _InvalidUtf8Stdout:
     """The stdio wire, with one line that is not valid UTF-8 before the server's first message."""
 
@@ -799,8 +825,83 @@ class _NoSignalServer(uvicorn.Server):
         yield
 
 
+class EchoingErrorRoute:
+    """ASGI wrapper: a POST calling the tool ``http_error`` or reading ``fixture://http-error/<status>``
+    is answered with that HTTP status and a JSON-RPC error whose message and data echo the request's
+    Authorization and X-Api-Key headers and its query string, as a careless server might. Every
+    other request goes through untouched (its body replayed)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        found = _echoing_error_request(body)
+        if found is None:
+            replayed = False
+
+            async def replay() -> Any:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send)
+            return
+        request_id, status = found
+        headers = {key.decode().lower(): value.decode() for key, value in scope["headers"]}
+        echoed = [
+            headers.get("authorization", ""),
+            headers.get("x-api-key", ""),
+            scope["query_string"].decode(),
+        ]
+        error = {
+            "code": INTERNAL_ERROR,
+            "message": f"rejected {' '.join(filter(None, echoed))}",
+            "data": echoed,
+        }
+        answer = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answer)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": answer})
+
+
+def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
+    """(request id, HTTP status) if the body asks for an echoing error (see `EchoingErrorRoute`)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
+        return None
+    params = message["params"]
+    if message.get("method") == "tools/call" and params.get("name") == "http_error":
+        return message.get("id"), int((params.get("arguments") or {}).get("status", 500))
+    uri = str(params.get("uri", ""))
+    if message.get("method") == "resources/read" and uri.startswith("fixture://http-error/"):
+        return message.get("id"), int(uri.rsplit("/", 1)[1])
+    return None
+
+
 async def serve_http(server: MCPServer, options: Options, events: EventSink) -> None:
-    app = server.streamable_http_app(host="127.0.0.1")
+    app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))

@@ -156,7 +156,8 @@ class Provider:
 
 class ClientCredentials:
     """ASGI wrapper answering the client_credentials grant at /token (the SDK's handler has no such
-    grant); every other request goes through untouched."""
+    grant); every other request goes through untouched. A wrong secret is refused with a description
+    that repeats it."""
 
     def __init__(
         self, app: Any, provider: Provider, client_id: str | None, client_secret: str | None
@@ -195,7 +196,9 @@ class ClientCredentials:
             decoded = base64.b64decode(header[6:]).decode()
             client_id, _, client_secret = (unquote(part) for part in decoded.partition(":"))
         if self.client_id is None or (client_id, client_secret) != (self.client_id, self.client_secret):
-            response: Response = JSONResponse({"error": "invalid_client"}, status_code=401)
+            # A careless authorization server: it repeats the refused secret back.
+            refused = {"error": "invalid_client", "error_description": f"wrong secret {client_secret!r}"}
+            response: Response = JSONResponse(refused, status_code=401)
         else:
             token = self.provider.issue(
                 client_id, (form.get("scope") or "").split(), "client_credentials", refresh=False

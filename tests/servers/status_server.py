@@ -3,8 +3,9 @@
 Run as ``python status_server.py [--port N]`` (other flags, such as ``--transport http``, are
 ignored, so `tests.support.HttpServer` can start it); it listens on 127.0.0.1 and prints one line
 ``LISTENING <port>``. The first path segment is the status to answer with (``/401/mcp`` answers
-401). The body is a JSON-RPC error that echoes the request's ``Authorization`` header back, as a
-careless server might: the client must not repeat it.
+401). The body is a JSON-RPC error (code ``--code``, default -32000) that echoes the request's
+``Authorization`` and ``X-Api-Key`` headers and its query string back, in its message and its
+``data``, as a careless server might: the client must not repeat them.
 """
 
 import argparse
@@ -13,15 +14,17 @@ import json
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    code = -32000
+
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
-        status = int(self.path.strip("/").split("/")[0])
-        echoed = self.headers.get("Authorization", "")
-        body = json.dumps(
-            {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": f"rejected {echoed}"}}
-        ).encode()
+        path, _, query = self.path.partition("?")
+        status = int(path.strip("/").split("/")[0])
+        echoed = [self.headers.get("Authorization", ""), self.headers.get("X-Api-Key", ""), query]
+        error = {"code": self.code, "message": f"rejected {' '.join(filter(None, echoed))}", "data": echoed}
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -37,7 +40,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--code", type=int, default=-32000)
     options, _ignored = parser.parse_known_args()
+    Handler.code = options.code
     server = http.server.ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
     print(f"LISTENING {server.server_address[1]}", flush=True)
     server.serve_forever()
