@@ -208,12 +208,11 @@ def test_reload_keeps_a_running_server_whose_entry_gains_an_unknown_key(
         write_servers(path, {**stdio_config("a"), "colour": "blue"}, stdio_config("b", "--tools", "1"))
         with caplog.at_level(logging.WARNING, logger="mcp_sync"):
             result = hub.reload()
-        assert isinstance(result, ReloadResult)
         assert hub.servers["a"] is a_connection and a_connection.state == "ready"
         assert hub.registry.get("mcp__a__echo") is a_tool
         assert server_pid(hub, "a") == a_pid
         assert hub.call_tool("mcp__a__echo", {"text": "still here"}).text == "still here"
-        assert list(result.kept) == ["a"]
+        assert isinstance(result, ReloadResult) and list(result.kept) == ["a"]
         assert isinstance(result.kept["a"], ConfigError)
         assert "unknown key 'colour'" in str(result.kept["a"])
         # The valid entries are applied as usual.
