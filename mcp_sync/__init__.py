@@ -45,6 +45,7 @@ from ._hub_features import Completion
 from ._naming import public_tool_name
 from ._prompts import Prompt, PromptArgument, PromptMessage, PromptResult
 from ._registry import ToolRegistry
+from ._reload import ReloadResult
 from ._resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
 from ._results import ToolImage, ToolResult
 from ._server_requests import (
@@ -80,6 +81,7 @@ __all__ = [
     "PromptNotFoundError",
     "PromptResult",
     "ReconnectConfig",
+    "ReloadResult",
     "Resource",
     "ResourceContent",
     "ResourceNotFoundError",

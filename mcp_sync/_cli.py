@@ -627,6 +627,9 @@ def _run(args: argparse.Namespace) -> int:
         raise _Failure(_one_line(str(required[0].error)), EXIT_USAGE)
     hub = MCPHub(entries.configs)
     if args.command in _SIGN_IN_COMMANDS:  # no server is started
+        invalid = next((entry for entry in entries.invalid if entry.server_name == args.server), None)
+        if invalid is not None:  # its configuration error, not "no server named ..."
+            raise _Failure(_one_line(str(invalid.error)), EXIT_USAGE)
         return _SIGN_IN_COMMANDS[args.command](args, hub)
     try:
         hub.start()

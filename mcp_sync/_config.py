@@ -998,8 +998,6 @@ def _build(
                 config.tool_call_timeout_ms,
             )
         results[index] = config
-    if strict and failures:
-        raise ConfigError("\n".join(message for _, message in failures))
 
     first_enabled: dict[str, int] = {}
     for index, result in enumerate(results):
@@ -1013,10 +1011,10 @@ def _build(
             f"{prefix}duplicate server_name '{result.server_name}': {earlier} and "
             f"{raw_entries[index].label} are both enabled; rename one or disable one (enabled: false)"
         )
-        if strict:
-            raise ConfigError(message)
         results[index] = None
         failures.append((index, message))
+    if strict and failures:  # one error naming every entry that cannot be used, in file order
+        raise ConfigError("\n".join(message for _, message in sorted(failures)))
 
     taken = set(first_enabled)
     for index, message in sorted(failures):

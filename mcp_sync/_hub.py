@@ -23,7 +23,7 @@ import difflib
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -34,11 +34,11 @@ from ._auth import auth_factory, forget_tokens, sign_in
 from ._callbacks import ProgressCallback
 from ._calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
 from ._config import (
+    ConfigEntries,
     HttpServerConfig,
-    InvalidServerEntry,
-    StdioServerConfig,
+    ServerEntries,
     load_config_entries,
-    parse_server_configs,
+    parse_server_entries,
 )
 from ._connection import ServerConnection
 from ._errors import ConfigError, MCPSyncError, ToolNotFoundError
@@ -48,6 +48,7 @@ from ._lifecycle import HubState
 from ._native import start_native_call
 from ._reconnect import Reconnector
 from ._registry import NativeTool, Tool, ToolRegistry
+from ._reload import ReloadResult
 from ._results import ToolResult
 from ._server_requests import (
     DEFAULT_HANDLER_TIMEOUT,
@@ -63,8 +64,6 @@ __all__ = ["MCPHub", "ServerStateCallback"]
 ServerStateCallback = Callable[[str, str, BaseException | None], object]
 """Called as `callback(server_name, state, error)` when a server's state changes."""
 
-ConfigEntries = Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig]
-
 
 class MCPHub(FeatureHub):
     """Connects to MCP servers and serves their tools, namespaced, from one registry.
@@ -78,7 +77,7 @@ class MCPHub(FeatureHub):
 
     def __init__(
         self,
-        servers: ConfigEntries = (),
+        servers: ServerEntries | ConfigEntries = (),
         *,
         registry: ToolRegistry | None = None,
         token_storage: TokenStorage | None = None,
@@ -90,11 +89,18 @@ class MCPHub(FeatureHub):
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         resource_tools: bool = False,
     ) -> None:
-        """`token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
+        """`servers` is a list of entries (dicts or config models), a whole document of either file
+        format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
+        stands alone, as in `from_file`: one that cannot be used is shown in `servers` as `failed` with
+        a `ConfigError` saying why, and the others start; `servers` of no known shape raises
+        `ConfigError`. `parse_server_configs(servers)` first refuses any invalid entry instead.
+
+        `token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
         data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
         host's own, for Streamable HTTP servers whose sign-in the configuration cannot describe."""
-        self._configs = parse_server_configs(servers)
-        self._invalid: list[InvalidServerEntry] = []
+        entries = servers if isinstance(servers, ConfigEntries) else parse_server_entries(servers)
+        self._configs = entries.configs
+        self._invalid = entries.invalid
         self._config_path: str | os.PathLike[str] | None = None
         self.registry = registry if registry is not None else ToolRegistry()
         self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
@@ -119,10 +125,11 @@ class MCPHub(FeatureHub):
 
     def _check_custom_auth(self) -> None:
         http = {config.server_name for config in self._configs if isinstance(config, HttpServerConfig)}
+        invalid = {entry.server_name for entry in self._invalid}  # failed already, with their own error
         for name, value in self._auth.items():
             if not isinstance(value, httpx2.Auth):
                 raise TypeError(f"auth[{name!r}] must be an httpx2.Auth, not {type(value).__name__}")
-            if name not in http:
+            if name not in http and name not in invalid:
                 raise ConfigError(
                     f"auth given for {name!r}, which is not a Streamable HTTP server of this hub"
                 )
@@ -138,9 +145,7 @@ class MCPHub(FeatureHub):
         misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
         others start. A file that cannot be read at all raises `ConfigError`.
         """
-        entries = load_config_entries(path)
-        hub = cls(entries.configs, registry=registry, **options)
-        hub._invalid = entries.invalid
+        hub = cls(load_config_entries(path), registry=registry, **options)
         hub._config_path = path
         return hub
 
@@ -178,26 +183,46 @@ class MCPHub(FeatureHub):
     ) -> None:
         self.close()
 
-    def reload(self, servers: ConfigEntries | None = None) -> None:
+    def reload(
+        self, servers: ServerEntries | ConfigEntries | None = None, *, strict: bool = False
+    ) -> ReloadResult:
         """Apply a new configuration: re-read the file (or take `servers`) and change only what changed.
 
         Servers whose configuration is unchanged and that are ready stay connected, with the same tools
         and names; changed, failed or disconnected ones reconnect; removed ones close; new ones start.
+        A configuration error never replaces a working server: an entry that cannot be used, for a
+        server that is ready or connecting, leaves that server running as it was (a warning is logged
+        and the error is in the result's `kept`); for any other server it shows as `failed`.
+        `strict=True` raises `ConfigError` naming every entry that cannot be used, and changes nothing.
+        A file that cannot be read raises `ConfigError` and changes nothing. Before `start()`, it only
+        replaces the configuration `start()` will use.
         """
-        invalid = self._invalid
-        if servers is not None:
-            configs, invalid = parse_server_configs(servers), []
-        elif self._config_path is not None:
-            entries = load_config_entries(self._config_path)
-            configs, invalid = entries.configs, entries.invalid
-        else:
-            configs = list(self._configs)
+        entries = self._new_entries(servers)
+        if strict and entries.invalid:
+            count = len(entries.invalid)
+            raise ConfigError(
+                f"reload refused, nothing was changed: {count} "
+                f"{'entry cannot' if count == 1 else 'entries cannot'} be used:\n"
+                + "\n".join(str(entry.error) for entry in entries.invalid)
+            )
         self._servers.check_usable()
         if self._servers.state in ("closing", "closed"):
             raise MCPSyncError("this hub is closed; make a new one")
         with self._reload_lock:
-            self._configs, self._invalid = configs, invalid
-            self._servers.reload(configs, invalid)
+            result, kept_configs = self._servers.reload(entries.configs, entries.invalid)
+            self._configs = [*entries.configs, *kept_configs]
+            self._invalid = [entry for entry in entries.invalid if entry.server_name not in result.kept]
+        return result
+
+    def _new_entries(self, servers: ServerEntries | ConfigEntries | None) -> ConfigEntries:
+        """The configuration a reload applies: `servers`, else the file re-read, else the current one."""
+        if isinstance(servers, ConfigEntries):
+            return servers
+        if servers is not None:
+            return parse_server_entries(servers)
+        if self._config_path is not None:
+            return load_config_entries(self._config_path)
+        return ConfigEntries((*self._configs, *self._invalid))
 
     # -- servers and tools -----------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from ._lifecycle import (
 )
 from ._reconnect import Reconnector
 from ._registry import ToolRegistry
+from ._reload import ReloadResult, plan_reload
 from ._tool import Tool
 
 __all__ = ["ServerSet", "StateEvent", "UnusableServer"]
@@ -215,26 +216,35 @@ class ServerSet:
 
     # -- reload ---------------------------------------------------------------------------------
 
-    def reload(self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> None:
-        """Keep unchanged ready servers, restart changed, failed or disconnected ones, add and remove."""
-        wanted = {config.server_name: config for config in configs if config.enabled}
+    def reload(
+        self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()
+    ) -> tuple[ReloadResult, list[ServerConfig]]:
+        """Keep unchanged ready servers, restart changed, failed or disconnected ones, add and remove.
+
+        An invalid entry for a running server keeps that server as it is (see `_reload`). Returns
+        what was done, and the configurations the kept servers still run on.
+        """
         with self._machine.condition:
             self.check_usable()
             if self._machine.state != "running":
-                return
-            self._set_unusable(invalid)
-            self._stop_reconnectors()  # every server not ready is restarted below
-            outdated = [
-                connection
-                for name, connection in self._connections.items()
-                if wanted.get(name) != connection.config or connection.state != "ready"
-            ]
-        self._stop(outdated, abort=False)
+                return ReloadResult(), []
+            plan = plan_reload(self._connections, configs, invalid)
+            self._set_unusable(plan.unusable)
+            for name in list(self._reconnectors):  # every server not ready is restarted below
+                if name not in plan.kept:
+                    self._stop_reconnectors(name)
+        for name, error in plan.kept_errors.items():
+            logger.warning(
+                "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
+                name,
+                error,
+            )
+        self._stop(list(plan.outdated), abort=False)
         with self._machine.condition:
             if self._machine.state != "running":
                 raise MCPSyncError("the hub was closed during reload()")
             launched = self._launch(
-                config for name, config in wanted.items() if name not in self._connections
+                config for name, config in plan.wanted.items() if name not in self._connections
             )
         try:
             _wait_ready(launched)
@@ -243,6 +253,7 @@ class ServerSet:
             raise
         if self._machine.state != "running":
             raise MCPSyncError("the hub was closed during reload()")
+        return plan.result(launched), [connection.config for connection in plan.kept.values()]
 
     # -- close ----------------------------------------------------------------------------------
 

@@ -49,6 +49,17 @@ HOST_WITH_PROBLEMS = {
 }
 HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "authProviderType": "google_credentials"}}}
 SEVERAL_PROBLEMS = {"mcpServers": {"demo": {**DEMO, "timeout": 0, "colour": "blue"}}}
+REMOTE_WITH_A_TYPO = {
+    "mcpServers": {
+        "demo": DEMO,
+        "remote": {
+            "type": "http",
+            "url": "https://mcp.example.com/mcp",
+            "oauth": {"clientId": "mcp-sync-test"},
+            "headrs": {"X-Team": "tools"},
+        },
+    }
+}
 
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 
@@ -58,6 +69,9 @@ RUNS: dict[str, list[str]] = {
     "no_command": [],
     "help": ["--help"],
     "version": ["--version"],
+    "login_invalid_entry": ["login", "{tmp}/typo.json", "remote", "--no-browser", "--timeout", "5"],
+    "logout_invalid_entry": ["logout", "{tmp}/typo.json", "remote"],
+    "logout_unknown_server": ["logout", "{tmp}/typo.json", "nowhere"],
     "servers": ["servers", YAML],
     "servers_json": ["servers", YAML, "--json"],
     "tools": ["tools", YAML],
@@ -103,6 +117,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     (tmp / "problems.json").write_text(json.dumps(HOST_WITH_PROBLEMS))
     (tmp / "oauth.json").write_text(json.dumps(HOST_WITH_OAUTH))
     (tmp / "several.json").write_text(json.dumps(SEVERAL_PROBLEMS))
+    (tmp / "typo.json").write_text(json.dumps(REMOTE_WITH_A_TYPO))
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = {}
         for name, args in RUNS.items():
@@ -286,6 +301,17 @@ def test_config_warnings_are_shown_without_verbose(cli: Runs) -> None:
     assert done.stderr.startswith("mcp-sync: warning: ")
     assert "mcpServers.demo: ignoring 'authProviderType'" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["login", "logout"])
+def test_sign_in_commands_on_an_invalid_entry_exit_2_with_its_config_error(cli: Runs, command: str) -> None:
+    done = result(cli, f"{command}_invalid_entry")
+    assert_one_line_error(done, 2, "mcpServers.remote: unknown key 'headrs'; did you mean 'headers'?")
+    assert done.stdout == ""
+
+
+def test_sign_in_commands_name_a_server_the_file_does_not_have(cli: Runs) -> None:
+    assert_one_line_error(result(cli, "logout_unknown_server"), 3, "no server named 'nowhere'")
 
 
 def test_version_names_the_package_and_the_sdk(cli: Runs) -> None:

@@ -749,6 +749,17 @@ def test_two_enabled_entries_with_one_name_are_refused() -> None:
     assert "duplicate server_name 'fs': servers[0] and servers[2] are both enabled" in message
 
 
+def test_strict_parsing_names_a_duplicate_beside_the_other_bad_entries() -> None:
+    message = config_error([stdio(colour="blue"), http(), http(command="x"), http()])
+
+    assert message.splitlines() == [
+        "servers[0] (\"fs\"): unknown key 'colour'",
+        "servers[2] (\"web\"): has both 'command' (stdio) and 'url' (streamable-http); keep one",
+        "duplicate server_name 'web': servers[1] and servers[3] are both enabled; "
+        "rename one or disable one (enabled: false)",
+    ]
+
+
 def test_disabled_duplicate_name_is_allowed() -> None:
     configs = parse_server_configs(
         [stdio(server_name="fs"), stdio(server_name="fs", command="other", enabled=False)], environ=NO_ENV

@@ -14,6 +14,7 @@ import pytest
 
 import mcp_sync._session
 from mcp_sync import (
+    ConfigError,
     MCPHub,
     ServerDisconnectedError,
     ServerStartError,
@@ -282,6 +283,56 @@ def test_a_required_unusable_entry_makes_start_raise(tmp_path: Path) -> None:
     with pytest.raises(ServerStartError, match="brave search"):
         hub.start()
     assert hub.state == "closed"
+
+
+# A Claude Desktop file as people have it: host settings beside `mcpServers`, one entry the
+# library cannot take (a name with a space), and the others fine.
+CLAUDE_DESKTOP_SAMPLE = """\
+{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "notes": {"command": "%(python)s", "args": ["%(fixture)s"], "env": {"NOTES_DIR": "/tmp/notes"}},
+    "brave search": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-brave-search"],
+      "env": {"BRAVE_API_KEY": "BSA-not-a-real-key-0000"}
+    },
+    "calendar": {"command": "%(python)s", "args": ["%(fixture)s", "--era", "legacy"]}
+  }
+}
+"""
+
+
+def claude_desktop_sample() -> object:
+    fixture = str(SERVERS_DIR / "fixture_server.py")
+    return json.loads(CLAUDE_DESKTOP_SAMPLE % {"python": sys.executable, "fixture": fixture})
+
+
+def test_a_host_document_given_to_the_constructor_starts_its_good_servers() -> None:
+    with MCPHub(claude_desktop_sample()) as hub:  # type: ignore[arg-type]
+        states = {name: server.state for name, server in hub.servers.items()}
+        assert states == {"notes": "ready", "calendar": "ready", "brave search": "failed"}
+        error = hub.servers["brave search"].error
+        assert isinstance(error, ConfigError)
+        assert "mcpServers.brave search" in str(error) and "brave_search" in str(error)
+        assert "BSA-not-a-real-key" not in str(error)
+        assert hub.call_tool("mcp__notes__echo", {"text": "ok"}).text == "ok"
+
+
+def test_a_host_document_given_to_reload_is_taken_entry_by_entry() -> None:
+    with started_hub(stdio_config("notes")) as hub:
+        result = hub.reload(claude_desktop_sample())  # type: ignore[arg-type]
+        restarted_notes = (result.restarted, result.started, list(result.invalid))
+        assert restarted_notes == (("notes",), ("calendar",), ["brave search"])
+        assert hub.servers["brave search"].state == "failed"
+        assert hub.call_tool("mcp__calendar__echo", {"text": "ok"}).text == "ok"
+
+
+def test_a_list_with_one_bad_entry_starts_the_others() -> None:
+    with MCPHub([stdio_config("good"), {**stdio_config("typo"), "comand": "x"}]) as hub:
+        assert hub.servers["good"].state == "ready"
+        assert hub.servers["typo"].state == "failed"
+        assert "unknown key 'comand'" in str(hub.servers["typo"].error)
 
 
 def test_a_tool_filter_that_matches_nothing_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import yaml
 from mcp_sync import (
     ConfigError,
     MCPHub,
+    ReloadResult,
     ServerDisconnectedError,
     ServerStartError,
     Tool,
@@ -188,6 +190,138 @@ def test_reload_reconnects_a_disconnected_server() -> None:
         assert hub.call_tool("mcp__a__echo", {"text": "back"}).text == "back"
 
 
+# -- reload with an invalid entry ------------------------------------------------------------------
+
+
+def write_servers(path: Path, *entries: dict[str, object]) -> None:
+    path.write_text(yaml.safe_dump({"servers": list(entries)}))
+
+
+def test_reload_keeps_a_running_server_whose_entry_gains_an_unknown_key(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "servers.yaml"
+    write_servers(path, stdio_config("a"), stdio_config("b"))
+    with MCPHub.from_file(path) as hub:
+        a_pid, b_pid = server_pid(hub, "a"), server_pid(hub, "b")
+        a_tool, a_connection = hub.registry.get("mcp__a__echo"), hub.servers["a"]
+        write_servers(path, {**stdio_config("a"), "colour": "blue"}, stdio_config("b", "--tools", "1"))
+        with caplog.at_level(logging.WARNING, logger="mcp_sync"):
+            result = hub.reload()
+        assert hub.servers["a"] is a_connection and a_connection.state == "ready"
+        assert hub.registry.get("mcp__a__echo") is a_tool
+        assert server_pid(hub, "a") == a_pid
+        assert hub.call_tool("mcp__a__echo", {"text": "still here"}).text == "still here"
+        assert isinstance(result, ReloadResult) and list(result.kept) == ["a"]
+        assert isinstance(result.kept["a"], ConfigError)
+        assert "unknown key 'colour'" in str(result.kept["a"])
+        # The valid entries are applied as usual.
+        assert (result.restarted, result.started, result.stopped) == (("b",), (), ())
+        assert server_pid(hub, "b") != b_pid and "mcp__b__t00000" in hub.registry
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING and "'a'" in r.getMessage()]
+    assert "unknown key 'colour'" in warning.getMessage()
+
+
+def test_reload_keeps_a_running_server_whose_entry_references_an_unset_variable(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("MCP_SYNC_TEST_UNSET", raising=False)
+    secret = "sk-reload-secret-4242"
+    config = stdio_config("a", env={"API_TOKEN": secret})
+    with started_hub(config) as hub:
+        a_pid = server_pid(hub, "a")
+        broken = stdio_config("a", env={"API_TOKEN": secret, "REGION": "${MCP_SYNC_TEST_UNSET}"})
+        with caplog.at_level(logging.WARNING, logger="mcp_sync"):
+            result = hub.reload([broken, stdio_config("new")])
+        assert hub.servers["a"].state == "ready" and server_pid(hub, "a") == a_pid
+        assert "${MCP_SYNC_TEST_UNSET}, which is not set" in str(result.kept["a"])
+        assert "env.REGION" in str(result.kept["a"])
+        assert result.started == ("new",)
+        assert hub.call_tool("mcp__new__echo", {"text": "hi"}).text == "hi"
+    assert "MCP_SYNC_TEST_UNSET" in caplog.text
+    assert secret not in caplog.text and secret not in repr(result)
+
+
+def test_strict_reload_rejects_the_whole_configuration_and_changes_nothing() -> None:
+    a, b = stdio_config("a"), stdio_config("b")
+    with started_hub(a, b) as hub:
+        pids = {name: server_pid(hub, name) for name in ("a", "b")}
+        tools = hub.tools()
+        with pytest.raises(ConfigError) as raised:
+            hub.reload(
+                [
+                    {**a, "colour": "blue"},
+                    {**b, "tool_call_timeout_ms": 1234},
+                    stdio_config("c"),
+                    {**stdio_config("d"), "comand": "x"},
+                ],
+                strict=True,
+            )
+        message = str(raised.value)
+        assert "unknown key 'colour'" in message and "unknown key 'comand'" in message
+        assert "servers[0]" in message and "servers[3]" in message
+        assert sorted(hub.servers) == ["a", "b"]
+        assert {name: server_pid(hub, name) for name in ("a", "b")} == pids
+        assert hub.tools() == tools
+        # A later reload of the same configuration changes nothing either: b's change was not taken.
+        assert hub.reload([a, b]).unchanged == ("a", "b")
+
+
+def test_reload_applies_a_kept_servers_entry_once_it_is_fixed(tmp_path: Path) -> None:
+    path = tmp_path / "servers.yaml"
+    write_servers(path, stdio_config("a"))
+    with MCPHub.from_file(path) as hub:
+        first_pid = server_pid(hub, "a")
+        write_servers(path, {**stdio_config("a"), "colour": "blue"})
+        assert list(hub.reload().kept) == ["a"]
+        assert list(hub.reload().kept) == ["a"]  # still invalid: still kept, still the first process
+        assert server_pid(hub, "a") == first_pid
+        write_servers(path, stdio_config("a"))
+        fixed = hub.reload()
+        assert (fixed.unchanged, dict(fixed.kept)) == (("a",), {})
+        assert server_pid(hub, "a") == first_pid
+        write_servers(path, {**stdio_config("a"), "colour": "blue"})
+        hub.reload()
+        write_servers(path, stdio_config("a", "--tools", "1"))
+        changed = hub.reload()
+        assert (changed.restarted, dict(changed.kept)) == (("a",), {})
+        assert server_pid(hub, "a") != first_pid
+        assert "mcp__a__t00000" in hub.registry
+
+
+def test_reload_of_a_file_that_cannot_be_read_raises_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "servers.yaml"
+    write_servers(path, stdio_config("a"))
+    with MCPHub.from_file(path) as hub:
+        a_pid = server_pid(hub, "a")
+        write_servers(path, stdio_config("a"), stdio_config("b"))
+        path.write_text(path.read_text() + "  - [unclosed\n")
+        with pytest.raises(ConfigError, match="not valid YAML or JSON"):
+            hub.reload()
+        path.unlink()
+        with pytest.raises(ConfigError, match="cannot read the config file"):
+            hub.reload()
+        assert sorted(hub.servers) == ["a"]
+        assert hub.servers["a"].state == "ready" and server_pid(hub, "a") == a_pid
+        write_servers(path, stdio_config("a"), stdio_config("b"))
+        assert hub.reload().started == ("b",)
+
+
+def test_reload_shows_an_invalid_entry_for_a_server_that_was_not_running_as_failed() -> None:
+    with started_hub(MISSING_COMMAND, stdio_config("a")) as hub:
+        assert hub.servers["broken"].state == "failed"
+        result = hub.reload(
+            [{**MISSING_COMMAND, "colour": "red"}, stdio_config("a"), {**stdio_config("new"), "colour": "x"}]
+        )
+        assert dict(result.kept) == {}
+        assert sorted(result.invalid) == ["broken", "new"]
+        for name in ("broken", "new"):
+            assert hub.servers[name].state == "failed"
+            assert isinstance(hub.servers[name].error, ConfigError)
+            assert "unknown key 'colour'" in str(hub.servers[name].error)
+        assert (result.unchanged, result.stopped) == (("a",), ("broken",))
+
+
 def test_two_hubs_on_one_registry_cannot_share_a_server_name() -> None:
     registry = ToolRegistry()
     with (
@@ -201,9 +335,13 @@ def test_two_hubs_on_one_registry_cannot_share_a_server_name() -> None:
     registry.close()
 
 
-def test_duplicate_server_name_in_one_config_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="'a'"):
-        MCPHub([stdio_config("a"), stdio_config("a")])
+def test_a_second_entry_with_the_same_server_name_fails_alone() -> None:
+    with started_hub(stdio_config("a"), stdio_config("a", "--tools", "1")) as hub:
+        assert hub.servers["a"].state == "ready"
+        assert "mcp__a__echo" in hub.registry and "mcp__a__t00000" not in hub.registry  # the first one runs
+        duplicate = hub.servers["servers[1]"]
+        assert duplicate.state == "failed" and isinstance(duplicate.error, ConfigError)
+        assert "duplicate server_name 'a': servers[0] and servers[1]" in str(duplicate.error)
 
 
 def test_listener_that_calls_back_into_the_hub_does_not_deadlock() -> None:

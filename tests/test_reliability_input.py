@@ -173,12 +173,16 @@ def test_config_file_of_nested_yaml_aliases_is_rejected_quickly(tmp_path: Path) 
     assert elapsed < 5, f"a {path.stat().st_size}-byte file took {elapsed:.2f}s to read"
 
 
-def test_deeply_nested_configuration_from_python_raises_config_error() -> None:
+def test_deeply_nested_configuration_from_python_is_a_config_error() -> None:
     nested: Any = "arg"
     for _ in range(5_000):
         nested = [nested]
-    with pytest.raises(ConfigError):
-        MCPHub([{"server_name": "a", "command": "c", "args": nested}])
+    entry = {"server_name": "a", "command": "c", "args": nested}
+    with pytest.raises(ConfigError, match="nested deeper"):
+        parse_server_configs([entry])
+    with MCPHub([entry]) as hub:  # each entry stands alone: this one fails, and the hub starts
+        assert hub.servers["a"].state == "failed"
+        assert isinstance(hub.servers["a"].error, ConfigError)
 
 
 # -- call arguments ---------------------------------------------------------------------------------
