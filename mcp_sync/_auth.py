@@ -41,6 +41,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
@@ -67,6 +68,11 @@ AuthFactory = Callable[[ServerConfig], httpx2.Auth | None]
 
 # A stored access token this close to its expiry is refreshed before it is used.
 _EXPIRY_MARGIN = 30.0
+# A process that wins a race to refresh stores its tokens a moment after the authorization server rotated
+# the refresh token: a refresh refused meanwhile looks in the store for this long before asking for a sign-in.
+_ROTATION_GRACE = 1.0
+# How often the store is read during that grace.
+_ROTATION_POLL_INTERVAL = 0.1
 # The redirect path of the one-shot listener.
 _CALLBACK_PATH = "/callback"
 # How long the listener gives a browser to send its request once connected.
@@ -152,9 +158,10 @@ class _StoredTokens:
     async def newer_tokens(self) -> OAuthToken | None:
         """The stored tokens if they are not the ones this object last read or wrote (another process
         refreshed or signed in since), else None."""
-        seen = self._seen
-        tokens = await self.get_tokens()
-        return tokens if tokens is not None and tokens.access_token != seen else None
+        stored = self._load().get("tokens")
+        if not isinstance(stored, dict) or stored.get("access_token") in (None, self._seen):
+            return None
+        return await self.get_tokens()
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._secrets.keep(tokens.access_token, tokens.refresh_token)
@@ -307,22 +314,26 @@ class _UserOAuth(ServerAuth, OAuthClientProvider):
             self.context.token_expiry_time = self._stored.expires_at - _EXPIRY_MARGIN
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self._initialized and not self.context.is_token_valid():
+            async with self.context.lock:  # before refreshing: another process may have done it already
+                await self._take_newer_stored_tokens()
         flow = super()._auth_flow(request)
         try:
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
                 if outgoing is request and response.status_code == 401:
-                    # First the tokens in hand, then any newer ones another process stored: its refresh
-                    # may have rotated the refresh token in hand away.
-                    for from_store in (False, True):
-                        if from_store:
-                            if not await self._take_newer_stored_tokens():
-                                break
+                    # Newer tokens another process stored (it refreshed, or signed in again), else a refresh;
+                    # then, once the refresh failed (its refresh token may have been rotated away by that
+                    # process a moment ago), the store once more.
+                    for after_refresh in (False, True):
+                        if await self._take_newer_stored_tokens(patience=after_refresh and self._had_token):
                             self._add_auth_header(request)
                             response = yield request
                             if response.status_code != 401:
                                 break
+                        elif after_refresh:
+                            break
                         if self.context.can_refresh_token():
                             refresh_response = yield await self._refresh_token()
                             if await self._handle_refresh_response(refresh_response):
@@ -340,12 +351,18 @@ class _UserOAuth(ServerAuth, OAuthClientProvider):
         finally:
             await flow.aclose()
 
-    async def _take_newer_stored_tokens(self) -> bool:
-        """Use the tokens another process stored since these were read; False if there are none."""
-        tokens = await self._stored.newer_tokens()
-        if tokens is None:
-            return False
+    async def _take_newer_stored_tokens(self, *, patience: bool = False) -> bool:
+        """Use the tokens another process stored since these were read; False if there are none (with
+        `patience`, none within `_ROTATION_GRACE`)."""
+        deadline = time.monotonic() + (_ROTATION_GRACE if patience else 0.0)
+        while (tokens := await self._stored.newer_tokens()) is None:
+            if time.monotonic() >= deadline:
+                return False
+            await anyio.sleep(_ROTATION_POLL_INTERVAL)
         logger.debug("server %r: using the tokens another process stored", self._server_name)
+        client = await self._stored.get_client_info()  # a sign-in elsewhere may have registered anew
+        if client is not None:
+            self.context.client_info = client
         self.context.current_tokens = tokens
         self.context.token_expiry_time = None
         self._use_stored_expiry()

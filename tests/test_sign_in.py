@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pty
 import signal
 import stat
 import subprocess
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ import httpx2
 import pytest
 
 from mcp_sync import AuthError, MCPHub
-from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer
+from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, wait_until
 from tests.test_remote_oauth import OAUTH_SERVER, browser, control, remote, signed_in, stored_record
 
 # Bound on a child process of a test (a CLI run, a small program signing in).
@@ -78,6 +81,76 @@ def test_hub_whose_refresh_token_another_hub_rotated_uses_the_newer_tokens(
 
         assert second.servers["remote"].state == "ready"
     assert oauth_events.count("authorized") == 1  # nobody had to sign in again
+
+
+def test_hubs_starting_together_on_an_expired_token_both_connect(
+    oauth_server: HttpServer, token_dir: Path, oauth_events: EventLog
+) -> None:
+    signed_in(oauth_server)
+    [path] = token_dir.glob("*.json")
+    record = json.loads(path.read_text())
+    record["expires_at"] = 0  # both refresh as they connect, with the same refresh token; one is refused
+    path.write_text(json.dumps(record))
+    hubs = [MCPHub([remote(oauth_server)]) for _ in range(2)]
+    together = threading.Barrier(len(hubs), timeout=20)
+
+    def start(hub: MCPHub) -> None:
+        together.wait()
+        hub.start()
+
+    threads = [threading.Thread(target=start, args=(hub,)) for hub in hubs]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(CHILD_TIMEOUT)
+
+        assert [hub.servers["remote"].state for hub in hubs] == ["ready", "ready"]
+        for hub in hubs:
+            assert hub.call_tool("mcp__remote__echo", {"text": "ok"}, timeout=20).text == "ok"
+    finally:
+        for hub in hubs:
+            hub.close()
+    assert oauth_events.count("authorized") == 1
+
+
+def test_running_hub_takes_the_tokens_of_a_sign_in_made_beside_it(
+    oauth_server: HttpServer, token_dir: Path, oauth_events: EventLog
+) -> None:
+    signed_in(oauth_server)
+    with MCPHub([remote(oauth_server)]) as hub:
+        signed_in(oauth_server)  # another program signs in again: a new client registration and new tokens
+        assert oauth_events.count("registered") == 2
+
+        for _ in range(2):  # the first with the new access token, the second refreshing for the new client
+            control(oauth_server, "expire-access-tokens")
+            assert hub.call_tool("mcp__remote__echo", {"text": "on"}, timeout=20).text == "on"
+    control(oauth_server, "expire-access-tokens")
+    with MCPHub([remote(oauth_server)]) as later:  # what the store holds still goes together
+        assert later.servers["remote"].state == "ready"
+    assert oauth_events.count(lambda event: event.get("kind") == "refresh_token") == 0
+
+
+# Seconds an access token of the short-lived server lasts: both hubs' tokens run out during a test.
+SHORT_LIFETIME = 2
+
+
+def test_hub_whose_token_ran_out_takes_the_tokens_another_hub_refreshed_instead_of_a_stale_refresh(
+    oauth_events: EventLog, token_dir: Path
+) -> None:
+    lifetime = ("--access-token-lifetime", str(SHORT_LIFETIME))
+    with HttpServer(*lifetime, script=OAUTH_SERVER, events=oauth_events) as server:
+        signed_in(server)
+        # A stored token this short-lived is refreshed as each hub connects: the second rotates the first's
+        # refresh token away.
+        with MCPHub([remote(server)]) as first, MCPHub([remote(server)]) as second:
+            ran_out = time.time() + SHORT_LIFETIME + 0.5
+            wait_until(lambda: time.time() > ran_out, timeout=SHORT_LIFETIME + 5, interval=0.1)
+
+            assert first.call_tool("mcp__remote__echo", {"text": "first"}, timeout=20).text == "first"
+            assert second.call_tool("mcp__remote__echo", {"text": "second"}, timeout=20).text == "second"
+    assert oauth_events.count(lambda event: event.get("kind") == "refresh_token") == 0  # none refused
+    assert oauth_events.count("authorized") == 1
 
 
 def test_cli_refreshing_beside_a_running_hub_does_not_sign_the_hub_out(
@@ -250,6 +323,45 @@ def test_paste_reader_leaves_the_next_line_to_the_program_after_a_browser_sign_i
 
     assert process.returncode == 0, stderr.read_text()
     assert out.strip() == "next line: the program's own line"
+
+
+def test_cli_login_takes_the_address_pasted_on_its_terminal(
+    oauth_server: HttpServer, token_dir: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, oauth_server)
+    terminal, terminal_side = pty.openpty()
+    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    try:
+        process = subprocess.Popen(
+            [*command, "--timeout", "30"],
+            stdin=terminal_side,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(token_dir),
+            cwd=REPO_ROOT,
+        )
+        try:
+            assert process.stderr is not None
+            address = ""
+            while not address.startswith("http"):  # bounded by the login's own --timeout and pytest-timeout
+                line = process.stderr.readline()
+                assert line, "the login ended without printing an address"
+                address = line.strip()
+            # A browser on another machine: it ends on the redirect address, which the user pastes.
+            redirected = httpx2.get(address, follow_redirects=False, timeout=10).headers["location"]
+            os.write(terminal, redirected.encode() + b"\n")
+            out, err = process.communicate(timeout=CHILD_TIMEOUT)
+        finally:
+            process.kill()
+            process.wait(timeout=10)
+    finally:
+        os.close(terminal)
+        os.close(terminal_side)
+
+    assert process.returncode == 0, err
+    assert "signed in to 'remote'" in out
+    assert stored_record(token_dir)["tokens"]["access_token"]
 
 
 # -- $BROWSER -----------------------------------------------------------------------------------------------
