@@ -7,14 +7,18 @@ the host (by default: logged at WARNING and opened in a browser when there is on
 also accepts the redirected address pasted back, for a browser on another machine. Only
 a redirect carrying this sign-in's `state` completes it. The new tokens replace the stored
 ones only once the sign-in succeeded: one that times out, is interrupted or is refused
-leaves the working tokens as they were.
+leaves the working tokens as they were. Threads: the sign-in runs on a loop thread of its
+own (`mcp-sync:login:<server>`), the host's `open_url` on `mcp-sync:open-url`, and the
+pasted-address reader on `mcp-sync:paste`, which reads standard input only while the
+sign-in runs.
 
-Connections then use the stored tokens without a browser, refreshing the access token
-before it expires and on a 401. Several processes may share one token store: when a
-refresh is refused (another process rotated the refresh token away) or the server still
-answers 401, the store is read again, and tokens another process stored meanwhile are
-used. A connection never starts a sign-in: a server with no usable token fails with
-`SignInRequiredError`, which says how to sign in.
+Connections then use the stored tokens without a browser (on their server's loop thread),
+refreshing the access token before it expires and on a 401. Several processes may share
+one token store, and an authorization server may rotate refresh tokens, so one process's
+refresh makes the others' refresh token worthless: before refreshing, and again when a
+refresh is refused, the store is read, and tokens another process stored meanwhile (with
+its client registration) are used. A connection never starts a sign-in: a server with no
+usable token fails with `SignInRequiredError`, which says how to sign in.
 
 `auth: client_credentials` needs no user: the SDK's client-credentials provider gets a
 token with the configured client id and secret whenever it needs one.
@@ -665,7 +669,7 @@ class _PasteReader:
         with self._wake_lock:
             if self._wake is not None:
                 os.write(self._wake[1], b"x")
-        if self._descriptor is not None:
+        if self._descriptor is not None and self._thread.is_alive():
             self._thread.join(_PASTE_READER_STOP_TIMEOUT)
 
     def _run(self) -> None:
