@@ -169,8 +169,13 @@ class _StoredTokens:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._secrets.keep(tokens.access_token, tokens.refresh_token)
-        self._seen = tokens.access_token
         record = self._load()
+        if self._seen is not None and not record.get("tokens"):
+            # Signed out elsewhere (`logout`) since these tokens were read: a refresh does not sign back in.
+            logger.info("the stored tokens were deleted meanwhile; the refreshed ones are not stored")
+            self._seen = tokens.access_token
+            return
+        self._seen = tokens.access_token
         record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
         record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in is not None else None
         self._storage.save(self._key, record)

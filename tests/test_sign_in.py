@@ -131,6 +131,21 @@ def test_running_hub_takes_the_tokens_of_a_sign_in_made_beside_it(
     assert oauth_events.count(lambda event: event.get("kind") == "refresh_token") == 0
 
 
+def test_refresh_in_a_running_hub_does_not_undo_a_logout_made_beside_it(
+    oauth_server: HttpServer, token_dir: Path
+) -> None:
+    signed_in(oauth_server)
+    with MCPHub([remote(oauth_server)]) as hub:
+        elsewhere = MCPHub([remote(oauth_server)])  # as `mcp-sync logout` would
+        assert elsewhere.logout("remote") is True
+        elsewhere.close()
+        control(oauth_server, "expire-access-tokens")
+
+        hub.call_tool("mcp__remote__echo", {"text": "refreshing"}, timeout=20)
+
+        assert not list(token_dir.glob("*.json"))
+
+
 # Seconds an access token of the short-lived server lasts: both hubs' tokens run out during a test.
 SHORT_LIFETIME = 2
 
