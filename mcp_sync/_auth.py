@@ -260,10 +260,10 @@ class _UserOAuth(ServerAuth, OAuthClientProvider):
     """Authorization code with PKCE, for a server a user signs in to.
 
     On top of the SDK's provider: a stored token's expiry is known after a restart (so it is refreshed
-    before use), and a 401 is first answered by refreshing, then, if that fails, by the tokens another
-    process stored meanwhile (with rotating refresh tokens, its refresh made the one in hand worthless).
-    Without `interactive`, a 401 that neither fixes raises `SignInRequiredError` instead of starting a
-    browser sign-in.
+    before use). A token that ran out, or a 401, is first answered by tokens another process stored
+    meanwhile (with rotating refresh tokens, its refresh made the one in hand worthless), then by a
+    refresh, then, if that is refused, by the store once more. Without `interactive`, a 401 that none of
+    these fixes raises `SignInRequiredError` instead of starting a browser sign-in.
     """
 
     def __init__(
