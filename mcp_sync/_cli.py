@@ -286,17 +286,11 @@ def _login(args: argparse.Namespace, hub: MCPHub) -> int:
                 flush=True,
             )
 
-    def read_redirect() -> str:
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        return line
-
     try:
         hub.login(
             args.server,
             open_url=show,
-            read_redirect=read_redirect if sys.stdin.isatty() else None,
+            read_redirect=input if sys.stdin.isatty() else None,
             timeout=args.timeout,
         )
     except AuthError as exc:

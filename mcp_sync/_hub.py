@@ -245,11 +245,13 @@ class MCPHub(FeatureHub):
         """Sign in to a server configured with `auth: oauth`, in a browser, and store its tokens.
 
         The authorization URL goes to `open_url(url)` (default: logged at WARNING, and opened in a
-        browser when there is a display); the browser's redirect is received on 127.0.0.1. When the
-        browser runs on another machine, the address it ended on can be pasted back: `read_redirect()`
-        (for example `input`) is called on a background thread and may return it. Blocks until signed
-        in, `timeout` seconds, or Ctrl-C; raises `AuthError` if the sign-in fails. A running hub then
-        reconnects that server.
+        browser when there is a display or `$BROWSER` names one); the browser's redirect, with this
+        sign-in's `state`, is received on 127.0.0.1. When the browser runs on another machine, the
+        address it ended on can be pasted back: with `read_redirect=input` standard input is read
+        while the sign-in runs (and no longer: the program's next `input()` gets its own line); another
+        callable is called on a background thread and may return it. Blocks until signed in, `timeout`
+        seconds, or Ctrl-C; raises `AuthError` if the sign-in fails, leaving the stored tokens as they
+        were. After a sign-in a running hub reconnects that server.
         """
         config = self._http_config(server)
         sign_in(config, self.token_storage, open_url=open_url, read_redirect=read_redirect, timeout=timeout)

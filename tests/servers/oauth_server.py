@@ -4,7 +4,8 @@ Run as ``python oauth_server.py [flags]``; it serves Streamable HTTP on 127.0.0.
 ``LISTENING <port>`` once listening. The authorization server is the SDK's endpoints over an
 in-memory provider that approves every sign-in at once (the test "browser" just follows the
 redirects): ``/authorize``, ``/token``, ``/register`` (dynamic registration), the metadata
-documents, and ``/mcp`` (the MCP endpoint, which needs a bearer token).
+documents, and ``/mcp`` (the MCP endpoint, which needs a bearer token). Refresh tokens rotate:
+each refresh issues a new one and refuses the one it was given from then on.
 
 Flags
 -----
@@ -19,6 +20,8 @@ Test routes (no token needed)
 -----------------------------
 POST /test/expire-access-tokens    every access token issued so far stops working
 POST /test/revoke-refresh-tokens   every refresh token issued so far is refused
+POST /test/refuse-sign-ins         from now on the authorization endpoint answers every sign-in with
+                                   the error access_denied (redirected back, as a user who says no)
 
 Tools: ``whoami()`` -> the client id the token was issued to; ``echo(text)``.
 """
@@ -41,6 +44,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     RefreshToken,
     construct_redirect_uri,
 )
@@ -72,6 +76,7 @@ class Provider:
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
+        self.refuse_sign_ins = False
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -82,6 +87,9 @@ class Provider:
         self.events.write("registered", client_id=client_info.client_id)
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if self.refuse_sign_ins:
+            self.events.write("refused", kind="sign_in", client_id=client.client_id)
+            raise AuthorizeError(error="access_denied", error_description="the user did not approve")
         code = secrets.token_urlsafe(24)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -243,6 +251,11 @@ def build(port: int, options: argparse.Namespace, events: Events) -> Any:
         count = len(provider.refresh)
         provider.refresh.clear()
         return JSONResponse({"revoked": count})
+
+    @server.custom_route("/test/refuse-sign-ins", methods=["POST"])
+    async def refuse(_request: Request) -> Response:
+        provider.refuse_sign_ins = True
+        return JSONResponse({"refusing": True})
 
     app = server.streamable_http_app(host="127.0.0.1")
     return ClientCredentials(app, provider, options.client_id, options.client_secret)
