@@ -59,9 +59,12 @@ def test_terminal_elicitation_asks_each_field_and_validates_the_answers() -> Non
 
 
 def test_terminal_elicitation_accepts_a_choice_by_number() -> None:
-    answer, _ = scripted("Ada", "1", "2", "", "")
+    # Choice 1 is "red": not the field's default ("green"), which a blank answer would give.
+    answer, prompts = scripted("Ada", "1", "1", "", "")
     response = terminal_elicitation(answer)(ElicitationRequest("srv", "?", SCHEMA))
-    assert response.content is not None and response.content["colour"] == "green"
+    assert response.action == "accept"
+    assert response.content is not None and response.content["colour"] == "red"
+    assert len(prompts) == 5  # each answer accepted the first time
 
 
 def test_terminal_elicitation_decline_and_end_of_input() -> None:

@@ -113,9 +113,20 @@ def test_close_leaves_no_thread_and_no_child_process(new_threads: Callable[[], l
 
 def test_close_is_idempotent_and_works_from_another_thread(new_threads: Callable[[], list[str]]) -> None:
     hub = MCPHub([stdio_config("a")]).start()
-    closer = threading.Thread(target=hub.close)
+    raised: list[BaseException] = []
+
+    def close_elsewhere() -> None:
+        try:
+            hub.close()
+        except BaseException as exc:  # a thread's exception is otherwise lost: keep it for the test
+            raised.append(exc)
+
+    closer = threading.Thread(target=close_elsewhere, name="test-closer")
     closer.start()
     closer.join(15)
+    assert not closer.is_alive(), "close() from another thread did not return"
+    assert raised == [], f"close() from another thread raised {raised!r}"
+    assert hub.state == "closed"
     hub.close()
     assert hub.servers == {}
     assert new_threads() == []

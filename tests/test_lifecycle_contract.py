@@ -205,12 +205,29 @@ def test_a_timeout_that_is_not_a_number_is_a_type_error(sleeper: tuple[MCPHub, E
         getattr(hub, how)("mcp__fx__echo", {"text": "x"}, timeout="5")
 
 
+# The server's default call timeout, and a sleep that outlives it ten times over: a call that fell back
+# to the default would time out long before the sleep ends.
+SHORT_DEFAULT_TIMEOUT_MS = 100
+OUTLIVING_SLEEP = 1.0
+
+
+@pytest.fixture(scope="module")
+def impatient(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A hub whose one server gives each call `SHORT_DEFAULT_TIMEOUT_MS` unless the call says otherwise."""
+    with started_hub(stdio_config("fx", tool_call_timeout_ms=SHORT_DEFAULT_TIMEOUT_MS)) as hub:
+        yield hub
+
+
 @pytest.mark.parametrize("timeout", [math.inf, 1e10, 2**64])
-def test_a_huge_or_infinite_timeout_means_no_limit(sleeper: tuple[MCPHub, EventLog], timeout: float) -> None:
-    hub, _ = sleeper
-    assert hub.call_tool("mcp__fx__echo", {"text": "x"}, timeout=timeout).text == "x"
-    assert hub.submit("mcp__fx__echo", {"text": "y"}, timeout=timeout).result(10).text == "y"
-    assert hub.call_tool_safe("mcp__fx__echo", {"text": "z"}, timeout=timeout).text == "z"
+def test_a_huge_or_infinite_timeout_means_no_limit(impatient: MCPHub, timeout: float) -> None:
+    slept = f"slept {OUTLIVING_SLEEP}"
+    arguments = {"seconds": OUTLIVING_SLEEP}
+    future = impatient.submit("mcp__fx__sleep", arguments, timeout=timeout)
+    assert impatient.call_tool("mcp__fx__sleep", arguments, timeout=timeout).text == slept
+    assert impatient.call_tool_safe("mcp__fx__sleep", arguments, timeout=timeout).text == slept
+    assert future.result(30).text == slept
+    with pytest.raises(ToolCallTimeoutError):  # the default still applies to a call that names none
+        impatient.call_tool("mcp__fx__sleep", {"seconds": 30})
 
 
 def test_an_infinite_timeout_can_still_be_cancelled(sleeper: tuple[MCPHub, EventLog]) -> None:

@@ -4,6 +4,7 @@ fail at once, close() stops the attempts at once, and a server that keeps failin
 from __future__ import annotations
 
 import queue
+import random
 import shutil
 import threading
 import time
@@ -66,15 +67,22 @@ def test_stdio_server_that_exits_is_restarted_with_the_same_tool_names(tmp_path:
         assert hub.call_tool("mcp__srv__echo", {"text": "back"}).text == "back"
 
 
+# The first attempt comes 5 to 10 s (jittered) after `reconnecting` is announced: a call that fails
+# at once has long failed by then, a call that waits for anything (a timeout, a backoff) has not.
+OUTAGE_BACKOFF_MS = 10_000
+
+
 def test_calls_during_the_outage_fail_at_once(tmp_path: Path) -> None:
-    with MCPHub([stdio_config("srv", **reconnect(initial_delay_ms=60_000))]) as hub:
+    with MCPHub([stdio_config("srv", **reconnect(initial_delay_ms=OUTAGE_BACKOFF_MS))]) as hub:
         states = States(hub)
         hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
         states.wait_for("reconnecting")
 
         with pytest.raises(ToolNotFoundError, match="reconnecting"):
             hub.call_tool("mcp__srv__echo", {"text": "anyone?"}, timeout=60)
+        # Failed before the attempt it would have waited for: that attempt has not begun.
         assert hub.servers["srv"].state == "reconnecting"
+        assert states.seen[-1] == ("srv", "reconnecting"), f"an attempt began first: {states.seen}"
         assert not mcp_names(hub)
 
 
@@ -150,8 +158,14 @@ def test_http_server_restarted_on_the_same_port_is_reconnected() -> None:
 def test_backoff_doubles_up_to_its_ceiling_with_jitter() -> None:
     policy = ReconnectConfig(max_attempts=6, initial_delay_ms=100, max_delay_ms=500)
 
-    delays = list(backoff_delays(policy))
+    rng = random.Random(20260728)  # seeded: the spread checked below is then the same on every run
+
+    runs = [list(backoff_delays(policy, rng)) for _ in range(200)]
 
     ceilings = [0.1, 0.2, 0.4, 0.5, 0.5, 0.5]
-    assert len(delays) == 6
-    assert all(ceiling / 2 <= delay <= ceiling for delay, ceiling in zip(delays, ceilings, strict=True))
+    assert {len(delays) for delays in runs} == {6}
+    for attempt, ceiling in enumerate(ceilings):
+        drawn = [delays[attempt] for delays in runs]
+        assert all(ceiling / 2 <= delay <= ceiling for delay in drawn)
+        # Jitter: each wait is drawn from the whole range between half the ceiling and the ceiling.
+        assert min(drawn) < 0.6 * ceiling and max(drawn) > 0.9 * ceiling, (attempt, min(drawn), max(drawn))

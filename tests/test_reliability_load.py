@@ -3,7 +3,9 @@
 Eight threads call three servers (stdio in both protocol eras, and Streamable HTTP) at once:
 echoes with unique payloads, short sleeps with shorter timeouts, calls cancelled through a
 `threading.Event` and through `Future.cancel()`. Every call must end, with its own correct result
-or a typed error; afterwards no call is left pending and the sessions still work.
+or a typed error; afterwards no call is left pending and the sessions still work. First, the
+servers' events show that eight blocking calls really are in flight at once (not one at a time).
+How fast the calls are is the benchmarks' business: the bounds here are about hanging.
 
 Short by default (150 calls a thread); ``MCP_SYNC_SOAK=full`` runs 1,000 calls a thread.
 """
@@ -39,8 +41,13 @@ CALLS_PER_THREAD = 1000 if FULL else 150
 # stdio at 2026-07-28 and at 2025-11-25, and Streamable HTTP at 2025-11-25 (2026-07-28 over HTTP
 # costs ~50 ms a request in the SDK, which would time the transport rather than the hub).
 SERVERS = ("modern", "legacy", "web")
-# No single call may take longer than this, whatever it was (the longest timeout used is 2 s).
+# No single call may take longer than this, whatever it was (the longest timeout used is 2 s): a
+# bound on hanging, not on speed, so that a loaded machine does not fail it.
 CALL_BOUND = 15.0
+# The calls proven concurrent sleep this long: far past the wait for all of them to start, so one
+# that ran alone (the others waiting for it) would keep the rest from starting in time.
+TOGETHER_SLEEP = 60.0
+TOGETHER_START_BOUND = 30.0
 # How long `concurrent.futures.wait()` may take to see a future it was just cancelled as done.
 CANCELLED_BOUND = 1.0
 
@@ -108,6 +115,55 @@ def load_hub(tmp_path: Path) -> Iterator[tuple[MCPHub, EventLog]]:
         ]
         with started_hub(*configs) as hub:
             yield hub, events
+
+
+def all_in_flight_at_once(hub: MCPHub, events: EventLog) -> None:
+    """Eight threads each make a blocking call to a long sleep; every sleep starts on its server while
+    all the calls are still running, then each call is cancelled through its Event."""
+    tags = [f"together-{i}" for i in range(THREADS)]
+    cancels = [threading.Event() for _ in tags]
+    endings: dict[str, str] = {}
+
+    def call(i: int) -> None:
+        try:
+            hub.call_tool(
+                f"mcp__{SERVERS[i % len(SERVERS)]}__sleep",
+                {"seconds": TOGETHER_SLEEP, "tag": tags[i]},
+                timeout=2 * TOGETHER_SLEEP,
+                cancel=cancels[i],
+            )
+            endings[tags[i]] = "finished"
+        except ToolCallCancelledError:
+            endings[tags[i]] = "cancelled"
+        except Exception as exc:
+            endings[tags[i]] = f"{type(exc).__name__}: {exc}"
+
+    callers = [threading.Thread(target=call, args=(i,), name=f"test-{tag}") for i, tag in enumerate(tags)]
+    for caller in callers:
+        caller.start()
+
+    def started() -> set[str]:
+        return {event["tag"] for event in events.find("started") if event["tag"] in tags}
+
+    def all_started_or_one_ended() -> bool:
+        # The servers' events are read first: if no call has ended after that, all were in flight.
+        return started() == set(tags) or bool(endings)
+
+    try:
+        wait_until(
+            all_started_or_one_ended,
+            timeout=TOGETHER_START_BOUND,
+            message=f"not all {THREADS} calls started within {TOGETHER_START_BOUND:.0f} s (each sleeps "
+            f"{TOGETHER_SLEEP:.0f} s): they do not run at once",
+        )
+        ended_early = dict(endings)
+    finally:
+        for cancel in cancels:
+            cancel.set()
+        for caller in callers:
+            caller.join(CALL_BOUND)
+    assert not ended_early, f"a call ended before all had started: {ended_early}"
+    assert endings == dict.fromkeys(tags, "cancelled"), endings
 
 
 def sleep_result(seconds: float) -> str:
@@ -205,6 +261,7 @@ def run_worker(hub: MCPHub, canceller: Canceller, outcomes: Outcomes, worker: in
 @pytest.mark.timeout(900 if FULL else 120)
 def test_eight_threads_of_mixed_calls_timeouts_and_cancellations(load_hub: tuple[MCPHub, EventLog]) -> None:
     hub, events = load_hub
+    all_in_flight_at_once(hub, events)
     canceller = Canceller()
     outcomes = Outcomes()
     try:

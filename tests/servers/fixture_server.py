@@ -60,7 +60,9 @@ announce(n) -> announce a tools change n times in a burst, changing nothing
 get_header(name) -> the HTTP request header as received, or "<unset>"
 break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listing); announces it
 fail_listings(n) -> the next n ``tools/list`` answer with an error (``list_tools_failed`` events); announces
-delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list_tools_delayed``); announces
+delay_listings(seconds, announce=True) -> later ``tools/list`` answers wait ``seconds``
+    (``list_tools_delayed``); announces a change unless told not to; a later call ends the waits in
+    progress at once (a test holds a listing, then lets it go)
 crash() -> ``os._exit(3)`` while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
@@ -282,9 +284,11 @@ class FixtureMiddleware:
                 RUNTIME_FAULTS.failing_listings -= 1
                 self._events.write("list_tools_failed", left=RUNTIME_FAULTS.failing_listings)
                 raise MCPError(code=INVALID_PARAMS, message="listing failed on purpose")
-            if RUNTIME_FAULTS.listing_delay > 0:
+            if RUNTIME_FAULTS.listing_delay > 0 and RUNTIME_FAULTS.delay_changed is not None:
+                changed = RUNTIME_FAULTS.delay_changed
                 self._events.write("list_tools_delayed", seconds=RUNTIME_FAULTS.listing_delay)
-                await anyio.sleep(RUNTIME_FAULTS.listing_delay)
+                with anyio.move_on_after(RUNTIME_FAULTS.listing_delay):
+                    await changed.wait()
             cursor = (ctx.params or {}).get("cursor")
             result = self._page(result, cursor if isinstance(cursor, str) else None)
             self._events.write(
@@ -320,6 +324,8 @@ class RuntimeFaults:
     duplicate_listing: bool = False
     failing_listings: int = 0
     listing_delay: float = 0.0
+    # Set by the next `delay_listings` call: it ends the waits in progress.
+    delay_changed: anyio.Event | None = None
 
 
 RUNTIME_FAULTS = RuntimeFaults()
@@ -462,10 +468,14 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         await announce_tools_changed(ctx)
         return f"next {n} listings fail"
 
-    async def delay_listings(seconds: float, ctx: Context) -> str:
-        """Answer every later ``tools/list`` after ``seconds``, and announce a change."""
+    async def delay_listings(seconds: float, ctx: Context, announce: bool = True) -> str:
+        """Answer every later ``tools/list`` after ``seconds``, ending the waits in progress; announce it."""
+        if RUNTIME_FAULTS.delay_changed is not None:
+            RUNTIME_FAULTS.delay_changed.set()
+        RUNTIME_FAULTS.delay_changed = anyio.Event()  # created here: anyio needs the running loop
         RUNTIME_FAULTS.listing_delay = seconds
-        await announce_tools_changed(ctx)
+        if announce:
+            await announce_tools_changed(ctx)
         return f"listings delayed by {seconds} s"
 
     async def notify_flood(n: int, ctx: Context, kind: str = "log") -> str:
