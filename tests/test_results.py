@@ -91,7 +91,7 @@ def test_a_result_missing_only_its_result_type_is_read_as_complete() -> None:
     [
         {"content": [{"type": "text"}]},  # a block without its text, besides the missing tag
         {"content": "not a list"},
-        {"content": "not a list", "resultType": "complete"},
+        {"content": [], "isError": "perhaps"},
     ],
 )
 def test_a_result_with_any_other_fault_stays_invalid(raw: dict[str, object]) -> None:
