@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+import pydantic
 
 from ._secrets import scrub
 
 __all__ = [
     "ToolImage",
     "ToolResult",
+    "complete_result_of",
     "content_left_out",
     "error_result",
     "from_call_tool_result",
@@ -157,3 +159,21 @@ def content_left_out(result: ToolResult) -> str | None:
     if not left_out:
         return None
     return f"[the tool also returned {' and '.join(left_out)}, not included in this text]"
+
+
+def complete_result_of(invalid: pydantic.ValidationError) -> types.CallToolResult | None:
+    """The `tools/call` result that failed validation only for leaving out `resultType`, read as a
+    complete result (SEP-2322: no `resultType` means "complete"); None when anything else is wrong.
+
+    The SDK checks a 2026-07-28 result against a schema that requires the tag; every other field
+    already passed that check when the tag is the only error in every branch of the result union."""
+    problems = invalid.errors(include_url=False)
+    raw = problems[0].get("input") if problems else None
+    if not isinstance(raw, dict) or "resultType" in raw:
+        return None
+    for problem in problems:
+        loc = problem["loc"]
+        top_level_tag = loc[-1:] == ("resultType",) and len(loc) <= 2  # (branch of the union, field)
+        if problem["type"] != "missing" or not top_level_tag or problem["input"] != raw:
+            return None
+    return types.CallToolResult.model_validate({**raw, "resultType": "complete"}, by_name=False)

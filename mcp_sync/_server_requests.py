@@ -82,7 +82,10 @@ class ElicitationRequest:
 
 @dataclass(frozen=True)
 class ElicitationResponse:
-    """The user's answer: accept (with the content), decline, or cancel (dismissed)."""
+    """The user's answer: accept (with the content), decline, or cancel (dismissed).
+
+    A field that accepted content leaves out is sent with its `default` from the requested schema.
+    """
 
     action: Literal["accept", "decline", "cancel"]
     content: Mapping[str, Any] | None = None
@@ -102,6 +105,18 @@ class ElicitationResponse:
 
 ElicitationHandler = Callable[[ElicitationRequest], "ElicitationResponse | Mapping[str, Any]"]
 """Answers an elicitation: an `ElicitationResponse`, or a mapping (accepted with that content)."""
+
+
+def _with_defaults(content: Mapping[str, Any] | None, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Accepted content with each field it leaves out set to that field's `default` in the requested
+    schema (SEP-1034), so the server gets what the user saw offered; None stays None if nothing is filled."""
+    filled = dict(content) if content is not None else {}
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, field_schema in properties.items():
+            if name not in filled and isinstance(field_schema, Mapping) and "default" in field_schema:
+                filled[name] = field_schema["default"]
+    return filled if content is not None or filled else None
 
 
 def decline_elicitation(request: ElicitationRequest) -> ElicitationResponse:
@@ -265,9 +280,8 @@ class ServerRequestBridge:
                 raise _HandlerFailed(
                     f"the elicitation handler returned {type(answer).__name__}, not an ElicitationResponse"
                 )
-            content = (
-                dict(answer.content) if answer.action == "accept" and answer.content is not None else None
-            )
+            accepted = answer.action == "accept"
+            content = _with_defaults(answer.content, request.requested_schema) if accepted else None
             return types.ElicitResult(action=answer.action, content=content)
         except _HandlerFailed as exc:
             return self._error("elicitation", exc)

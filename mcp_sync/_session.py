@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import anyio
 import httpx2
 import mcp_types as types
+import pydantic
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -38,7 +39,7 @@ from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
 from ._features import ServerFeatures
 from ._lifecycle import ConnectionState
 from ._registry import ServerLease
-from ._results import ToolResult, from_call_tool_result
+from ._results import ToolResult, complete_result_of, from_call_tool_result
 from ._secrets import SecretHandle, scrub
 from ._stdio import StdioProcess
 from ._tool_sync import ToolSync, describe
@@ -284,7 +285,15 @@ class Session:
         timer = asyncio.timeout(timeout) if timeout is not None else None
         try:
             async with timer or _NO_TIMER:
-                result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+                try:
+                    result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+                except pydantic.ValidationError as invalid:
+                    complete = complete_result_of(invalid)
+                    if complete is None:
+                        raise
+                    result = complete
+                    if not result.is_error:  # what the SDK does for a result it accepted
+                        await client.session.validate_tool_result(raw_name, result)
         except Exception as exc:
             if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
                 raise timed_out(public_name, timeout or 0, "the server") from None

@@ -245,3 +245,17 @@ def test_arguments_that_contain_themselves_raise_a_call_error(hub: MCPHub) -> No
     with pytest.raises(ToolCallError, match="cannot be sent as JSON"):
         hub.call_tool("mcp__fx__echo", {"text": looped})
     assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_result_without_result_type_is_a_complete_result(transport: str) -> None:
+    """A 2026-07-28 result that leaves out `resultType` means "complete" (SEP-2322): it is the
+    call's result, not an invalid answer."""
+    with (
+        fixture_server("fx", transport, "modern", "--untyped-results") as server,
+        started_hub(server.config) as hub,
+    ):
+        assert hub.servers["fx"].protocol_version == "2026-07-28"  # type: ignore[union-attr]
+        result = hub.call_tool("mcp__fx__add", {"a": 2, "b": 3})
+        assert (result.text, result.structured_content, result.is_error) == ("5", {"result": 5}, False)
+        assert hub.call_tool("mcp__fx__fail", {"message": "no"}).is_error

@@ -6,9 +6,11 @@ import base64
 import logging
 
 import mcp_types as types
+import pydantic
 import pytest
+from mcp_types import methods
 
-from mcp_sync._results import ToolImage, content_left_out, from_call_tool_result
+from mcp_sync._results import ToolImage, complete_result_of, content_left_out, from_call_tool_result
 
 PNG = b"\x89PNG\r\n\x1a\n-not-a-real-png"
 
@@ -68,3 +70,29 @@ def test_image_that_is_not_base64_is_left_out_with_a_warning(caplog: pytest.LogC
 
 def test_image_repr_shows_the_size_not_the_bytes() -> None:
     assert repr(ToolImage("image/png", PNG)) == f"ToolImage(mime_type='image/png', {len(PNG)} bytes)"
+
+
+def _rejected(raw: dict[str, object]) -> pydantic.ValidationError:
+    """The error the SDK raises for this tools/call result on a 2026-07-28 session."""
+    with pytest.raises(pydantic.ValidationError) as caught:
+        methods.validate_server_result("tools/call", "2026-07-28", raw)
+    return caught.value
+
+
+def test_a_result_missing_only_its_result_type_is_read_as_complete() -> None:
+    result = complete_result_of(_rejected({"content": [{"type": "text", "text": "ok"}], "isError": True}))
+
+    assert result is not None
+    assert (result.result_type, result.content, result.is_error) == ("complete", [text_block("ok")], True)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"content": [{"type": "text"}]},  # a block without its text, besides the missing tag
+        {"content": "not a list"},
+        {"content": [], "isError": "perhaps"},
+    ],
+)
+def test_a_result_with_any_other_fault_stays_invalid(raw: dict[str, object]) -> None:
+    assert complete_result_of(_rejected(raw)) is None

@@ -3,6 +3,7 @@ by plain handlers, against fixture servers on both transports and both eras."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -54,7 +55,9 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     events = EventLog(tmp_path_factory.mktemp("events") / "events.jsonl")
     script = Script()
     with (
-        fixture_server("fx", transport, era, events=events, roots=["/srv/data"], log_level="info") as served,
+        fixture_server(
+            "fx", transport, era, "--elicit-defaults", events=events, roots=["/srv/data"], log_level="info"
+        ) as served,
         started_hub(
             served.config,
             elicitation=script.on_elicitation,
@@ -72,6 +75,17 @@ def test_accepted_elicitation_reaches_the_server_with_its_content(served: Any) -
     request = script.seen[-1]
     assert request.message == "Who are you?"
     assert set(request.requested_schema["properties"]) == {"name", "age"}
+
+
+def test_accepted_elicitation_gets_the_defaults_of_the_fields_left_out(served: Any) -> None:
+    """SEP-1034: a field the answer leaves out takes its schema default; a field given keeps its value."""
+    hub, script, _, _ = served
+    script.elicit = lambda request: {"name": "Ada"}
+    answer = hub.call_tool("mcp__fx__ask_defaults").text
+    assert answer == 'accept ' + json.dumps(
+        {"age": 30, "name": "Ada", "score": 95.5, "status": "active", "verified": True}, sort_keys=True
+    )
+    assert script.seen[-1].requested_schema["properties"]["age"]["default"] == 30
 
 
 def test_declined_elicitation_reaches_the_server(served: Any) -> None:

@@ -33,6 +33,10 @@ Flags
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
                          and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+--untyped-results        ``tools/call`` results leave out ``resultType`` (which means "complete").
+--elicit-defaults        add the tool ``ask_defaults()``: elicits a form whose every field has a
+                         ``default`` and is required (so a client that leaves one out is refused);
+                         returns "accept <content JSON>", "decline" or "cancel".
 
 Resources, templates, prompts
 -----------------------------
@@ -103,7 +107,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import TextIOWrapper
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 import anyio
 import uvicorn
@@ -142,7 +146,7 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 # The logging capability is deprecated at 2026-07-28 but is still how a 2025-era server
 # sends log messages; keep the warning off the stderr the tests read.
@@ -169,6 +173,8 @@ class Options:
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
+    untyped_results: bool = False
+    elicit_defaults: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -187,6 +193,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
+    parser.add_argument("--untyped-results", action="store_true")
+    parser.add_argument("--elicit-defaults", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -205,6 +213,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
+        untyped_results=ns.untyped_results,
+        elicit_defaults=ns.elicit_defaults,
     )
 
 
@@ -279,6 +289,8 @@ class FixtureMiddleware:
             key = "resources" if ctx.method == "resources/list" else "prompts"
             cursor = (ctx.params or {}).get("cursor")
             result = self._page(result, cursor if isinstance(cursor, str) else None, key)
+        elif ctx.method == "tools/call" and self._options.untyped_results:
+            result.pop("resultType", None)
         elif ctx.method == "tools/list":
             if RUNTIME_FAULTS.failing_listings > 0:
                 RUNTIME_FAULTS.failing_listings -= 1
@@ -548,6 +560,14 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
             return "accept " + json.dumps(answer.data.model_dump(), sort_keys=True)
         return answer.action
 
+    async def ask_defaults(
+        answer: Annotated[ElicitationResult[Defaults], Resolve(_elicit_defaults)],
+    ) -> str:
+        """Ask for fields that all have defaults; return what the client answered."""
+        if isinstance(answer, AcceptedElicitation):
+            return "accept " + json.dumps(answer.data.model_dump(), sort_keys=True)
+        return answer.action
+
     async def ask_sample(prompt: str, reply: Annotated[CreateMessageResult, Resolve(_sample)]) -> str:
         """Ask the client's model to answer the prompt."""
         text = reply.content.text if isinstance(reply.content, TextContent) else str(reply.content)
@@ -611,6 +631,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         ask_unhandled,
         log,
     ]
+    if options.elicit_defaults:
+        base.append(ask_defaults)
     tools = [Tool.from_function(fn) for fn in base]
 
     def extra(value: str = "") -> str:
@@ -644,6 +666,23 @@ class NameAndAge(BaseModel):
 
 def _elicit_name() -> Elicit[NameAndAge]:
     return Elicit("Who are you?", NameAndAge)
+
+
+def _schema_default(value: Any) -> Any:
+    """A required field whose schema still names a default: only the client can fill it in."""
+    return Field(json_schema_extra={"default": value})
+
+
+class Defaults(BaseModel):
+    name: str = _schema_default("John Doe")
+    age: int = _schema_default(30)
+    score: float = _schema_default(95.5)
+    status: Literal["active", "inactive", "pending"] = _schema_default("active")
+    verified: bool = _schema_default(True)
+
+
+def _elicit_defaults() -> Elicit[Defaults]:
+    return Elicit("Accept the defaults?", Defaults)
 
 
 def _sample(prompt: str) -> Sample:
