@@ -33,6 +33,10 @@ Flags
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
                          and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+--fail-listings N        the first N ``tools/list`` answer with an error (``list_tools_failed``),
+                         as the ``fail_listings`` tool does later: a server whose first listing fails.
+--exit-during-handshake  exit at once (status 5, ``exiting`` event) on the first handshake request
+                         (``server/discover`` or ``initialize``), before answering it.
 
 Resources, templates, prompts
 -----------------------------
@@ -160,6 +164,8 @@ class Options:
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
+    fail_listings: int = 0
+    exit_during_handshake: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -178,6 +184,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
+    parser.add_argument("--fail-listings", type=int, default=0)
+    parser.add_argument("--exit-during-handshake", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -196,6 +204,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
+        fail_listings=ns.fail_listings,
+        exit_during_handshake=ns.exit_during_handshake,
     )
 
 
@@ -245,6 +255,9 @@ class FixtureMiddleware:
         self._events = events
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if self._options.exit_during_handshake and ctx.method in ("server/discover", "initialize"):
+            self._events.write("exiting", method=ctx.method)
+            os._exit(5)
         if self._options.era == "legacy" and is_modern(ctx.protocol_version):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
         result = await call_next(ctx)
@@ -839,6 +852,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fixture stderr line {i}", file=sys.stderr)
     sys.stderr.flush()
     install_signal_handlers(options, events)
+    RUNTIME_FAULTS.failing_listings = options.fail_listings
     server = build_server(options, events)
     if options.transport == "http":
         asyncio.run(serve_http(server, options, events))
