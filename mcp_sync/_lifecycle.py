@@ -76,6 +76,7 @@ __all__ = [
     "HubState",
     "OncePerProcess",
     "StateMachine",
+    "before_fork",
     "fork_generation",
     "on_fork_in_child",
 ]
@@ -152,7 +153,13 @@ def _after_fork_in_child() -> None:
         callback()
 
 
+def _before_fork() -> None:
+    for callback in _before_fork_callbacks:
+        callback()
+
+
 _fork_callbacks: list[Callable[[], None]] = []
+_before_fork_callbacks: list[Callable[[], None]] = []
 
 
 def on_fork_in_child(callback: Callable[[], None]) -> None:
@@ -160,7 +167,12 @@ def on_fork_in_child(callback: Callable[[], None]) -> None:
     _fork_callbacks.append(callback)
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+def before_fork(callback: Callable[[], None]) -> None:
+    """Run `callback()` in the forking thread just before a fork; it must be bounded."""
+    _before_fork_callbacks.append(callback)
+
+
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 # -- interpreter exit --------------------------------------------------------------------------------
@@ -207,6 +219,9 @@ class ExitHook:
 
 # -- one-time work ---------------------------------------------------------------------------------
 
+# How long a fork waits for one-time work in flight to finish (imports take well under a second).
+_FORK_WAIT_TIMEOUT = 5.0
+
 
 class OncePerProcess:
     """Work done once per process, on a daemon thread of its own, that callers may wait for.
@@ -216,8 +231,12 @@ class OncePerProcess:
     that is cancelled, or whose loop ends, harms nobody else. Every wait is bounded, from the
     moment the work started: once the work has run that long, waiters stop waiting for it
     (without it, its users do the same work later, slower). A failure of the work is logged and
-    counts as done. In a child forked while the work was running, the thread does not exist:
-    the child forgets it, and its next `start()` runs the work again there.
+    counts as done.
+
+    A fork waits for the work in flight, at most `_FORK_WAIT_TIMEOUT`: work that imports, forked
+    half way, leaves the child half-initialised modules that fail or block every later import
+    of them. In a child forked while the work was still running, its thread does not exist: the
+    child forgets it, and its next `start()` runs the work again there.
     """
 
     def __init__(self, name: str, work: Callable[[], None]) -> None:
@@ -226,7 +245,9 @@ class OncePerProcess:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._started_at: float | None = None
+        self._thread: threading.Thread | None = None
         self._wakers: list[Callable[[], None]] = []  # under the lock
+        before_fork(self._hold_fork)
         on_fork_in_child(self._after_fork)
 
     @property
@@ -239,7 +260,7 @@ class OncePerProcess:
             if self._started_at is not None:
                 return
             self._started_at = time.monotonic()
-        thread = threading.Thread(target=self._run, name=f"mcp-sync:{self._name}", daemon=True)
+        thread = self._thread = threading.Thread(target=self._run, name=f"mcp-sync:{self._name}", daemon=True)
         try:
             thread.start()
         except RuntimeError:  # the interpreter is shutting down: nobody needs the work any more
@@ -286,6 +307,10 @@ class OncePerProcess:
         for wake in wakers:
             wake()
 
+    def _hold_fork(self) -> None:
+        if self._thread is not None and threading.current_thread() is not self._thread:
+            self._done.wait(_FORK_WAIT_TIMEOUT)
+
     def _after_fork(self) -> None:
         # A parent thread may have held the locks at the fork; the wakers' loops ran on the parent's
         # threads, and so did the work if it was not done: the next start() runs it here.
@@ -296,7 +321,7 @@ class OncePerProcess:
         if done:
             self._done.set()
         else:
-            self._started_at = None
+            self._started_at = self._thread = None
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
