@@ -260,7 +260,9 @@ class OncePerProcess:
             if self._started_at is not None:
                 return
             self._started_at = time.monotonic()
-        thread = self._thread = threading.Thread(target=self._run, name=f"mcp-sync:{self._name}", daemon=True)
+        # Not "mcp-sync:", which names the threads of hubs and connections: this one is the process's.
+        name = f"mcp-sync-once:{self._name}"
+        thread = self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         try:
             thread.start()
         except RuntimeError:  # the interpreter is shutting down: nobody needs the work any more

@@ -10,12 +10,16 @@ waiting out the warm-up's bound (set to `WARM_UP_LIMIT` in the host, far above a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcp_sync._lifecycle import OncePerProcess
 from tests.hosts._common import HostProcess, reap_servers
 
 pytestmark = pytest.mark.timeout(240)
@@ -88,3 +92,23 @@ def test_good_hub_starts_normally_in_a_child_forked_after_a_failed_hub(mode: str
     assert "good" in child, f"the forked child did not report its hubs: {child}\n{report['describe']}"
     assert_good_starts(child["good"], report["describe"])
     assert_good_starts(report["good"], report["describe"])
+
+
+def test_one_time_work_outlives_a_waiter_that_is_cancelled_and_whose_loop_closes() -> None:
+    # The mechanism under the warm-up: a waiter cancelled with its session, on a loop that then
+    # closes, neither cancels the work nor keeps it from waking the next waiter.
+    release = threading.Event()
+    work = OncePerProcess("test work", lambda: release.wait(30))
+    work.start()
+
+    async def cancelled_waiter() -> None:
+        waiter = asyncio.ensure_future(work.wait(60))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiter
+
+    asyncio.run(cancelled_waiter())  # its loop is closed when this returns
+    release.set()
+    assert asyncio.run(work.wait(60)), "the work never finished after a waiter was cancelled"
+    assert work.done
