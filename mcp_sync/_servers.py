@@ -33,9 +33,9 @@ from ._features import ServerFeatures
 from ._lifecycle import (
     HUB_TRANSITIONS,
     ConnectionState,
+    ExitHook,
     HubState,
     StateMachine,
-    at_interpreter_exit,
     fork_generation,
     on_fork_in_child,
 )
@@ -164,6 +164,7 @@ class ServerSet:
             if not self._machine.move("starting"):
                 raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
             _open_sets.add(self)
+            _EXIT_HOOK.arm()
             self._set_unusable(invalid)
         try:
             with self._machine.condition:  # a close() in between leaves nothing to launch
@@ -433,4 +434,5 @@ def _close_at_exit() -> None:
 
 
 on_fork_in_child(_open_sets.clear)  # the parent's hubs are the parent's to close
-at_interpreter_exit(_close_at_exit)
+_EXIT_HOOK = ExitHook(_close_at_exit)
+"""Armed by the first start (see `ExitHook`): registered then, it runs before pool workers are joined."""

@@ -42,9 +42,10 @@ from ._registry import ServerLease
 from ._results import ToolResult, complete_result_of, from_call_tool_result
 from ._secrets import SecretHandle, scrub
 from ._stdio import StdioProcess
+from ._tool import Tool
 from ._tool_sync import ToolSync, describe
 from ._transports import HttpObservations, open_transport
-from ._warm_up import ValidatorWarmer, import_result_validation
+from ._warm_up import RESULT_VALIDATION, ValidatorWarmer
 
 __all__ = ["Session", "SessionHost"]
 
@@ -56,7 +57,8 @@ _CANCEL_FLUSH_TIMEOUT = 1.0
 _EXIT_DETAILS_TIMEOUT = 0.5
 # A call without a timer of its own on the loop enters this instead of `asyncio.timeout`.
 _NO_TIMER = contextlib.nullcontext()
-# How long a session waits, before it says ready, for the import of result validation (`_warm_up`).
+# How long after it started sessions wait, before they say ready, for the import of result validation
+# (`_warm_up`): once it has run that long, no session waits for it any more.
 _WARM_UP_TIMEOUT = 5.0
 
 
@@ -82,6 +84,9 @@ class SessionHost(Protocol):
 
     @property
     def features(self) -> ServerFeatures | None: ...
+
+    @property
+    def tools(self) -> list[Tool]: ...
 
 
 class Session:
@@ -116,13 +121,12 @@ class Session:
         try:
             if self._stopping:  # closed before the loop even started
                 return
-            warm_up = asyncio.wrap_future(import_result_validation(asyncio.get_running_loop()))
+            RESULT_VALIDATION.start()
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self._config.connect_timeout):
                         await self._connect(stack)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.shield(warm_up), _WARM_UP_TIMEOUT)
+                    await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 except TimeoutError:
                     raise TimeoutError(
                         f"server {self._name!r} did not connect and list its tools within "
@@ -166,7 +170,7 @@ class Session:
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
         assert self._connection.lease is not None, "a connection starts only once its name is reserved"
-        warmer = ValidatorWarmer(client)
+        warmer = ValidatorWarmer(client, lambda: self._connection.tools, _WARM_UP_TIMEOUT)
         sync = self._sync = ToolSync(self._config, self._connection.lease, on_synced=warmer.listed)
         task_group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(task_group.cancel_scope.cancel)

@@ -6,7 +6,8 @@
 - Ctrl-C while ``start()`` waits for a server that never answers, and while ``close()`` waits
   for a server that ignores signals;
 - ``close()`` from another thread while ``start()`` or ``reload()`` is connecting;
-- a program whose main thread ends while a non-daemon worker thread is blocked in a call;
+- a program whose main thread ends while a non-daemon worker thread is blocked in a call, also
+  with the thread-pool module first imported after mcp_sync, and calls without a timeout;
 - hubs nobody references any more (``del hub``, or ``hub = MCPHub(...)`` run again);
 - a real Jupyter kernel: a cell re-run three times, and an interrupted ``start()``.
 
@@ -513,6 +514,77 @@ def test_exit_with_a_call_in_flight_prints_no_traceback(exit_in_flight: ExitInFl
     stderr = exit_in_flight.host.stderr
     assert "Traceback" not in stderr, stderr
     assert "Exception in thread" not in stderr, stderr
+
+
+# -- exit with calls in flight in pool workers, the pool module imported after mcp_sync ---------------
+
+
+@dataclass
+class ExitPoolImportedLate:
+    host: HostProcess
+    imported: dict[str, bool]
+    server_pid: int
+    exit_seconds: float
+    workers: dict[str, dict[str, Any] | None]
+    server_gone: bool
+
+
+@pytest.fixture(scope="module")
+def exit_pool_imported_late(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExitPoolImportedLate]:
+    workdir = tmp_path_factory.mktemp("exit-pool-imported-late")
+    host = HostProcess("exit_pool_imported_late.py", os.fspath(workdir))
+    try:
+        server_pid = int(host.wait_for_line("PID ", timeout=40).split()[1])
+        host.wait_for_line("RETURNING", timeout=30)
+        returning = time.monotonic()
+        host.finish(timeout=EXIT_BOUND)
+        assert host.ended_at is not None
+        workers: dict[str, dict[str, Any] | None] = {}
+        for tag in ("long", "inf"):
+            path = workdir / f"worker-{tag}.json"
+            workers[tag] = json.loads(path.read_text()) if path.exists() else None
+        yield ExitPoolImportedLate(
+            host=host,
+            imported=host.report()["imported"],
+            server_pid=server_pid,
+            exit_seconds=host.ended_at - returning,
+            workers=workers,
+            server_gone=poll(lambda: not pid_alive(server_pid), 5.0),
+        )
+    finally:
+        if host.ended_at is None:
+            host.finish(timeout=0)
+        reap_servers(workdir)
+
+
+def test_exit_with_pool_workers_in_calls_is_prompt_when_the_pool_module_is_imported_after_mcp_sync(
+    exit_pool_imported_late: ExitPoolImportedLate,
+) -> None:
+    run = exit_pool_imported_late
+    assert run.imported["before_mcp_sync"] is False, f"the scenario needs the other order: {run.imported}"
+    assert not run.host.timed_out, (
+        f"the program did not exit by itself within {EXIT_BOUND:.0f}s of its main thread returning, "
+        f"with pool workers in a 60 s and an unbounded call; it was killed\n{run.host.describe()}"
+    )
+    assert run.exit_seconds < EXIT_BOUND, f"exit took {run.exit_seconds:.1f}s"
+    assert run.host.process.returncode == 0, run.host.describe()
+
+
+def test_exit_with_pool_workers_in_calls_fails_both_calls_when_the_pool_module_is_imported_after_mcp_sync(
+    exit_pool_imported_late: ExitPoolImportedLate,
+) -> None:
+    run = exit_pool_imported_late
+    for tag, worker in run.workers.items():
+        assert worker is not None, f"the {tag} call never ended before the process did\n{run.host.describe()}"
+        assert worker["outcome"] == "raised" and "ToolCallError" in worker["mro"], (tag, worker)
+
+
+def test_exit_with_pool_workers_in_calls_leaves_no_server_process_when_the_pool_module_is_imported_late(
+    exit_pool_imported_late: ExitPoolImportedLate,
+) -> None:
+    run = exit_pool_imported_late
+    assert not run.host.timed_out, f"the host was killed: nothing to learn\n{run.host.describe()}"
+    assert run.server_gone, f"server {run.server_pid} outlived its host"
 
 
 # -- a real Jupyter kernel -----------------------------------------------------------------------------

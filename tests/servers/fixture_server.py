@@ -37,6 +37,10 @@ Flags
 --elicit-defaults        add the tool ``ask_defaults()``: elicits a form whose every field has a
                          ``default`` and is required (so a client that leaves one out is refused);
                          returns "accept <content JSON>", "decline" or "cancel".
+--fail-listings N        the first N ``tools/list`` answer with an error (``list_tools_failed``),
+                         as the ``fail_listings`` tool does later: a server whose first listing fails.
+--exit-during-handshake  exit at once (status 5, ``exiting`` event) on the first handshake request
+                         (``server/discover`` or ``initialize``), before answering it.
 
 Resources, templates, prompts
 -----------------------------
@@ -175,6 +179,8 @@ class Options:
     no_subscribe: bool = False
     untyped_results: bool = False
     elicit_defaults: bool = False
+    fail_listings: int = 0
+    exit_during_handshake: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -195,6 +201,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--no-subscribe", action="store_true")
     parser.add_argument("--untyped-results", action="store_true")
     parser.add_argument("--elicit-defaults", action="store_true")
+    parser.add_argument("--fail-listings", type=int, default=0)
+    parser.add_argument("--exit-during-handshake", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -215,6 +223,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         no_subscribe=ns.no_subscribe,
         untyped_results=ns.untyped_results,
         elicit_defaults=ns.elicit_defaults,
+        fail_listings=ns.fail_listings,
+        exit_during_handshake=ns.exit_during_handshake,
     )
 
 
@@ -264,6 +274,9 @@ class FixtureMiddleware:
         self._events = events
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if self._options.exit_during_handshake and ctx.method in ("server/discover", "initialize"):
+            self._events.write("exiting", method=ctx.method)
+            os._exit(5)
         if self._options.era == "legacy" and is_modern(ctx.protocol_version):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
         result = await call_next(ctx)
@@ -989,6 +1002,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fixture stderr line {i}", file=sys.stderr)
     sys.stderr.flush()
     install_signal_handlers(options, events)
+    RUNTIME_FAULTS.failing_listings = options.fail_listings
     server = build_server(options, events)
     if options.transport == "http":
         asyncio.run(serve_http(server, options, events))

@@ -1,0 +1,242 @@
+"""Every piece of process-wide state of mcp_sync is listed, once, in the README's "Process-wide state".
+
+State that outlives one hub (a cache, one-time work, a registry of hubs or secrets, a hook in the
+interpreter) decides what one hub's failure, close, or a fork does to every other hub: each must
+have an owner and a known fate. These tests find it in the code and hold the table to it:
+
+- every module-level object of a mutable type (dict, list, set, weak collections, futures, locks,
+  events, instances of classes with state...); constants (numbers, strings, tuples and frozensets
+  of constants, read-only mappings of constants, compiled patterns, loggers, typing aliases,
+  classes, functions, bare ``object()`` sentinels) are not state;
+- every module-level name a function rebinds (``global``);
+- every hook installed in the interpreter (fork and exit hooks, the log-record factory,
+  finalizers).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import enum
+import importlib
+import inspect
+import logging
+import pkgutil
+import re
+import types
+import typing
+from typing import Any
+
+import mcp_sync
+from tests.support import REPO_ROOT
+
+README = REPO_ROOT / "README.md"
+SECTION = "## Process-wide state"
+NOT_IMPORTED = {"mcp_sync.__main__"}  # it runs the command line when imported
+
+HOOK_CALLS = {
+    "register_at_fork": "os.register_at_fork",
+    "_register_atexit": "threading._register_atexit",
+    "setLogRecordFactory": "logging.setLogRecordFactory",
+    "finalize": "weakref.finalize",
+}
+"""A call of this name in mcp_sync installs something in the interpreter; the table must name it."""
+ATEXIT_CALL = "atexit.register"
+
+_CONSTANT_TYPES = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    re.Pattern,
+    logging.Logger,
+    typing.TypeVar,
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    enum.Enum,
+)
+
+
+def package_modules() -> list[types.ModuleType]:
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(mcp_sync.__path__, "mcp_sync.")
+        if info.name not in NOT_IMPORTED
+    ]
+    return [mcp_sync, *(importlib.import_module(name) for name in names)]
+
+
+def short_name(module: types.ModuleType) -> str:
+    return module.__name__.removeprefix("mcp_sync.") if module is not mcp_sync else "mcp_sync"
+
+
+def _assigned_names(body: list[ast.stmt]) -> list[str]:
+    """Names bound at module level (also inside module-level if / try / with blocks)."""
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.Assign):
+            names += [n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)]
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+        elif isinstance(node, ast.If | ast.With | ast.Try):
+            names += _assigned_names(node.body)
+            names += _assigned_names(getattr(node, "orelse", []))
+            names += _assigned_names(getattr(node, "finalbody", []))
+            for handler in getattr(node, "handlers", []):
+                names += _assigned_names(handler.body)
+    return names
+
+
+def is_constant(value: Any) -> bool:
+    """True for a value that cannot change (or has no state to change)."""
+    if value is None or isinstance(value, _CONSTANT_TYPES) or type(value) is object:
+        return True
+    if typing.get_origin(value) is not None:  # Literal[...], Callable[...], X | Y, Annotated[...]
+        return True
+    if isinstance(value, tuple | frozenset):
+        return all(is_constant(item) for item in value)
+    if isinstance(value, types.MappingProxyType):
+        return all(is_constant(key) and is_constant(item) for key, item in value.items())
+    return False
+
+
+def found_state() -> dict[str, str]:
+    """``module.name`` -> why it counts, for every piece of module-level state in mcp_sync."""
+    found: dict[str, str] = {}
+    for module in package_modules():
+        tree = ast.parse(inspect.getsource(module))
+        prefix = short_name(module)
+        for name in dict.fromkeys(_assigned_names(tree.body)):
+            if name.startswith("__") or not hasattr(module, name):
+                continue
+            value = getattr(module, name)
+            if not is_constant(value):
+                found[f"{prefix}.{name}"] = f"a {type(value).__qualname__} at module level"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    found[f"{prefix}.{name}"] = "a module-level name that a function rebinds (global)"
+    return found
+
+
+def found_hooks() -> dict[str, str]:
+    """The hooks mcp_sync installs in the interpreter -> the module that installs each."""
+    hooks: dict[str, str] = {}
+    for module in package_modules():
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.Constant) and node.value in HOOK_CALLS:  # getattr(threading, "...")
+                hooks[HOOK_CALLS[node.value]] = short_name(module)
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            attribute, owner = node.func.attr, node.func.value
+            if attribute in HOOK_CALLS and not (attribute == "finalize" and _name_of(owner) != "weakref"):
+                hooks[HOOK_CALLS[attribute]] = short_name(module)
+            elif attribute == "register" and _name_of(owner) == "atexit":
+                hooks[ATEXIT_CALL] = short_name(module)
+    return hooks
+
+
+def _name_of(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def readme_table() -> tuple[set[str], str]:
+    """The names in the first column of the README's table, and the whole section's text."""
+    text = README.read_text(encoding="utf-8")
+    assert SECTION in text, f"README.md has no {SECTION!r} section"
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        if not line.startswith("|") or line.startswith("|---"):
+            continue
+        first = line.split("|")[1]
+        names |= {name for name in re.findall(r"`([^`]+)`", first) if "." in name}
+    return names, section
+
+
+def test_every_piece_of_module_level_state_is_in_the_readme_table() -> None:
+    listed, _section = readme_table()
+    missing = {name: why for name, why in found_state().items() if name not in listed}
+    assert not missing, (
+        f"module-level state missing from README.md {SECTION!r} (add a row: object, owner, and what "
+        f"failure, close, exit and fork do to it): {missing}"
+    )
+
+
+def test_the_readme_table_names_no_state_that_no_longer_exists() -> None:
+    listed, _section = readme_table()
+    found = set(found_state())
+    hooks = set(found_hooks())
+    modules = {short_name(module): module for module in package_modules()}
+    named_objects = {
+        name
+        for name in listed
+        if name.rpartition(".")[0] in modules  # not a hook of the standard library
+        and not inspect.isclass(getattr(modules[name.rpartition(".")[0]], name.rpartition(".")[2], None))
+    }
+    known_hooks = {*HOOK_CALLS.values(), ATEXIT_CALL}
+    stale = {name for name in named_objects if name not in found} | {
+        name for name in listed if name in known_hooks and name not in hooks
+    }
+    assert not stale, f"README.md {SECTION!r} lists what mcp_sync no longer has: {sorted(stale)}"
+
+
+def test_every_hook_installed_in_the_interpreter_is_in_the_readme_table() -> None:
+    listed, _section = readme_table()
+    missing = {hook: module for hook, module in found_hooks().items() if hook not in listed}
+    assert not missing, f"hooks installed by these modules are missing from README.md {SECTION!r}: {missing}"
+
+
+def test_the_state_finder_sees_what_it_must() -> None:
+    # The finder itself: known state is found, known constants are not.
+    found = found_state()
+    for name in ("_servers._open_sets", "_lifecycle._fork_callbacks", "_lifecycle._fork_generation"):
+        assert name in found, name
+    for name in ("_lifecycle.HUB_TRANSITIONS", "_config._SERVER_NAME_RE", "_servers.logger"):
+        assert name not in found, name
+    assert "os.register_at_fork" in found_hooks()
+
+
+_LOOP_BOUND = (
+    asyncio.Future,
+    asyncio.Event,
+    asyncio.Lock,
+    asyncio.Condition,
+    asyncio.Queue,
+    asyncio.AbstractEventLoop,
+)
+
+
+def _loop_bound(value: Any) -> bool:
+    """An asyncio object (bound to the loop it was made on), or an instance holding one."""
+    if isinstance(value, _LOOP_BOUND):
+        return True
+    attributes = getattr(value, "__dict__", None)
+    return isinstance(attributes, dict) and any(isinstance(item, _LOOP_BOUND) for item in attributes.values())
+
+
+def test_no_process_wide_object_is_bound_to_an_event_loop() -> None:
+    # State of the process must not belong to one connection's loop: that loop may end first.
+    bound = [
+        f"{short_name(module)}.{name}"
+        for module in package_modules()
+        for name, value in vars(module).items()
+        if not (inspect.isclass(value) or inspect.ismodule(value) or inspect.isroutine(value))
+        and _loop_bound(value)
+    ]
+    assert not bound, f"module-level objects bound to an event loop: {bound}"
+
+
+def test_process_wide_state_section_gives_each_object_its_fate() -> None:
+    _listed, section = readme_table()
+    header = next(line for line in section.splitlines() if line.startswith("|"))
+    columns = [column.strip().lower() for column in header.strip("|").split("|")]
+    assert columns == ["object", "owner", "failure", "close", "exit", "fork"], header
+    rows = [line for line in section.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    for row in rows[1:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert len(cells) == 6 and all(cells), f"a row without every fate: {row}"
