@@ -33,6 +33,13 @@ Flags
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
                          and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+--helper quiet|inherit   (stdio only) at start-up, start a helper process (a python that sleeps) in
+                         this server's process group, recorded as ``helper_started`` with its pid.
+                         quiet: its stdin and stdout are /dev/null and it shares stderr; inherit: it
+                         shares all three pipes (so the server's output does not end when the
+                         server dies). With ``--ignore-signals`` the helper ignores SIGTERM too.
+--hold-start PATH        before serving, wait until PATH exists (``holding`` event): a server that
+                         is slow to start, for as long as the test wants.
 
 Resources, templates, prompts
 -----------------------------
@@ -61,6 +68,7 @@ break_listing() -> from now on ``tools/list`` repeats ``echo`` (an invalid listi
 fail_listings(n) -> the next n ``tools/list`` answer with an error (``list_tools_failed`` events); announces
 delay_listings(seconds) -> later ``tools/list`` answers wait ``seconds`` (``list_tools_delayed``); announces
 crash() -> ``os._exit(3)`` while the call is in flight
+crash_by_signal(name="SIGTERM") -> the process sends itself that signal while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
 add_resource(name, text) / remove_resource(name) -> resource fixture://dynamic/<name> comes or goes,
@@ -74,7 +82,8 @@ ask_roots() -> asks for the client's roots; returns their URIs as a JSON list
 ask_unhandled() -> (2025 sessions) sends sampling/createMessage whatever the client declared;
     returns "refused <code>: <message>" with the error the client answered
 log(level, message) -> one log message at that level (logger "fixture"); 2026-07-28 clients get it
-    only if they asked for a log level at or below it
+    only if they asked for a log level at or below it. Recorded as ``logged`` with ``requested``, the
+    log level the request asked for (2026-07-28 ``_meta``; None when absent)
 notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notifications/message;
     on 2026-07-28 only delivered to a client that opted in with a log level), "progress"
     (needs a progress token) or "tools_changed" (announcements); returns "sent <n>"
@@ -88,6 +97,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -111,6 +121,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    LOG_LEVEL_META_KEY,
     METHOD_NOT_FOUND,
     CallToolResult,
     Completion,
@@ -160,6 +171,8 @@ class Options:
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
+    helper: str | None = None
+    hold_start: str | None = None
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -178,9 +191,13 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
+    parser.add_argument("--helper", choices=["quiet", "inherit"], default=None)
+    parser.add_argument("--hold-start", default=None)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
+    if ns.helper and ns.transport != "stdio":
+        parser.error("--helper is for --transport stdio only")
     return Options(
         transport=ns.transport,
         port=ns.port,
@@ -196,6 +213,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
+        helper=ns.helper,
+        hold_start=ns.hold_start,
     )
 
 
@@ -409,6 +428,12 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         events.write("crashing", tool="crash")
         os._exit(3)
 
+    def crash_by_signal(name: str = "SIGTERM") -> str:
+        """Send this process the signal `name` while this call is in flight."""
+        events.write("crashing", tool="crash_by_signal", signal=name)
+        os.kill(os.getpid(), signal.Signals[name])
+        return f"survived {name}"
+
     def exit_later(delay: float) -> str:
         """Return "ok" now and exit the process (status 4) `delay` seconds later."""
         timer = threading.Timer(delay, os._exit, args=(4,))
@@ -549,6 +574,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
 
     async def log(level: str, message: str, ctx: Context) -> str:
         """Send one log message at `level` (logger "fixture")."""
+        meta = ctx.request_context.meta or {}
+        events.write("logged", level=level, requested=meta.get(LOG_LEVEL_META_KEY))
         await ctx.log(cast(Any, level), message, logger_name="fixture")
         return "logged"
 
@@ -563,6 +590,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         remove_tool,
         announce,
         crash,
+        crash_by_signal,
         exit_later,
         get_env,
         get_cwd,
@@ -832,6 +860,27 @@ def install_signal_handlers(options: Options, events: EventSink) -> None:
     signal.signal(signal.SIGINT, record)
 
 
+def start_helper(options: Options, events: EventSink) -> None:
+    """A child in this server's process group that outlives it unless its group is signalled."""
+    code = "import signal, time\n"
+    if options.ignore_signals:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "time.sleep(600)\n"
+    quiet = options.helper == "quiet"
+    helper = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL if quiet else None,
+        stdout=subprocess.DEVNULL if quiet else None,
+    )
+    events.write("helper_started", pid=helper.pid, mode=options.helper)
+
+
+def hold_start(path: str, events: EventSink) -> None:
+    events.write("holding", path=path)
+    while not os.path.exists(path):
+        time.sleep(0.02)
+
+
 def main(argv: list[str] | None = None) -> None:
     options = parse_args(argv)
     events = EventSink(options.events)
@@ -839,6 +888,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"fixture stderr line {i}", file=sys.stderr)
     sys.stderr.flush()
     install_signal_handlers(options, events)
+    if options.hold_start is not None:
+        hold_start(options.hold_start, events)
+    if options.helper is not None:
+        start_helper(options, events)
     server = build_server(options, events)
     if options.transport == "http":
         asyncio.run(serve_http(server, options, events))
