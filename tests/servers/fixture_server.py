@@ -876,7 +876,7 @@ def start_helper(options: Options, events: EventSink) -> None:
 
 
 def hold_start(path: str, events: EventSink) -> None:
-    events.write("holding", path=path)
+    events.write("holding", path=path, pid=os.getpid())
     while not os.path.exists(path):
         time.sleep(0.02)
 
