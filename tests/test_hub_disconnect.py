@@ -102,7 +102,9 @@ def test_calls_in_flight_fail_promptly_when_the_server_dies(tmp_path: Path) -> N
     ("tool", "arguments", "how"),
     [
         pytest.param("crash", {}, "the process exited with status 3", id="exit-status"),
-        pytest.param("crash_by_signal", {"name": "SIGTERM"}, "the process was killed by SIGTERM", id="signal"),
+        pytest.param(
+            "crash_by_signal", {"name": "SIGTERM"}, "the process was killed by SIGTERM", id="signal"
+        ),
     ],
 )
 def test_a_call_whose_server_dies_says_how_it_ended_and_the_state_is_disconnected(

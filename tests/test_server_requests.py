@@ -215,9 +215,10 @@ def test_without_log_level_both_eras_deliver_the_records_the_servers_logger_want
     delivered: dict[str, list[tuple[int, str]]] = {}
     for era in ("modern", "legacy"):
         caplog.clear()
-        with caplog.at_level(level, logger=f"mcp_sync.server.{era}"), started_hub(
-            stdio_config(era, "--era", era)
-        ) as hub:
+        with (
+            caplog.at_level(level, logger=f"mcp_sync.server.{era}"),
+            started_hub(stdio_config(era, "--era", era)) as hub,
+        ):
             for name in ("debug", "info", "warning", "error"):
                 hub.call_tool(f"mcp__{era}__log", {"level": name, "message": f"a {name} message"})
             delivered[era] = fixture_log_records(caplog, era)
@@ -239,9 +240,10 @@ def test_a_servers_logger_at_warning_asks_a_modern_server_for_warnings_only(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     events = EventLog(tmp_path / "events.jsonl")
-    with caplog.at_level(logging.WARNING, logger="mcp_sync.server.fx"), started_hub(
-        stdio_config("fx", "--era", "modern", events=events)
-    ) as hub:
+    with (
+        caplog.at_level(logging.WARNING, logger="mcp_sync.server.fx"),
+        started_hub(stdio_config("fx", "--era", "modern", events=events)) as hub,
+    ):
         hub.call_tool("mcp__fx__log", {"level": "debug", "message": "not wanted"})
         hub.call_tool("mcp__fx__log", {"level": "warning", "message": "wanted"})
         records = fixture_log_records(caplog, "fx")

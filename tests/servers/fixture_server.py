@@ -746,6 +746,8 @@ def add_resources_and_prompts(server: MCPServer, options: Options, events: Event
 
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
 class _InvalidUtf8Stdout:
     """The stdio wire, with one line that is not valid UTF-8 before the server's first message."""
 
