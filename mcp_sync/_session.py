@@ -10,7 +10,9 @@ How it ends: `request_stop()` (graceful: calls in flight are cancelled on the se
 transport closes stdin and waits) or `request_stop(abort=True)` (the child is killed at
 once: for a server still in its handshake, or a hub that must stop now), or the transport
 ends by itself. The end state is reached once, before the (possibly slow) teardown, and no
-call starts after it.
+call starts after it. A stdio server that goes away is described by how its process ended
+(exit status or signal, last stderr lines); a call that lost it waits (bounded) for that end,
+so it fails with that description, and the state says disconnected by the time it does.
 """
 
 from __future__ import annotations
