@@ -103,8 +103,9 @@ class ServerFeatures:
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for the connection's `mcp.Client`."""
         options = self.bridge.client_options()
-        if self.config.log_level is not None:
-            options["log_level"] = self.config.log_level  # the 2026-07-28 opt-in; 2025: see connected()
+        # The 2026-07-28 opt-in, without which such a server sends no log message at all; by default what
+        # the server's logger records, as a 2025 server (which sends everything) gives. 2025: see connected().
+        options["log_level"] = self.config.log_level or self.bridge.wanted_log_level()
         return options
 
     async def connected(self, client: Client, task_group: anyio.abc.TaskGroup) -> None:

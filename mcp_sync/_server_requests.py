@@ -236,6 +236,12 @@ class ServerRequestBridge:
     def set_roots(self, roots: Sequence[str]) -> None:
         self._roots = tuple(roots)
 
+    def wanted_log_level(self) -> str:
+        """The MCP log level that asks for what the server's logger records: the lowest level at or
+        above the logger's effective level (read at connect time)."""
+        effective = self._log.getEffectiveLevel()
+        return next((name for name, number in _LEVELS.items() if number >= effective), "emergency")
+
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for `mcp.Client`: only the callbacks whose handlers are set."""
         options: dict[str, Any] = {"logging_callback": self._on_log}

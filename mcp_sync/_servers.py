@@ -341,9 +341,10 @@ class ServerSet:
         _wait_ready(launched)
 
     def _start_reconnecting(self, connection: ServerConnection) -> None:
-        """Start reconnecting a server whose ready connection dropped (its loop thread calls this)."""
+        """Start reconnecting a server whose ready connection dropped (its loop thread calls this), also
+        while other servers are still starting; close() stops it like any other."""
         with self._machine.condition:
-            if self._machine.state != "running" or self._connections.get(connection.name) is not connection:
+            if not self._reconnects() or self._connections.get(connection.name) is not connection:
                 return
             reconnector = Reconnector(
                 connection.config,
@@ -375,10 +376,14 @@ class ServerSet:
 
     def _wants(self, reconnector: Reconnector) -> bool:
         return (
-            self._machine.state == "running"
+            self._reconnects()
             and not reconnector.stopped
             and self._reconnectors.get(reconnector.name) is reconnector
         )
+
+    def _reconnects(self) -> bool:
+        """Whether servers that drop are reconnected now: from the first ready server until close()."""
+        return self._machine.state in ("starting", "running")
 
     def _announce_reconnecting(self, reconnector: Reconnector) -> None:
         event: StateEvent = (reconnector.name, "reconnecting", reconnector.error)

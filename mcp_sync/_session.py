@@ -10,7 +10,9 @@ How it ends: `request_stop()` (graceful: calls in flight are cancelled on the se
 transport closes stdin and waits) or `request_stop(abort=True)` (the child is killed at
 once: for a server still in its handshake, or a hub that must stop now), or the transport
 ends by itself. The end state is reached once, before the (possibly slow) teardown, and no
-call starts after it.
+call starts after it. A stdio server that goes away is described by how its process ended
+(exit status or signal, last stderr lines); a call that lost it waits (bounded) for that end,
+so it fails with that description, and the state says disconnected by the time it does.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ logger = logging.getLogger("mcp_sync")
 _CANCEL_FLUSH_TIMEOUT = 1.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
 _EXIT_DETAILS_TIMEOUT = 0.5
+# How long a call that lost its stdio server waits for the session to end with those details (the owner
+# waits `_EXIT_DETAILS_TIMEOUT` for them, then ends it); past this the call fails without them.
+_CALL_LOSS_TIMEOUT = _EXIT_DETAILS_TIMEOUT + 2.0
 # A call without a timer of its own on the loop enters this instead of `asyncio.timeout`.
 _NO_TIMER = contextlib.nullcontext()
 # How long after it started sessions wait, before they say ready, for the import of result validation
@@ -106,7 +111,10 @@ class Session:
         self._stopping = False
         self._output_ended = False
         self._ended = False
+        self._ended_event: asyncio.Event | None = None
         self._end_cause: BaseException | None = None
+        self._loss: tuple[BaseException, str] | None = None
+        """The end cause `_lose` made, and its problem ("closed its connection (...)")."""
         self.calls = LoopCalls(connection.call_soon, self._abandoned)
         """The tool calls in flight; callers hand theirs over with `calls.hand_over(..., self.call, ...)`."""
         self.secrets: SecretHandle | None = None
@@ -118,6 +126,7 @@ class Session:
         """Connect, list, keep in sync until told to stop or the transport ends; then tear down."""
         self._owner = asyncio.current_task()
         self._wake = asyncio.Event()
+        self._ended_event = asyncio.Event()
         try:
             if self._stopping:  # closed before the loop even started
                 return
@@ -171,12 +180,14 @@ class Session:
         self._connection.server_info = client.server_info
         assert self._connection.lease is not None, "a connection starts only once its name is reserved"
         warmer = ValidatorWarmer(client, lambda: self._connection.tools, _WARM_UP_TIMEOUT)
-        sync = self._sync = ToolSync(self._config, self._connection.lease, on_synced=warmer.listed)
+        sync = self._sync = ToolSync(
+            self._config, self._connection.lease, on_synced=warmer.listed, ended=self._transport_over
+        )
         task_group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(task_group.cancel_scope.cancel)
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # Subscribe before the first listing, so no change falls between the two.
-            await task_group.start(functools.partial(sync.listen, client, on_lost=self._lose))
+            await task_group.start(functools.partial(sync.listen, client, on_lost=self._subscription_lost))
         await sync.sync(client, initial=True)
         task_group.start_soon(sync.resync_when_dirty, client)
         task_group.start_soon(warmer.run)
@@ -217,15 +228,23 @@ class Session:
         self._output_ended = True
         if self.process.pid is None:  # HTTP: nothing more to learn
             self._lose("closed its connection")
-        elif self._wake is not None:
+        elif self._wake is not None:  # stdio: the owner waits for how the process ended
             self._wake.set()
+
+    def _transport_over(self) -> bool:
+        """Whether the transport has ended (or is being closed): failing requests then say nothing new."""
+        return self._output_ended or self._stopping or self._ended
+
+    def _subscription_lost(self, problem: str) -> None:
+        if self._output_ended and self.process.pid is not None:
+            return  # the stdio server's output ended: the owner says how its process ended
+        self._lose(problem)
 
     def _lose(self, problem: str) -> None:
         """End the session as disconnected, with `problem` as the cause."""
-        if not self._stopping:
-            self._end_cause = self._end_cause or ServerDisconnectedError(
-                scrub(f"server {self._name!r} {problem}")
-            )
+        if not self._stopping and self._end_cause is None:
+            self._end_cause = ServerDisconnectedError(scrub(f"server {self._name!r} {problem}"))
+            self._loss = (self._end_cause, problem)
         if self._wake is not None:
             self._wake.set()
 
@@ -235,6 +254,8 @@ class Session:
         if self._ended:
             return
         self._ended = True
+        if self._ended_event is not None:
+            self._ended_event.set()
         self.client = None
         if self._stopping:
             self._connection._set_state("closed")
@@ -265,8 +286,14 @@ class Session:
 
     # -- calls -------------------------------------------------------------------------------------
 
-    def _abandoned(self, _label: str) -> BaseException:
+    def _abandoned(self, label: str) -> BaseException:
         """The error of a call cut short by the session's end: why it ended, if that is known."""
+        if self._loss is not None and self._loss[0] is self._end_cause:
+            during = f"the call to {label}" if label else "a call"
+            return ServerDisconnectedError(
+                scrub(f"server {self._name!r} disconnected during {during}: it {self._loss[1]}"),
+                tool=label or None,
+            )
         error: BaseException = self._end_cause or ServerDisconnectedError(
             f"server {self._name!r} is {self._connection.state}; the call was abandoned"
         )
@@ -309,6 +336,10 @@ class Session:
                 http_problem=self.http.problem,
             )
             if failure is not None:
+                if isinstance(failure, ServerDisconnectedError) and self.process.pid is not None:
+                    await self._await_loss()  # the session's end cancels this task: see `_abandoned`
+                    if self._ended:
+                        raise self._abandoned(public_name) from exc
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                     # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
                     # server is gone its request fails and takes the transport, and so this session, down.
@@ -326,6 +357,14 @@ class Session:
             return from_call_tool_result(result, public_name)
         except Exception as exc:
             raise _our_bug(public_name, exc) from exc
+
+    async def _await_loss(self) -> None:
+        """A call lost its stdio server: wait (bounded) until the owner has ended the session with how the
+        process ended, so that the call fails with that and the state says disconnected when it does."""
+        if self._ended or self._ended_event is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ended_event.wait(), _CALL_LOSS_TIMEOUT)
 
     def _progress_forwarder(self, progress: ProgressCallback) -> Any:
         dispatcher = self._dispatcher

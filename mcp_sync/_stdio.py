@@ -15,7 +15,9 @@ connection needs and the SDK keeps to itself:
   and a warning, instead of ending the reader and leaving a session that looks alive.
 
 Shutdown follows the protocol's order, every wait bounded: close stdin, wait, SIGTERM to
-the process group, wait, SIGKILL.
+the process group, wait, SIGKILL. Once the server's own process has gone, what is left of its
+group (helpers it started, which may outlive it) gets the same SIGTERM, wait, SIGKILL: the
+group id is the server's pid, and the group lives on while any member does.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ TransportStreams = tuple[
 
 # Grace for a server to exit by itself after its stdin closes (the protocol's first step).
 STDIN_CLOSE_GRACE = 1.0
-# Grace after SIGTERM before SIGKILL.
+# Grace after SIGTERM before SIGKILL (for the server, and for what it leaves in its process group).
 SIGTERM_GRACE = 1.0
 # Time for the loop to observe a SIGKILL; only an unkillable (stopped, traced) process runs it out.
 _KILL_REAP_TIMEOUT = 1.0
@@ -75,6 +77,7 @@ class StdioProcess:
         self._stderr_closed: anyio.Event | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._undecodable_lines = 0
+        self._group_gone = False
 
     async def wait_for_exit(self, timeout: float) -> None:
         """Wait (bounded) until the child has exited and its stderr has been read to the end, so that
@@ -91,19 +94,30 @@ class StdioProcess:
         """What ended the child, for an error message: its exit status and the last lines of its stderr."""
         if self.pid is None:
             return ""
-        exit = self.exit_description()
-        text = f" (the process {'ended with ' + exit if exit else 'closed its output'})"
+        text = f" (the process {self.exit_description() or 'closed its output'})"
         tail = self.stderr_tail()
         if tail:
             text += "; its stderr ended with:\n" + "\n".join(f"    {line}" for line in tail.splitlines())
         return text
 
     def kill(self) -> None:
-        """SIGKILL the child's process group now, from any thread; a no-op once it has been reaped."""
-        if self.pid is None or self.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        """SIGKILL the child's process group now, from any thread, whether or not the child itself is
+        still there (its helpers may be); a no-op once the group is known to be empty."""
+        self.signal_group(signal.SIGKILL)
+
+    def signal_group(self, signum: int) -> bool:
+        """Send `signum` to the child's process group; False if nothing is left in it (or it cannot be
+        signalled). Once seen empty it is never signalled again: its id may then be reused."""
+        if self.pid is None or self._group_gone:
+            return False
+        try:
+            os.killpg(self.pid, signum)
+        except ProcessLookupError:
+            self._group_gone = True
+            return False
+        except PermissionError:  # a member changed its user: not ours to stop
+            return False
+        return True
 
     def stderr_tail(self) -> str:
         """The last lines the child wrote to stderr, at most `STDERR_TAIL_BYTES` of them."""
@@ -117,15 +131,15 @@ class StdioProcess:
         return "\n".join(reversed(lines))
 
     def exit_description(self) -> str | None:
-        """'exit status 3' or 'killed by SIGKILL', once the child has been reaped."""
+        """'exited with status 3' or 'was killed by SIGKILL', once the child has been reaped."""
         code = self.returncode
         if code is None:
             return None
         if code < 0:
             with contextlib.suppress(ValueError):
-                return f"killed by {signal.Signals(-code).name}"
-            return f"killed by signal {-code}"
-        return f"exit status {code}"
+                return f"was killed by {signal.Signals(-code).name}"
+            return f"was killed by signal {-code}"
+        return f"exited with status {code}"
 
 
 @asynccontextmanager
@@ -235,17 +249,51 @@ async def open_stdio(
 
 
 async def _stop(child: anyio.abc.Process, process: StdioProcess) -> None:
-    """Close stdin, then SIGTERM, then SIGKILL the process group, each after its grace."""
+    """Close stdin, then SIGTERM, then SIGKILL the process group, each after its grace; then stop what
+    is left of the group."""
     assert child.stdin is not None
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await child.stdin.aclose()
-    for grace, signum in ((STDIN_CLOSE_GRACE, signal.SIGTERM), (SIGTERM_GRACE, signal.SIGKILL)):
-        if await _exited(child, process, grace):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child.pid, signum)
-    if not await _exited(child, process, _KILL_REAP_TIMEOUT):
-        logger.warning("server %r (pid %d) survived SIGKILL; abandoning it", process.server_name, child.pid)
+    terminated_at: float | None = None
+    if not await _exited(child, process, STDIN_CLOSE_GRACE):
+        process.signal_group(signal.SIGTERM)
+        terminated_at = anyio.current_time()
+        if not await _exited(child, process, SIGTERM_GRACE):
+            process.signal_group(signal.SIGKILL)
+            if not await _exited(child, process, _KILL_REAP_TIMEOUT):
+                logger.warning(
+                    "server %r (pid %d) survived SIGKILL; abandoning it", process.server_name, child.pid
+                )
+                return
+    await _stop_group(process, terminated_at)
+
+
+async def _stop_group(process: StdioProcess, terminated_at: float | None) -> None:
+    """SIGTERM (unless the group had it at `terminated_at`), then SIGKILL after the grace, the processes
+    left in the group of a server that has gone."""
+    if terminated_at is None:
+        if not process.signal_group(signal.SIGTERM):
+            return  # the usual end: nothing left
+        logger.debug("server %r left processes in its group; stopping them", process.server_name)
+        terminated_at = anyio.current_time()
+    if await _group_ended(process, terminated_at + SIGTERM_GRACE - anyio.current_time()):
+        return
+    process.signal_group(signal.SIGKILL)
+    if not await _group_ended(process, _KILL_REAP_TIMEOUT):
+        logger.warning(
+            "processes of server %r (process group %d) survived SIGKILL; abandoning them",
+            process.server_name,
+            process.pid,
+        )
+
+
+async def _group_ended(process: StdioProcess, timeout: float) -> bool:
+    """Whether the process group is empty within `timeout` (checked at least once)."""
+    with anyio.move_on_after(max(timeout, 0.0)):
+        while process.signal_group(0):
+            await anyio.sleep(_EXIT_POLL_INTERVAL)
+        return True
+    return not process.signal_group(0)
 
 
 async def _exited(child: anyio.abc.Process, process: StdioProcess, timeout: float) -> bool:

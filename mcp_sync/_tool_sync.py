@@ -49,10 +49,16 @@ class ToolSync:
     """One server's tool listings, written through `lease`; loop-thread only."""
 
     def __init__(
-        self, config: ServerConfig, lease: ServerLease, on_synced: Callable[[], None] | None = None
+        self,
+        config: ServerConfig,
+        lease: ServerLease,
+        on_synced: Callable[[], None] | None = None,
+        ended: Callable[[], bool] = lambda: False,
     ) -> None:
         self._config = config
         self._on_synced = on_synced
+        self._ended = ended
+        """Whether the session's transport has ended: a listing that fails then is not retried."""
         self._name = config.server_name
         self._lease = lease
         self._dirty = asyncio.Event()
@@ -112,6 +118,9 @@ class ToolSync:
                 async with asyncio.timeout(self._config.connect_timeout):
                     await self.sync(client, initial=False)
             except Exception as exc:
+                if self._ended():  # the server is gone: the session is ending, and says why
+                    logger.debug("re-listing the tools of server %r failed as it went away", self._name)
+                    return
                 retry_in = _RESYNC_RETRY_MIN if retry_in is None else min(2 * retry_in, _RESYNC_RETRY_MAX)
                 if not isinstance(exc, ToolListError):  # a ToolListError is logged where it is raised
                     logger.error("re-listing the tools of server %r failed: %s", self._name, describe(exc))
@@ -160,6 +169,8 @@ class ToolSync:
                             "server %r refused the tools subscription: %s", self._name, describe(exc)
                         )
                     break
+            if self._ended():
+                break  # the server is gone, not just its subscription
             logger.info("server %r ended its tools subscription; subscribing again", self._name)
             # A server that ends every subscription at once is not hammered: the pause grows.
             quick = opened_at is not None and time.monotonic() - opened_at < _RELISTEN_MAX_DELAY

@@ -51,7 +51,7 @@ def test_a_server_that_exits_at_start_shows_its_exit_status_and_stderr(
     caplog.set_level(logging.WARNING, logger="mcp_sync")
     with started_hub(python_server("broken", CRASH_AT_START)) as hub:
         error = str(hub.servers["broken"].error)
-    assert "exit status 3" in error
+    assert "exited with status 3" in error
     assert "No module named mcp" in error
     assert any("No module named mcp" in record.getMessage() for record in caplog.records)
 
@@ -69,7 +69,7 @@ def test_a_missing_script_shows_the_interpreters_complaint(tmp_path: Path) -> No
     config = {"server_name": "gone", "transport": "stdio", "command": sys.executable, "args": [str(missing)]}
     with started_hub(config) as hub:
         error = str(hub.servers["gone"].error)
-    assert "exit status 2" in error
+    assert "exited with status 2" in error
     assert "can't open file" in error
 
 
@@ -88,7 +88,7 @@ def test_a_server_that_dies_later_shows_its_exit_status(events: EventLog) -> Non
         wait_until(lambda: hub.servers["fx"].state == "disconnected", timeout=10)
         error = hub.servers["fx"].error
     assert isinstance(error, ServerDisconnectedError)
-    assert "exit status 4" in str(error)
+    assert "exited with status 4" in str(error)
     assert "fixture stderr line 1" in str(error)
 
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
 import pytest
 
 from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallError, ToolNotFoundError
+from mcp_sync._connection import ServerConnection
 from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
-from tests.support import EventLog, stdio_config, wait_until
+from tests.support import REPO_ROOT, EventLog, pid_alive, stdio_config, wait_until
 
 
 def wait_for_state(hub: MCPHub, server: str, state: str, timeout: float) -> None:
@@ -87,3 +93,133 @@ def test_calls_in_flight_fail_promptly_when_the_server_dies(tmp_path: Path) -> N
         for future in futures:
             with pytest.raises(ServerDisconnectedError):
                 future.result(timeout=5)
+
+
+# -- a server that dies mid-call: the call and the state say how it ended ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "how"),
+    [
+        pytest.param("crash", {}, "the process exited with status 3", id="exit-status"),
+        pytest.param(
+            "crash_by_signal", {"name": "SIGTERM"}, "the process was killed by SIGTERM", id="signal"
+        ),
+    ],
+)
+def test_a_call_whose_server_dies_says_how_it_ended_and_the_state_is_disconnected(
+    tool: str, arguments: dict[str, str], how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    with started_hub(stdio_config("dying", "--stderr-lines", "2")) as hub:
+        with pytest.raises(ServerDisconnectedError) as raised:
+            hub.call_tool(f"mcp__dying__{tool}", arguments, timeout=10)
+        server = hub.servers["dying"]
+        state, error = server.state, server.error  # read at once: by the time the call raises
+        tools_left = [tool.name for tool in hub.registry.tools() if tool.server_name == "dying"]
+    message = str(raised.value)
+    assert f"disconnected during the call to mcp__dying__{tool}" in message
+    assert how in message
+    assert "fixture stderr line 1" in message
+    assert raised.value.tool == f"mcp__dying__{tool}"
+    assert state == "disconnected"
+    assert isinstance(error, ServerDisconnectedError)
+    assert how in str(error)
+    assert not tools_left
+    logged = [record.getMessage() for record in caplog.records if record.name.startswith("mcp_sync")]
+    assert not [text for text in logged if "listing again" in text or "re-listing" in text], logged
+
+
+def test_calls_in_flight_when_the_server_dies_say_how_it_ended(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with started_hub(stdio_config("dying", events=events)) as hub:
+        future = hub.submit("mcp__dying__sleep", {"seconds": 30, "tag": "waiting"})
+        events.wait_for("started", tag="waiting")
+        with pytest.raises(ServerDisconnectedError):
+            hub.call_tool("mcp__dying__crash", timeout=10)
+        with pytest.raises(ServerDisconnectedError) as raised:
+            future.result(timeout=5)
+    assert "disconnected during the call to mcp__dying__sleep" in str(raised.value)
+    assert "the process exited with status 3" in str(raised.value)
+
+
+# -- a server's helper processes end with it ---------------------------------------------------------
+
+
+def helper_of(events: EventLog) -> int:
+    pid = int(events.wait_for("helper_started")["pid"])
+    assert pid_alive(pid)
+    return pid
+
+
+def wait_gone(pid: int, what: str) -> None:
+    wait_until(lambda: not pid_alive(pid), timeout=10, message=f"{what} (pid {pid}) is still running")
+
+
+@pytest.mark.parametrize("ignores_sigterm", [False, True], ids=["helper", "helper-ignoring-sigterm"])
+def test_helpers_of_a_server_that_died_are_stopped_when_the_disconnect_is_noticed(
+    ignores_sigterm: bool, tmp_path: Path
+) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    flags = ["--helper", "quiet", *(["--ignore-signals"] if ignores_sigterm else [])]
+    with started_hub(stdio_config("srv", *flags, events=events)) as hub:
+        helper = helper_of(events)
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        wait_for_state(hub, "srv", "disconnected", timeout=10)
+        wait_gone(helper, "the helper of a server that died")
+    assert not pid_alive(helper)
+
+
+@pytest.mark.parametrize("ignores_sigterm", [False, True], ids=["helper", "helper-ignoring-sigterm"])
+def test_close_stops_the_helpers_of_a_server_whose_main_process_died_first(
+    ignores_sigterm: bool, tmp_path: Path
+) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    # The helper shares the server's stdout, so the server's death goes unnoticed until close().
+    flags = ["--helper", "inherit", *(["--ignore-signals"] if ignores_sigterm else [])]
+    hub = MCPHub([stdio_config("srv", *flags, events=events)]).start()
+    try:
+        helper = helper_of(events)
+        leader = hub.servers["srv"].pid
+        assert leader is not None
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        wait_gone(leader, "the server")
+    finally:
+        hub.close()
+    assert not pid_alive(helper), "the helper outlived close()"
+
+
+def test_kill_stops_the_helpers_of_a_server_whose_main_process_died_first(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with started_hub(stdio_config("srv", "--helper", "inherit", "--ignore-signals", events=events)) as hub:
+        helper = helper_of(events)
+        server = hub.servers["srv"]
+        assert isinstance(server, ServerConnection) and server.pid is not None
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        wait_gone(server.pid, "the server")
+        server.kill()
+        wait_gone(helper, "the helper after kill()")
+
+
+def test_helpers_of_a_server_that_died_do_not_outlive_a_script_that_never_closes(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    script = tmp_path / "forgetful.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {os.fspath(REPO_ROOT)!r})
+            from mcp_sync import MCPHub
+            from tests.support import pid_alive, stdio_config, wait_until
+            config = stdio_config("srv", "--helper", "inherit", "--ignore-signals", events={str(events)!r})
+            hub = MCPHub([config]).start()
+            leader = hub.servers["srv"].pid
+            hub.call_tool("mcp__srv__exit_later", {{"delay": 0.1}})
+            wait_until(lambda: not pid_alive(leader), timeout=10)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, os.fspath(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    helper = int(events.wait_for("helper_started")["pid"])
+    wait_gone(helper, "the helper of a server in a script that never closed its hub")

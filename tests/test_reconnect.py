@@ -15,7 +15,15 @@ import pytest
 
 from mcp_sync import MCPHub, ReconnectConfig, ToolNotFoundError
 from mcp_sync._reconnect import backoff_delays
-from tests.support import FIXTURE_SERVER, EventLog, HttpServer, http_config, stdio_config, wait_until
+from tests.support import (
+    FIXTURE_SERVER,
+    EventLog,
+    HttpServer,
+    http_config,
+    pid_alive,
+    stdio_config,
+    wait_until,
+)
 
 
 class States:
@@ -169,3 +177,74 @@ def test_backoff_doubles_up_to_its_ceiling_with_jitter() -> None:
         assert all(ceiling / 2 <= delay <= ceiling for delay in drawn)
         # Jitter: each wait is drawn from the whole range between half the ceiling and the ceiling.
         assert min(drawn) < 0.6 * ceiling and max(drawn) > 0.9 * ceiling, (attempt, min(drawn), max(drawn))
+
+
+def test_a_server_that_drops_while_another_is_still_starting_is_reconnected(tmp_path: Path) -> None:
+    gate = tmp_path / "let-slow-start"
+    slow = EventLog(tmp_path / "slow.jsonl")
+    hub = MCPHub(
+        [
+            stdio_config("srv", **reconnect()),
+            stdio_config("slow", "--hold-start", str(gate), events=slow, connect_timeout_ms=120_000),
+        ]
+    )
+    states = States(hub)
+    starter = threading.Thread(target=hub.start, name="test-start", daemon=True)
+    starter.start()
+    try:
+        states.wait_for("ready")
+        slow.wait_for("holding")
+        first_pid = hub.servers["srv"].pid
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("disconnected")
+        states.wait_for("reconnecting")
+        states.wait_for("ready")
+
+        assert hub.state == "starting"
+        assert hub.servers["srv"].pid != first_pid
+        assert hub.call_tool("mcp__srv__echo", {"text": "back"}).text == "back"
+        gate.touch()
+        starter.join(60)
+        assert hub.state == "running"
+        assert hub.servers["slow"].state == "ready"
+    finally:
+        gate.touch()
+        hub.close()
+        starter.join(10)
+
+
+def test_close_while_starting_stops_a_reconnection_armed_during_the_start(tmp_path: Path) -> None:
+    gate = tmp_path / "never"
+    slow = EventLog(tmp_path / "slow.jsonl")
+    hub = MCPHub(
+        [
+            stdio_config("srv", **reconnect(initial_delay_ms=600_000, max_delay_ms=600_000)),
+            stdio_config("slow", "--hold-start", str(gate), events=slow, connect_timeout_ms=120_000),
+        ]
+    )
+    states = States(hub)
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            hub.start()
+        except BaseException as exc:
+            failures.append(exc)
+
+    starter = threading.Thread(target=start, name="test-start", daemon=True)
+    starter.start()
+    try:
+        states.wait_for("ready")
+        slow_pid = int(slow.wait_for("holding")["pid"])
+        hub.call_tool("mcp__srv__exit_later", {"delay": 0.1})
+        states.wait_for("reconnecting")
+        assert hub.state == "starting"
+    finally:
+        hub.close()
+        starter.join(30)
+    assert not starter.is_alive()
+    assert hub.state == "closed"
+    assert failures, "start() returned normally though close() preempted it"
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync:reconnect")]
+    assert not [t for t in threading.enumerate() if t.name in ("mcp-sync:srv", "mcp-sync:slow")]
+    assert not pid_alive(slow_pid)

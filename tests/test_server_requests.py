@@ -209,3 +209,57 @@ def test_elicitation_none_declares_no_elicitation() -> None:
         pytest.raises(ToolCallError, match="elicitation capability"),
     ):
         hub.call_tool("mcp__noel__ask_name")
+
+
+# -- log messages without a configured log_level ---------------------------------------------------------
+
+
+def fixture_log_records(caplog: pytest.LogCaptureFixture, server: str) -> list[tuple[int, str]]:
+    return [
+        (record.levelno, record.getMessage())
+        for record in caplog.records
+        if record.name == f"mcp_sync.server.{server}" and "[fixture]" in record.getMessage()
+    ]
+
+
+@pytest.mark.parametrize("level", [logging.DEBUG, logging.INFO, logging.WARNING])
+def test_without_log_level_both_eras_deliver_the_records_the_servers_logger_wants(
+    level: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    delivered: dict[str, list[tuple[int, str]]] = {}
+    for era in ("modern", "legacy"):
+        caplog.clear()
+        with (
+            caplog.at_level(level, logger=f"mcp_sync.server.{era}"),
+            started_hub(stdio_config(era, "--era", era)) as hub,
+        ):
+            for name in ("debug", "info", "warning", "error"):
+                hub.call_tool(f"mcp__{era}__log", {"level": name, "message": f"a {name} message"})
+            delivered[era] = fixture_log_records(caplog, era)
+    expected = [
+        (number, f"[fixture] a {name} message")
+        for name, number in (
+            ("debug", logging.DEBUG),
+            ("info", logging.INFO),
+            ("warning", logging.WARNING),
+            ("error", logging.ERROR),
+        )
+        if number >= level
+    ]
+    assert delivered["modern"] == expected
+    assert delivered["legacy"] == expected
+
+
+def test_a_servers_logger_at_warning_asks_a_modern_server_for_warnings_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with (
+        caplog.at_level(logging.WARNING, logger="mcp_sync.server.fx"),
+        started_hub(stdio_config("fx", "--era", "modern", events=events)) as hub,
+    ):
+        hub.call_tool("mcp__fx__log", {"level": "debug", "message": "not wanted"})
+        hub.call_tool("mcp__fx__log", {"level": "warning", "message": "wanted"})
+        records = fixture_log_records(caplog, "fx")
+    assert [event["requested"] for event in events.find("logged")] == ["warning", "warning"]
+    assert records == [(logging.WARNING, "[fixture] wanted")]

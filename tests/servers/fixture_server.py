@@ -41,6 +41,13 @@ Flags
                          as the ``fail_listings`` tool does later: a server whose first listing fails.
 --exit-during-handshake  exit at once (status 5, ``exiting`` event) on the first handshake request
                          (``server/discover`` or ``initialize``), before answering it.
+--helper quiet|inherit   (stdio only) at start-up, start a helper process (a python that sleeps) in
+                         this server's process group, recorded as ``helper_started`` with its pid.
+                         quiet: its stdin and stdout are /dev/null and it shares stderr; inherit: it
+                         shares all three pipes (so the server's output does not end when the
+                         server dies). With ``--ignore-signals`` the helper ignores SIGTERM too.
+--hold-start PATH        before serving, wait until PATH exists (``holding`` event): a server that
+                         is slow to start, for as long as the test wants.
 
 Resources, templates, prompts
 -----------------------------
@@ -72,6 +79,7 @@ delay_listings(seconds, announce=True) -> later ``tools/list`` answers wait ``se
     (``list_tools_delayed``); announces a change unless told not to; a later call ends the waits in
     progress at once (a test holds a listing, then lets it go)
 crash() -> ``os._exit(3)`` while the call is in flight
+crash_by_signal(name="SIGTERM") -> the process sends itself that signal while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
 fail_with_env(name) -> a JSON-RPC error (not a result) whose message and data hold the variable's value,
@@ -90,7 +98,8 @@ ask_roots() -> asks for the client's roots; returns their URIs as a JSON list
 ask_unhandled() -> (2025 sessions) sends sampling/createMessage whatever the client declared;
     returns "refused <code>: <message>" with the error the client answered
 log(level, message) -> one log message at that level (logger "fixture"); 2026-07-28 clients get it
-    only if they asked for a log level at or below it
+    only if they asked for a log level at or below it. Recorded as ``logged`` with ``requested``, the
+    log level the request asked for (2026-07-28 ``_meta``; None when absent)
 notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notifications/message;
     on 2026-07-28 only delivered to a client that opted in with a log level), "progress"
     (needs a progress token) or "tools_changed" (announcements); returns "sent <n>"
@@ -104,6 +113,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -128,6 +138,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    LOG_LEVEL_META_KEY,
     METHOD_NOT_FOUND,
     CallToolResult,
     Completion,
@@ -181,6 +192,8 @@ class Options:
     elicit_defaults: bool = False
     fail_listings: int = 0
     exit_during_handshake: bool = False
+    helper: str | None = None
+    hold_start: str | None = None
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -203,9 +216,13 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--elicit-defaults", action="store_true")
     parser.add_argument("--fail-listings", type=int, default=0)
     parser.add_argument("--exit-during-handshake", action="store_true")
+    parser.add_argument("--helper", choices=["quiet", "inherit"], default=None)
+    parser.add_argument("--hold-start", default=None)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
+    if ns.helper and ns.transport != "stdio":
+        parser.error("--helper is for --transport stdio only")
     return Options(
         transport=ns.transport,
         port=ns.port,
@@ -225,6 +242,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         elicit_defaults=ns.elicit_defaults,
         fail_listings=ns.fail_listings,
         exit_during_handshake=ns.exit_during_handshake,
+        helper=ns.helper,
+        hold_start=ns.hold_start,
     )
 
 
@@ -447,6 +466,12 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         events.write("crashing", tool="crash")
         os._exit(3)
 
+    def crash_by_signal(name: str = "SIGTERM") -> str:
+        """Send this process the signal `name` while this call is in flight."""
+        events.write("crashing", tool="crash_by_signal", signal=name)
+        os.kill(os.getpid(), signal.Signals[name])
+        return f"survived {name}"
+
     def exit_later(delay: float) -> str:
         """Return "ok" now and exit the process (status 4) `delay` seconds later."""
         timer = threading.Timer(delay, os._exit, args=(4,))
@@ -608,6 +633,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
 
     async def log(level: str, message: str, ctx: Context) -> str:
         """Send one log message at `level` (logger "fixture")."""
+        meta = ctx.request_context.meta or {}
+        events.write("logged", level=level, requested=meta.get(LOG_LEVEL_META_KEY))
         await ctx.log(cast(Any, level), message, logger_name="fixture")
         return "logged"
 
@@ -622,6 +649,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         remove_tool,
         announce,
         crash,
+        crash_by_signal,
         exit_later,
         get_env,
         fail_with_env,
@@ -995,6 +1023,27 @@ def install_signal_handlers(options: Options, events: EventSink) -> None:
     signal.signal(signal.SIGINT, record)
 
 
+def start_helper(options: Options, events: EventSink) -> None:
+    """A child in this server's process group that outlives it unless its group is signalled."""
+    code = "import signal, time\n"
+    if options.ignore_signals:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "time.sleep(600)\n"
+    quiet = options.helper == "quiet"
+    helper = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL if quiet else None,
+        stdout=subprocess.DEVNULL if quiet else None,
+    )
+    events.write("helper_started", pid=helper.pid, mode=options.helper)
+
+
+def hold_start(path: str, events: EventSink) -> None:
+    events.write("holding", path=path, pid=os.getpid())
+    while not os.path.exists(path):
+        time.sleep(0.02)
+
+
 def main(argv: list[str] | None = None) -> None:
     options = parse_args(argv)
     events = EventSink(options.events)
@@ -1003,6 +1052,10 @@ def main(argv: list[str] | None = None) -> None:
     sys.stderr.flush()
     install_signal_handlers(options, events)
     RUNTIME_FAULTS.failing_listings = options.fail_listings
+    if options.hold_start is not None:
+        hold_start(options.hold_start, events)
+    if options.helper is not None:
+        start_helper(options, events)
     server = build_server(options, events)
     if options.transport == "http":
         asyncio.run(serve_http(server, options, events))
