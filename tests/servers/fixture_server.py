@@ -33,6 +33,11 @@ Flags
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
                          and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+--echo-in-errors         ``get_env`` and ``get_header`` answer with a JSON-RPC error (not a result)
+                         whose message holds the value, as a server that echoes a rejected
+                         credential back does.
+--stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
+                         that prints its configuration does.
 
 Resources, templates, prompts
 -----------------------------
@@ -160,6 +165,8 @@ class Options:
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
+    echo_in_errors: bool = False
+    stderr_env: str | None = None
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -178,6 +185,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
+    parser.add_argument("--echo-in-errors", action="store_true")
+    parser.add_argument("--stderr-env", default=None)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -196,6 +205,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
+        echo_in_errors=ns.echo_in_errors,
+        stderr_env=ns.stderr_env,
     )
 
 
@@ -417,9 +428,14 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         events.write("exit_scheduled", delay=delay)
         return "ok"
 
+    def echoed(value: str) -> str:
+        if options.echo_in_errors:
+            raise MCPError(code=INVALID_PARAMS, message=f"credential rejected: {value}")
+        return value
+
     def get_env(name: str) -> str:
         """Return the environment variable's value, or "<unset>"."""
-        return os.environ.get(name, "<unset>")
+        return echoed(os.environ.get(name, "<unset>"))
 
     def get_cwd() -> str:
         """Return the server's working directory."""
@@ -432,7 +448,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
     def get_header(name: str, ctx: Context) -> str:
         """Return the HTTP request header `name` as received, or "<unset>" (stdio has no headers)."""
         headers = ctx.headers or {}
-        return headers.get(name.lower(), headers.get(name, "<unset>"))
+        return echoed(headers.get(name.lower(), headers.get(name, "<unset>")))
 
     async def break_listing(ctx: Context) -> str:
         """From now on list ``echo`` twice (an invalid listing), and announce the change."""
@@ -837,6 +853,9 @@ def main(argv: list[str] | None = None) -> None:
     events = EventSink(options.events)
     for i in range(options.stderr_lines):
         print(f"fixture stderr line {i}", file=sys.stderr)
+    if options.stderr_env is not None:
+        value = os.environ.get(options.stderr_env, "")
+        print(f"fixture config {options.stderr_env}={value}", file=sys.stderr)
     sys.stderr.flush()
     install_signal_handlers(options, events)
     server = build_server(options, events)
