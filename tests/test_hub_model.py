@@ -87,6 +87,10 @@ CALL_SLACK = 5.0
 HANDSHAKE_BOUND = 5.0
 # Waits for a server's event, a state change, a thread or a process to end.
 EVENT_TIMEOUT = 15.0
+# close() is bounded: a graceful stop, then the kill of what is left (about 4 s), with slack.
+CLOSE_BOUND = 10.0
+# start() returns within a server's connect deadline (30 s by default) and a grace of 5 s.
+START_BOUND = 40.0
 # The timeout of the calls expected to answer.
 ECHO_TIMEOUT = 20.0
 # The timeout of the calls expected to time out (their sleep lasts much longer).
@@ -201,12 +205,18 @@ class Outcome:
 
 
 def timed_call(hub: MCPHub, tool: str, arguments: dict[str, Any], **options: Any) -> Outcome:
+    """Call and time it; a call that outlives its timeout by more than `CALL_SLACK` is an error itself."""
     began = time.monotonic()
     try:
-        text = hub.call_tool(tool, arguments, **options).text
+        outcome = Outcome(text=hub.call_tool(tool, arguments, **options).text)
     except Exception as exc:
-        return Outcome(error=exc, seconds=time.monotonic() - began)
-    return Outcome(text=text, seconds=time.monotonic() - began)
+        outcome = Outcome(error=exc)
+    outcome.seconds = time.monotonic() - began
+    timeout = options.get("timeout")
+    if timeout is not None and outcome.seconds > timeout + CALL_SLACK:
+        overran = AssertionError(f"{tool} took {outcome.seconds:.1f} s, its timeout {timeout} s: {outcome}")
+        return Outcome(error=overran, seconds=outcome.seconds)
+    return outcome
 
 
 @dataclass
@@ -401,7 +411,7 @@ class HubModel(RuleBasedStateMachine):
         assert hub.state == "running"
         self.learn_base_tools()
         self.check_handshakes(since, self.up, http_from=since)
-        assert elapsed < 30.0 + 5.0 + CALL_SLACK, f"start() took {elapsed:.1f} s"
+        assert elapsed <= START_BOUND, f"start() took {elapsed:.1f} s"
 
     # -- calls ------------------------------------------------------------------------------------------
 
@@ -641,17 +651,76 @@ class HubModel(RuleBasedStateMachine):
     # -- close, other hubs, fork ------------------------------------------------------------------------
 
     @precondition(lambda self: self.running)
-    @rule(twice=st.booleans())
-    def close_hub(self, twice: bool) -> None:
+    @rule(twice=st.booleans(), in_flight=st.booleans())
+    def close_hub(self, twice: bool, in_flight: bool) -> None:
+        """Close (maybe twice, maybe with a call in flight, which then fails promptly)."""
         hub = self.live_hub()
+        sleeper: threading.Thread | None = None
+        outcomes: list[Outcome] = []
+        if in_flight and self.up:
+            name, tag = self.up[0], f"close-{uuid.uuid4().hex[:8]}"
+            sleeper = threading.Thread(
+                target=lambda: outcomes.append(self.sleep_call(name, tag, timeout=SLEEP_SECONDS * 2)),
+                name="model-in-flight",
+                daemon=True,
+            )
+            sleeper.start()
+            self.events(name).wait_for("started", tag=tag, timeout=EVENT_TIMEOUT)
+        began = time.monotonic()
         hub.close()
+        assert time.monotonic() - began <= CLOSE_BOUND
         if twice:
             hub.close()
         self.running, self.down = False, set()
         self.closed_hub = hub
         assert hub.state == "closed"
-        with pytest.raises(MCPSyncError):
+        if sleeper is not None:
+            sleeper.join(CALL_SLACK)
+            assert not sleeper.is_alive(), "a call in flight outlived the close of its hub"
+            [outcome] = outcomes
+            assert isinstance(outcome.error, ServerDisconnectedError), outcome
+        with pytest.raises(MCPSyncError) as raised:
             hub.reload()
+        self.errors.append(raised.value)
+
+    @precondition(lambda self: not self.running)
+    @rule(after_a_process=st.booleans())
+    def close_during_start(self, after_a_process: bool) -> None:
+        """`close()` from another thread ends a `start()` in progress; nothing is left running."""
+        self.write_config()
+        hub = MCPHub.from_file(self.path)
+        ended: list[BaseException | None] = []
+
+        def start() -> None:
+            try:
+                hub.start()
+            except BaseException as exc:
+                ended.append(exc)
+            else:
+                ended.append(None)
+
+        stdio = [self.events(name) for name in self.configured if name in GOOD_STDIO]
+        processes_before = sum(events.count("ready") for events in stdio)
+        starter = threading.Thread(target=start, name="model-start", daemon=True)
+        starter.start()
+        wait_until(lambda: hub.state != "created", timeout=EVENT_TIMEOUT)
+        if after_a_process and stdio:  # close during a handshake rather than before any process is up
+            with contextlib.suppress(AssertionError):
+                wait_until(
+                    lambda: sum(events.count("ready") for events in stdio) > processes_before,
+                    timeout=EVENT_TIMEOUT,
+                )
+        began = time.monotonic()
+        hub.close()
+        assert time.monotonic() - began <= CLOSE_BOUND
+        starter.join(CLOSE_BOUND)
+        assert not starter.is_alive(), "start() outlived a close() from another thread"
+        assert hub.state == "closed"
+        [error] = ended
+        assert error is None or isinstance(error, MCPSyncError), repr(error)
+        if error is not None:
+            self.errors.append(error)
+        self.closed_hub = hub
 
     @rule(with_typo=st.booleans(), typo_first=st.booleans())
     def another_hub(self, with_typo: bool, typo_first: bool) -> None:
@@ -784,7 +853,7 @@ class HubModel(RuleBasedStateMachine):
                 continue
             texts.append(repr(hub))
             for server in hub.servers.values():
-                texts.append(repr(server))
+                texts += [repr(server), repr(server.config)]
                 if server.error is not None:
                     texts += exception_texts(server.error)
         texts += self.world.records.take()
