@@ -4,9 +4,11 @@ and the isolation and lifecycle promises are checked after every step.
 Operations: start a hub from a file; calls (plain, timed out, cancelled with a `threading.Event`,
 from several threads at once, one whose server echoes a credential back in its error); reloads with
 the file unchanged, one entry changed, a server added or removed, an entry made invalid (an unknown
-key, an unset ``${VAR}``) with and without `strict=True`; a server crash while idle (it exits, or is
-killed) and during a call; a server whose command does not exist; close; another hub beside the
-first; a new hub after close; and a forked child.
+key, an unset ``${VAR}``) with and without `strict=True`, with calls to the untouched servers going
+on meanwhile; a server crash while idle (it exits, or is killed) and during calls; a server whose
+command does not exist; close (twice, with a call in flight, during `start()`); another hub beside
+the first; a new hub after close; and a forked child, in which the inherited hub must refuse calls
+at once and a new hub must work, while the parent's hub goes on untouched.
 
 The model knows which servers the file holds and which of them must be ready. After every step:
 
@@ -98,6 +100,8 @@ SHORT_TIMEOUT = 1.0
 SLEEP_SECONDS = 30
 # In a forked child a call on the inherited hub must fail at once, not wait for its timeout.
 FORK_REFUSE_BOUND = 5.0
+# A call the parent has in flight while it forks: it must finish as if nothing happened.
+FORK_CALL_SECONDS = 2.0
 # The whole forked child: probe the inherited hub, start, use and close a hub of its own.
 FORK_CHILD_TIMEOUT = 60.0
 # Descriptors a process may open for itself meanwhile (a lazily opened file, the example database).
@@ -250,6 +254,28 @@ class Traffic:
             if self.names:
                 thread.join(ECHO_TIMEOUT + CALL_SLACK)
                 assert not thread.is_alive(), "a call of the traffic thread hung"
+
+
+class InFlight:
+    """A `sleep` call on one server, made from a thread; the server has started it once this returns."""
+
+    def __init__(self, model: HubModel, name: str, seconds: float = SLEEP_SECONDS) -> None:
+        tag = f"in-flight-{uuid.uuid4().hex[:8]}"
+        self._outcomes: list[Outcome] = []
+        self._thread = threading.Thread(
+            target=lambda: self._outcomes.append(model.sleep_call(name, tag, seconds, timeout=seconds * 2)),
+            name="model-in-flight",
+            daemon=True,
+        )
+        self._thread.start()
+        model.events(name).wait_for("started", tag=tag, timeout=EVENT_TIMEOUT)
+
+    def outcome(self, within: float) -> Outcome:
+        """How the call ended; it must end within `within` seconds from now."""
+        self._thread.join(within)
+        assert not self._thread.is_alive(), f"a call in flight did not end within {within} s"
+        [outcome] = self._outcomes
+        return outcome
 
 
 class HubModel(RuleBasedStateMachine):
@@ -429,8 +455,8 @@ class HubModel(RuleBasedStateMachine):
         else:
             assert isinstance(outcome.error, ToolNotFoundError), outcome
 
-    def sleep_call(self, name: str, tag: str, **options: Any) -> Outcome:
-        arguments = {"seconds": SLEEP_SECONDS, "tag": tag}
+    def sleep_call(self, name: str, tag: str, seconds: float = SLEEP_SECONDS, **options: Any) -> Outcome:
+        arguments = {"seconds": seconds, "tag": tag}
         return self.collect(timed_call(self.live_hub(), f"mcp__{name}__sleep", arguments, **options))
 
     def check_cancelled_on_server(self, name: str, tag: str) -> None:
@@ -554,17 +580,24 @@ class HubModel(RuleBasedStateMachine):
         self.reload(self.up, traffic=traffic)
 
     @precondition(lambda self: self.running and self.configured)
-    @rule(data=st.data(), traffic=st.booleans())
-    def reload_with_one_entry_changed(self, data: st.DataObject, traffic: bool) -> None:
+    @rule(data=st.data(), traffic=st.booleans(), in_flight_call=st.booleans())
+    def reload_with_one_entry_changed(self, data: st.DataObject, traffic: bool, in_flight_call: bool) -> None:
+        """The changed server reconnects (a call in flight on it fails promptly); the others are untouched."""
         name = data.draw(st.sampled_from(sorted(self.configured)), label="server")
+        in_flight = InFlight(self, name) if in_flight_call and name in self.up else None
         self.configured[name] = not self.configured[name]
         self.reload([other for other in self.up if other != name], traffic=traffic)
+        if in_flight is not None:
+            outcome = self.collect(in_flight.outcome(CALL_SLACK))
+            assert isinstance(outcome.error, ServerDisconnectedError), outcome
         if name in self.up:
             assert {tool.name for tool in self.live_hub().servers[name].tools} == self.expected_tools(name)
 
     @precondition(lambda self: self.running)
-    @rule(name=st.sampled_from(NAMES), traffic=st.booleans())
-    def reload_adding_or_removing(self, name: str, traffic: bool) -> None:
+    @rule(name=st.sampled_from(NAMES), traffic=st.booleans(), in_flight_call=st.booleans())
+    def reload_adding_or_removing(self, name: str, traffic: bool, in_flight_call: bool) -> None:
+        """A server comes or goes (a call in flight on it fails promptly); the others are untouched."""
+        in_flight = InFlight(self, name) if in_flight_call and name in self.up else None
         if name in self.configured:
             del self.configured[name]
         else:
@@ -572,6 +605,9 @@ class HubModel(RuleBasedStateMachine):
         self.reload([other for other in self.up if other != name], traffic=traffic)
         if name not in self.configured:
             assert name not in self.live_hub().servers
+        if in_flight is not None:
+            outcome = self.collect(in_flight.outcome(CALL_SLACK))
+            assert isinstance(outcome.error, ServerDisconnectedError), outcome
 
     @precondition(lambda self: self.running and self.configured)
     @rule(data=st.data(), how=st.sampled_from(["unknown_key", "unset_variable"]), traffic=st.booleans())
@@ -586,12 +622,12 @@ class HubModel(RuleBasedStateMachine):
         """`reload(strict=True)` rejects the whole file: nothing changes, not even a crashed server."""
         name = data.draw(st.sampled_from(sorted(self.configured)), label="server")
         hub = self.live_hub()
-        before = {name: (server, server.state) for name, server in hub.servers.items()}
+        before = {server_name: (server, server.state) for server_name, server in hub.servers.items()}
         self.write_config((name, how))
         with pytest.raises(ConfigError) as raised:
-            hub.reload(strict=True)  # type: ignore[call-arg]
+            hub.reload(strict=True)
         self.errors.append(raised.value)
-        after = {name: (server, server.state) for name, server in hub.servers.items()}
+        after = {server_name: (server, server.state) for server_name, server in hub.servers.items()}
         assert after == before, "a rejected reload changed the servers"
 
     # -- crashes and servers that cannot start -----------------------------------------------------------
@@ -628,44 +664,22 @@ class HubModel(RuleBasedStateMachine):
         """The server exits while answering one call, with another in flight: both fail promptly."""
         name = data.draw(st.sampled_from(self.stdio_up), label="server")
         hub = self.live_hub()
-        tag = f"crash-{uuid.uuid4().hex[:8]}"
-        in_flight: list[Outcome] = []
-        sleeper = threading.Thread(
-            target=lambda: in_flight.append(self.sleep_call(name, tag, timeout=SLEEP_SECONDS * 2)),
-            name="model-in-flight",
-            daemon=True,
-        )
-        sleeper.start()
-        self.events(name).wait_for("started", tag=tag, timeout=EVENT_TIMEOUT)
-        crashed_at = time.monotonic()
+        in_flight = InFlight(self, name)
         outcome = self.collect(timed_call(hub, f"mcp__{name}__crash", {}, timeout=ECHO_TIMEOUT))
         assert isinstance(outcome.error, ServerDisconnectedError), outcome
         assert outcome.seconds <= CALL_SLACK, outcome
-        sleeper.join(CALL_SLACK)
-        assert not sleeper.is_alive(), "a call in flight outlived its server's crash"
-        assert time.monotonic() - crashed_at <= CALL_SLACK + 1.0
-        [other] = in_flight
+        other = self.collect(in_flight.outcome(CALL_SLACK))
         assert isinstance(other.error, ServerDisconnectedError), other
         self.wait_disconnected(name)
 
     # -- close, other hubs, fork ------------------------------------------------------------------------
 
     @precondition(lambda self: self.running)
-    @rule(twice=st.booleans(), in_flight=st.booleans())
-    def close_hub(self, twice: bool, in_flight: bool) -> None:
+    @rule(twice=st.booleans(), in_flight_call=st.booleans())
+    def close_hub(self, twice: bool, in_flight_call: bool) -> None:
         """Close (maybe twice, maybe with a call in flight, which then fails promptly)."""
         hub = self.live_hub()
-        sleeper: threading.Thread | None = None
-        outcomes: list[Outcome] = []
-        if in_flight and self.up:
-            name, tag = self.up[0], f"close-{uuid.uuid4().hex[:8]}"
-            sleeper = threading.Thread(
-                target=lambda: outcomes.append(self.sleep_call(name, tag, timeout=SLEEP_SECONDS * 2)),
-                name="model-in-flight",
-                daemon=True,
-            )
-            sleeper.start()
-            self.events(name).wait_for("started", tag=tag, timeout=EVENT_TIMEOUT)
+        in_flight = InFlight(self, self.up[0]) if in_flight_call and self.up else None
         began = time.monotonic()
         hub.close()
         assert time.monotonic() - began <= CLOSE_BOUND
@@ -674,10 +688,8 @@ class HubModel(RuleBasedStateMachine):
         self.running, self.down = False, set()
         self.closed_hub = hub
         assert hub.state == "closed"
-        if sleeper is not None:
-            sleeper.join(CALL_SLACK)
-            assert not sleeper.is_alive(), "a call in flight outlived the close of its hub"
-            [outcome] = outcomes
+        if in_flight is not None:
+            outcome = self.collect(in_flight.outcome(CALL_SLACK))
             assert isinstance(outcome.error, ServerDisconnectedError), outcome
         with pytest.raises(MCPSyncError) as raised:
             hub.reload()
@@ -744,13 +756,14 @@ class HubModel(RuleBasedStateMachine):
         wait_until(lambda: not mcp_threads("side"), timeout=EVENT_TIMEOUT, message=str(mcp_threads()))
 
     @precondition(lambda self: hasattr(os, "fork") and self.up)
-    @rule(data=st.data())
-    def fork_a_child(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), in_flight_call=st.booleans())
+    def fork_a_child(self, data: st.DataObject, in_flight_call: bool) -> None:
         """In the child the inherited hub refuses calls at once and a new hub works; the parent's hub
-        is untouched (the invariants check it after this step)."""
+        is untouched: same connections, and a call it had in flight finishes as if nothing happened."""
         name = data.draw(st.sampled_from(self.up), label="server")
         hub = self.live_hub()
         before = self.connections()
+        in_flight = InFlight(self, name, seconds=FORK_CALL_SECONDS) if in_flight_call else None
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the scenario
@@ -765,13 +778,16 @@ class HubModel(RuleBasedStateMachine):
             os.close(read_end)
         assert exit_code == 0, f"the forked child ended with {exit_code}: {report}"
         assert report["state"] == "forked", report
-        assert report["inherited"] in ("MCPSyncError", "ToolNotFoundError"), report
+        assert report["refused"], report
         assert report["inherited_seconds"] <= FORK_REFUSE_BOUND, report
         assert not report["inherited_leaks"], report
         assert report["own"] == list(KIDS), report
         assert report["threads"] == [], report
         assert self.connections() == before
         assert all(hub.servers[name].state == "ready" for name in self.up)
+        if in_flight is not None:
+            outcome = self.collect(in_flight.outcome(FORK_CALL_SECONDS + CALL_SLACK))
+            assert outcome.text is not None and outcome.text.startswith("slept"), outcome
 
     # -- invariants ---------------------------------------------------------------------------------------
 
@@ -873,13 +889,14 @@ def forked_child(hub: MCPHub, name: str, url: str, report_to: int) -> NoReturn:
     runner teardown, no exit hooks)."""
     code = 1
     try:
-        report: dict[str, Any] = {"state": hub.state, "inherited_leaks": []}
+        report: dict[str, Any] = {"state": hub.state, "refused": False, "inherited_leaks": []}
         began = time.monotonic()
         try:
             hub.call_tool(f"mcp__{name}__echo", {"text": "from the child"}, timeout=ECHO_TIMEOUT)
             report["inherited"] = "answered"
         except Exception as exc:
-            report["inherited"] = type(exc).__name__
+            report["inherited"] = repr(exc)
+            report["refused"] = isinstance(exc, MCPSyncError)
             report["inherited_leaks"] = leaked(exception_texts(exc))
         report["inherited_seconds"] = time.monotonic() - began
         hub.close()  # does nothing here: the servers are the parent's
