@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,6 +244,43 @@ def child_pids_of(pid: int, recursive: bool = False) -> list[int]:
     return sorted(found)
 
 
+def process_group_members(pgid: int) -> list[int]:
+    """Pids of the processes in process group `pgid` (zombies included), found via /proc."""
+    members: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _proc_stat(int(entry))
+        if stat is not None and int(stat[2]) == pgid:
+            members.append(int(entry))
+    return sorted(members)
+
+
+def exception_texts(exc: BaseException) -> list[str]:
+    """Every text an exception carries, for a leak check: for it and each exception it leads to
+    (``__cause__``, ``__context__``, the members of a group, exceptions among its attributes), its
+    str, repr, arguments and notes; and the whole formatted traceback of the chain."""
+    texts = ["".join(traceback.format_exception(exc))]
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        texts += [str(current), repr(current), *map(repr, current.args)]
+        texts += [str(note) for note in getattr(current, "__notes__", ())]
+        linked: list[object] = [current.__cause__, current.__context__]
+        if isinstance(current, BaseExceptionGroup):
+            linked += current.exceptions
+        for value in vars(current).values():
+            linked += list(value.values()) if isinstance(value, dict) else [value]
+            if isinstance(value, str):
+                texts.append(value)
+        todo += [item for item in linked if isinstance(item, BaseException)]
+    return texts
+
+
 class HttpServer:
     """Runs a server with ``--transport http --port 0`` as a subprocess, for ``with`` blocks.
 
@@ -465,9 +503,11 @@ __all__: Sequence[str] = [
     "HttpServer",
     "ReferenceServers",
     "child_pids_of",
+    "exception_texts",
     "fixture_flags",
     "http_config",
     "pid_alive",
+    "process_group_members",
     "run_in_repo",
     "stdio_config",
     "stdio_params",

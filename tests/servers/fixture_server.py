@@ -48,6 +48,11 @@ Flags
                          server dies). With ``--ignore-signals`` the helper ignores SIGTERM too.
 --hold-start PATH        before serving, wait until PATH exists (``holding`` event): a server that
                          is slow to start, for as long as the test wants.
+--echo-in-errors         ``get_env`` and ``get_header`` answer with a JSON-RPC error (not a result)
+                         whose message holds the value, as a server that echoes a rejected
+                         credential back does.
+--stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
+                         that prints its configuration does.
 
 Resources, templates, prompts
 -----------------------------
@@ -194,6 +199,8 @@ class Options:
     exit_during_handshake: bool = False
     helper: str | None = None
     hold_start: str | None = None
+    echo_in_errors: bool = False
+    stderr_env: str | None = None
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -218,6 +225,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--exit-during-handshake", action="store_true")
     parser.add_argument("--helper", choices=["quiet", "inherit"], default=None)
     parser.add_argument("--hold-start", default=None)
+    parser.add_argument("--echo-in-errors", action="store_true")
+    parser.add_argument("--stderr-env", default=None)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -244,6 +253,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         exit_during_handshake=ns.exit_during_handshake,
         helper=ns.helper,
         hold_start=ns.hold_start,
+        echo_in_errors=ns.echo_in_errors,
+        stderr_env=ns.stderr_env,
     )
 
 
@@ -480,9 +491,14 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         events.write("exit_scheduled", delay=delay)
         return "ok"
 
+    def echoed(value: str) -> str:
+        if options.echo_in_errors:
+            raise MCPError(code=INVALID_PARAMS, message=f"credential rejected: {value}")
+        return value
+
     def get_env(name: str) -> str:
         """Return the environment variable's value, or "<unset>"."""
-        return os.environ.get(name, "<unset>")
+        return echoed(os.environ.get(name, "<unset>"))
 
     def fail_with_env(name: str) -> str:
         """Fail with a JSON-RPC error whose message and data hold the variable's value."""
@@ -504,7 +520,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
     def get_header(name: str, ctx: Context) -> str:
         """Return the HTTP request header `name` as received, or "<unset>" (stdio has no headers)."""
         headers = ctx.headers or {}
-        return headers.get(name.lower(), headers.get(name, "<unset>"))
+        return echoed(headers.get(name.lower(), headers.get(name, "<unset>")))
 
     async def break_listing(ctx: Context) -> str:
         """From now on list ``echo`` twice (an invalid listing), and announce the change."""
@@ -1049,6 +1065,9 @@ def main(argv: list[str] | None = None) -> None:
     events = EventSink(options.events)
     for i in range(options.stderr_lines):
         print(f"fixture stderr line {i}", file=sys.stderr)
+    if options.stderr_env is not None:
+        value = os.environ.get(options.stderr_env, "")
+        print(f"fixture config {options.stderr_env}={value}", file=sys.stderr)
     sys.stderr.flush()
     install_signal_handlers(options, events)
     RUNTIME_FAULTS.failing_listings = options.fail_listings
