@@ -34,6 +34,7 @@ import builtins
 import concurrent.futures
 import contextlib
 import hmac
+import json
 import logging
 import os
 import select
@@ -41,14 +42,23 @@ import sys
 import threading
 import time
 import webbrowser
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
+from mcp.client import Client
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    extract_scope_from_www_auth,
+    issuers_match,
+    union_scopes,
+)
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -62,6 +72,7 @@ from ._errors import AuthError, ConfigError, SignInRequiredError
 from ._secrets import SecretHandle, scrub, scrub_exception
 from ._secrets import register as register_secrets
 from ._token_store import TokenStorage, token_key
+from ._tool_sync import describe
 
 __all__ = ["AuthFactory", "ServerAuth", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
 
@@ -83,8 +94,10 @@ _CALLBACK_PATH = "/callback"
 _REQUEST_READ_TIMEOUT = 10.0
 # How long the end of a sign-in waits for its stdin reader to stop (it is woken at once; this only bounds it).
 _PASTE_READER_STOP_TIMEOUT = 2.0
-# The protocol version named in the sign-in's first request (it only decides the OAuth `resource` parameter).
-_SIGN_IN_PROTOCOL_VERSION = "2025-11-25"
+# A token expiry long past: the SDK's flow refreshes such a token before sending the request.
+_LONG_AGO = 1.0
+# The sign-in connection's HTTP requests (the authorization itself is bounded by the sign-in's timeout).
+_SIGN_IN_HTTP_TIMEOUT = 30.0
 
 
 def how_to_sign_in(server_name: str) -> str:
@@ -120,17 +133,28 @@ class _Secrets:
 class _StoredTokens:
     """The SDK's (async) token storage over one record of a `TokenStorage`; registers what it sees as secrets.
 
-    `redirect_uri`: a registration made for another redirect address is not offered (the sign-in registers
-    again), since the authorization server would refuse it.
+    Client registrations are kept by the authorization server that issued them (`registrations`, by
+    issuer), beside the one in use (`client_info`): a server that moves to another authorization server
+    registers there, and one that moves back finds its registration. `fixed_client`: a configured client
+    (id and secret), offered instead of any registration. `redirect_uri`: a registration made for another
+    redirect address is not offered (the sign-in registers again), since the authorization server would
+    refuse it.
     """
 
     def __init__(
-        self, storage: TokenStorage, key: str, secrets: _Secrets, *, redirect_uri: str | None = None
+        self,
+        storage: TokenStorage,
+        key: str,
+        secrets: _Secrets,
+        *,
+        redirect_uri: str | None = None,
+        fixed_client: OAuthClientInformationFull | None = None,
     ) -> None:
         self._storage = storage
         self._key = key
         self._secrets = secrets
         self._redirect_uri = redirect_uri
+        self.fixed_client = fixed_client
         self.expires_at: float | None = None
         self.metadata: OAuthMetadata | None = None
         # The access token this object last read or wrote: a different one in the store is another process's.
@@ -140,6 +164,9 @@ class _StoredTokens:
         return self._storage.load(self._key) or {}
 
     async def get_tokens(self) -> OAuthToken | None:
+        return self.read_tokens()
+
+    def read_tokens(self) -> OAuthToken | None:
         record = self._load()
         tokens = record.get("tokens")
         if not isinstance(tokens, dict):
@@ -159,13 +186,13 @@ class _StoredTokens:
             self.metadata = None
         return token
 
-    async def newer_tokens(self) -> OAuthToken | None:
+    def newer_tokens(self) -> OAuthToken | None:
         """The stored tokens if they are not the ones this object last read or wrote (another process
         refreshed or signed in since), else None."""
         stored = self._load().get("tokens")
         if not isinstance(stored, dict) or stored.get("access_token") in (None, self._seen):
             return None
-        return await self.get_tokens()
+        return self.read_tokens()
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._secrets.keep(tokens.access_token, tokens.refresh_token)
@@ -180,8 +207,7 @@ class _StoredTokens:
         record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in is not None else None
         self._storage.save(self._key, record)
 
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        info = self._load().get("client_info")
+    def _usable(self, info: Any) -> OAuthClientInformationFull | None:
         if not isinstance(info, dict):
             return None
         try:
@@ -195,10 +221,34 @@ class _StoredTokens:
         self._secrets.keep(client.client_secret)
         return client
 
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self.fixed_client is not None:
+            return self.fixed_client
+        return self._usable(self._load().get("client_info"))
+
+    def registration_for(self, issuer: str) -> OAuthClientInformationFull | None:
+        """The stored registration made at the authorization server `issuer`, if any."""
+        registrations = self._load().get("registrations")
+        if self.fixed_client is not None or not isinstance(registrations, dict):
+            return None
+        return next(
+            (
+                client
+                for stored_issuer, info in registrations.items()
+                if issuers_match(stored_issuer, issuer) and (client := self._usable(info)) is not None
+            ),
+            None,
+        )
+
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._secrets.keep(client_info.client_secret)
         record = self._load()
         record["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
+        if client_info.issuer is not None:
+            registrations = record.get("registrations")
+            registrations = dict(registrations) if isinstance(registrations, dict) else {}
+            registrations[client_info.issuer] = record["client_info"]
+            record["registrations"] = registrations
         self._storage.save(self._key, record)
 
     def save_metadata(self, metadata: OAuthMetadata | None) -> None:
@@ -210,12 +260,21 @@ class _StoredTokens:
         record["oauth_metadata"] = metadata.model_dump(mode="json", exclude_none=True)
         self._storage.save(self._key, record)
 
+    def required_scope(self) -> str | None:
+        """The scopes a server asked for (a 403 insufficient_scope) that the next sign-in must request."""
+        scope = self._load().get("required_scope")
+        return scope if isinstance(scope, str) and scope else None
+
+    def require_scope(self, scope: str) -> None:
+        record = self._load()
+        record["required_scope"] = scope
+        self._storage.save(self._key, record)
 
 
 class _Draft:
     """A `TokenStorage` of one record held in memory until `commit()`, so that a sign-in replaces the
     stored tokens only once it succeeded. It starts from the stored record without its tokens: the
-    client registration and the endpoints are reused, and the sign-in is a new one."""
+    client registrations and the endpoints are reused, and the sign-in is a new one."""
 
     def __init__(self, storage: TokenStorage, key: str) -> None:
         self._storage = storage
@@ -233,19 +292,47 @@ class _Draft:
         self._record = {}
 
     def commit(self) -> None:
-        """Replace the stored record with this one."""
+        """Replace the stored record with this one (the scopes it was asked for are now requested)."""
+        self._record.pop("required_scope", None)
         self._storage.save(self._key, self._record)
 
 
 # -- the providers ----------------------------------------------------------------------------------------
 
 
-class ServerAuth:
-    """What a session needs of the auth objects made here: where to report that the server needs a
-    sign-in, and to let go of the secrets they registered once the connection ends."""
+def _is_challenge(response: httpx2.Response) -> bool:
+    """A 401, or a 403 insufficient_scope: the request needs (other) authorization."""
+    return response.status_code == 401 or _is_step_up(response)
 
+
+def _is_step_up(response: httpx2.Response) -> bool:
+    return (
+        response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+    )
+
+
+async def _json_of(response: httpx2.Response) -> Any:
+    try:
+        return json.loads(await response.aread())
+    except (ValueError, httpx2.StreamError):
+        return None
+
+
+class ServerAuth(httpx2.Auth):
+    """The `httpx2.Auth` of one connection: one of the SDK's providers, which it drives request by request.
+
+    What a session needs of it: where to report that the server needs a sign-in (`on_failure`), and to
+    let go of the secrets it registered once the connection ends. The SDK's errors (a refused token
+    request, a failed discovery) become `AuthError`s without any secret in them.
+    """
+
+    requires_response_body = True
     on_failure: Callable[[BaseException], None] | None = None
-    _secrets: _Secrets
+
+    def __init__(self, server_name: str, provider: httpx2.Auth, secrets: _Secrets) -> None:
+        self._server_name = server_name
+        self._provider = provider
+        self._secrets = secrets
 
     def release_secrets(self) -> None:
         self._secrets.release()
@@ -255,15 +342,43 @@ class ServerAuth:
             self.on_failure(error)
         return error
 
+    def _failed(self, exc: Exception) -> BaseException:
+        return self._fail(AuthError(scrub(f"server {self._server_name!r}: signing in failed: {exc}")))
 
-class _UserOAuth(ServerAuth, OAuthClientProvider):
-    """Authorization code with PKCE, for a server a user signs in to.
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = self._provider.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except OAuthFlowError as exc:  # its token and registration errors too
+            raise self._failed(exc) from None
+        except AuthError as exc:  # the sign-in refused in the browser
+            raise self._fail(exc) from None
+        finally:
+            await flow.aclose()
 
-    On top of the SDK's provider: a stored token's expiry is known after a restart (so it is refreshed
-    before use). A token that ran out, or a 401, is first answered by tokens another process stored
-    meanwhile (with rotating refresh tokens, its refresh made the one in hand worthless), then by a
-    refresh, then, if that is refused, by the store once more. Without `interactive`, a 401 that none of
-    these fixes raises `SignInRequiredError` instead of starting a browser sign-in.
+
+class _UserOAuth(ServerAuth):
+    """Authorization code with PKCE (the SDK's `OAuthClientProvider`), for a server a user signs in to.
+
+    Interactive (a sign-in: `redirect_handler` given), the SDK answers each 401 and 403
+    insufficient_scope with discovery, registration (or the client metadata document) and a browser
+    authorization. Otherwise no browser is ever opened: a 401 is first answered by tokens another
+    process stored meanwhile (with rotating refresh tokens, its refresh made the one in hand worthless),
+    then by a refresh, then, if that is refused, by the store once more; what none of these fixes, and
+    a 403 insufficient_scope, raise `SignInRequiredError` (the scopes asked for are kept for the next
+    sign-in, with the stored tokens).
+
+    On top of the SDK's provider, in both modes: a stored token's expiry and its authorization server's
+    endpoints are known after a restart; the store is read before a refresh; a registration made at the
+    authorization server the resource now names is reused; a configured client's token endpoint auth
+    method is the one the authorization server advertises unless the configuration forces one.
     """
 
     def __init__(
@@ -274,112 +389,212 @@ class _UserOAuth(ServerAuth, OAuthClientProvider):
         secrets: _Secrets,
         *,
         redirect_uri: str,
-        redirect_handler: Callable[[str], Any] | None = None,
-        callback_handler: Callable[[], Any] | None = None,
+        redirect_handler: Callable[[str], Awaitable[None]] | None = None,
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
     ) -> None:
-        assert config.auth is not None
+        auth = config.auth
+        assert auth is not None
+        self._auth_config = auth
+        method = auth.token_endpoint_auth_method or ("client_secret_basic" if auth.client_secret else "none")
+        if auth.client_id is not None:
+            secrets.keep(auth.client_secret)
+            storage.fixed_client = OAuthClientInformationFull(
+                client_id=auth.client_id,
+                client_secret=auth.client_secret,
+                redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic parses the str
+                grant_types=["authorization_code", "refresh_token"],
+                token_endpoint_auth_method=method,
+            )
         metadata = OAuthClientMetadata(
-            redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic parses the str
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]
             client_name="mcp_sync",
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
-            token_endpoint_auth_method="client_secret_post" if config.auth.client_secret else "none",
-            scope=_scope(config.auth),
+            token_endpoint_auth_method=auth.token_endpoint_auth_method or "none",
+            scope=_scope(auth),
         )
-        super().__init__(
+        self.provider = OAuthClientProvider(
             server_url=config.url,
             client_metadata=metadata,
             storage=storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
+            client_metadata_url=auth.client_metadata_url,
         )
-        self._server_name = server_name
-        self._auth_config = config.auth
+        super().__init__(server_name, self.provider, secrets)
         self._stored = storage
-        self._secrets = secrets
         self._interactive = redirect_handler is not None
-        self._redirect_uri = redirect_uri
+        self._lock = anyio.Lock()
+        self._primed = False
         self._had_token = False
+        self._settled = False
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        self._had_token = self.context.current_tokens is not None
-        self._use_stored_expiry()
-        if self.context.oauth_metadata is None:
-            self.context.oauth_metadata = self._stored.metadata
-        if self.context.client_info is None and self._auth_config.client_id is not None:
-            self.context.client_info = OAuthClientInformationFull(
-                client_id=self._auth_config.client_id,
-                client_secret=self._auth_config.client_secret,
-                redirect_uris=[self._redirect_uri],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                token_endpoint_auth_method="client_secret_post"
-                if self._auth_config.client_secret
-                else "none",
-            )
+    def settle(self) -> None:
+        """The sign-in is over: requests still made (the session's end) are sent as they are, and a
+        challenge to them starts no authorization."""
+        self._settled = True
+
+    def _prime(self) -> None:
+        """Before the first request: what the SDK does not keep with the tokens (their expiry, the
+        authorization server's endpoints) from the store."""
+        self._primed = True
+        context = self.provider.context
+        tokens = self._stored.read_tokens()
+        self._had_token = tokens is not None
+        if tokens is not None:
+            context.current_tokens = tokens
+            self._use_stored_expiry()
+        if context.oauth_metadata is None:
+            context.oauth_metadata = self._stored.metadata
 
     def _use_stored_expiry(self) -> None:
-        if self._stored.expires_at is not None:
-            self.context.token_expiry_time = self._stored.expires_at - _EXPIRY_MARGIN
+        context = self.provider.context
+        context.token_expiry_time = (
+            self._stored.expires_at - _EXPIRY_MARGIN if self._stored.expires_at is not None else None
+        )
 
-    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        if self._initialized and not self.context.is_token_valid():
-            async with self.context.lock:  # before refreshing: another process may have done it already
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        context = self.provider.context
+        if self._settled:
+            if context.current_tokens is not None:
+                request.headers["Authorization"] = f"Bearer {context.current_tokens.access_token}"
+            yield request
+            return
+        if not self._primed:
+            self._prime()
+        if context.current_tokens is not None and not context.is_token_valid():
+            async with self._lock:  # before refreshing: another process may have done it already
                 await self._take_newer_stored_tokens()
-        flow = super()._auth_flow(request)
+        challenge: httpx2.Response | None = None
+        flow = self.provider.async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
-                if outgoing is request and response.status_code == 401:
-                    # Newer tokens another process stored (it refreshed, or signed in again), else a refresh;
-                    # then, once the refresh failed (its refresh token may have been rotated away by that
-                    # process a moment ago), the store once more.
-                    for after_refresh in (False, True):
-                        if await self._take_newer_stored_tokens(patience=after_refresh and self._had_token):
-                            self._add_auth_header(request)
-                            response = yield request
-                            if response.status_code != 401:
-                                break
-                        elif after_refresh:
-                            break
-                        if self.context.can_refresh_token():
-                            refresh_response = yield await self._refresh_token()
-                            if await self._handle_refresh_response(refresh_response):
-                                self._add_auth_header(request)
-                                response = yield request
-                                if response.status_code != 401:
-                                    break
-                            else:
-                                self._initialized = False
-                    if response.status_code == 401 and not self._interactive:
-                        raise self._fail(self._sign_in_required())
+                if outgoing is request and _is_challenge(response):
+                    if not self._interactive:
+                        challenge = response
+                        break
+                    response = await self._asking_required_scope(response)
+                await self._observe(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
+        except OAuthFlowError as exc:  # its token and registration errors too
+            raise self._failed(exc) from None
+        except AuthError as exc:  # the sign-in refused in the browser
+            raise self._fail(exc) from None
         finally:
             await flow.aclose()
+        assert challenge is not None
+        if _is_step_up(challenge):
+            raise self._fail(self._more_scope_required(challenge))
+        # A 401 without a browser: tokens another process stored, else a refresh; then, once the refresh
+        # failed (its refresh token may have been rotated away by that process a moment ago), the store
+        # once more.
+        for after_refresh in (False, True):
+            if await self._take_newer_stored_tokens(patience=after_refresh and self._had_token):
+                assert context.current_tokens is not None
+                request.headers["Authorization"] = f"Bearer {context.current_tokens.access_token}"
+                response = yield request
+                if response.status_code != 401:
+                    return
+            elif after_refresh:
+                break
+            if not after_refresh and context.can_refresh_token():
+                context.token_expiry_time = _LONG_AGO  # the SDK's flow refreshes an expired token first
+                flow = self.provider.async_auth_flow(request)
+                try:
+                    outgoing = await flow.__anext__()
+                    while True:
+                        response = yield outgoing
+                        if outgoing is request and _is_challenge(response):
+                            break
+                        outgoing = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
+                except OAuthFlowError as exc:  # its token and registration errors too
+                    raise self._failed(exc) from None
+                except AuthError as exc:  # the sign-in refused in the browser
+                    raise self._fail(exc) from None
+                finally:
+                    await flow.aclose()
+                if response.status_code != 401:  # refreshed, and now short of scope
+                    raise self._fail(self._more_scope_required(response))
+        raise self._fail(self._sign_in_required())
+
+    async def _asking_required_scope(self, response: httpx2.Response) -> httpx2.Response:
+        """A 401 during a sign-in, its challenge widened by the scopes a server asked for since the last one
+        (a 403 insufficient_scope seen by a connection), so that the SDK requests them too."""
+        required = self._stored.required_scope()
+        if required is None or response.status_code != 401:
+            return response
+        scope = union_scopes(extract_scope_from_www_auth(response), required)
+        metadata_url = extract_resource_metadata_from_www_auth(response)
+        challenge = f'Bearer scope="{scope}"' + (
+            f', resource_metadata="{metadata_url}"' if metadata_url else ""
+        )
+        headers = {
+            name: value
+            for name, value in response.headers.items()
+            if name.lower() not in ("www-authenticate", "content-encoding", "content-length")
+        }
+        headers["WWW-Authenticate"] = challenge
+        return httpx2.Response(401, headers=headers, content=await response.aread(), request=response.request)
+
+    async def _observe(self, response: httpx2.Response) -> None:
+        """Look at the discovery answers on their way to the SDK: the protected resource's authorization
+        server (take the registration made there), and that server's metadata (its token endpoint auth
+        methods, for a configured client)."""
+        if response.status_code != 200:
+            return
+        path = response.request.url.path
+        context = self.provider.context
+        if "/.well-known/oauth-protected-resource" in path:
+            servers = (await _json_of(response) or {}).get("authorization_servers")
+            if isinstance(servers, list) and servers and isinstance(servers[0], str):
+                current = context.client_info
+                if current is None or (
+                    current.issuer is not None and not issuers_match(current.issuer, servers[0])
+                ):
+                    registered = self._stored.registration_for(servers[0])
+                    if registered is not None:
+                        context.client_info = registered
+        elif "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path:
+            methods = (await _json_of(response) or {}).get("token_endpoint_auth_methods_supported")
+            client = context.client_info
+            if (
+                isinstance(methods, list)
+                and client is not None
+                and client is self._stored.fixed_client
+                and self._auth_config.token_endpoint_auth_method is None
+                and client.token_endpoint_auth_method not in methods
+            ):
+                choices = ("client_secret_basic", "client_secret_post") if client.client_secret else ("none",)
+                chosen = next((method for method in choices if method in methods), None)
+                if chosen is not None:
+                    client.token_endpoint_auth_method = chosen
 
     async def _take_newer_stored_tokens(self, *, patience: bool = False) -> bool:
         """Use the tokens another process stored since these were read; False if there are none (with
         `patience`, none within `_ROTATION_GRACE`)."""
         deadline = time.monotonic() + (_ROTATION_GRACE if patience else 0.0)
-        while (tokens := await self._stored.newer_tokens()) is None:
+        while (tokens := self._stored.newer_tokens()) is None:
             if time.monotonic() >= deadline:
                 return False
             await anyio.sleep(_ROTATION_POLL_INTERVAL)
         logger.debug("server %r: using the tokens another process stored", self._server_name)
+        context = self.provider.context
         client = await self._stored.get_client_info()  # a sign-in elsewhere may have registered anew
         if client is not None:
-            self.context.client_info = client
-        self.context.current_tokens = tokens
-        self.context.token_expiry_time = None
+            context.client_info = client
+        context.current_tokens = tokens
         self._use_stored_expiry()
+        if context.oauth_metadata is None:
+            context.oauth_metadata = self._stored.metadata
         return True
-
-    async def _handle_token_response(self, response: httpx2.Response) -> None:
-        await super()._handle_token_response(response)
-        self._stored.save_metadata(self.context.oauth_metadata)
 
     def _sign_in_required(self) -> SignInRequiredError:
         if self._had_token:
@@ -391,8 +606,22 @@ class _UserOAuth(ServerAuth, OAuthClientProvider):
             f"{how_to_sign_in(self._server_name)}"
         )
 
+    def _more_scope_required(self, response: httpx2.Response) -> SignInRequiredError:
+        """A 403 insufficient_scope: the next sign-in asks for the scopes granted so far and the new ones."""
+        tokens = self.provider.context.current_tokens
+        granted = tokens.scope if tokens is not None else None
+        scope = union_scopes(
+            union_scopes(_scope(self._auth_config), granted), extract_scope_from_www_auth(response)
+        )
+        if scope:
+            self._stored.require_scope(scope)
+        return SignInRequiredError(
+            f"server {self._server_name!r} refused the request (HTTP 403 insufficient_scope): it needs a "
+            f"sign-in with the scopes {scope or '(unnamed)'}: {how_to_sign_in(self._server_name)}"
+        )
 
-class _MachineOAuth(ServerAuth, ClientCredentialsOAuthProvider):
+
+class _MachineOAuth(ServerAuth):
     """The client-credentials grant: no user, a token fetched with the client's id and secret when needed."""
 
     def __init__(
@@ -401,36 +630,26 @@ class _MachineOAuth(ServerAuth, ClientCredentialsOAuthProvider):
         auth = config.auth
         assert auth is not None and auth.client_id is not None and auth.client_secret is not None
         secrets.keep(auth.client_secret)
-        self._secrets = secrets
-        self._server_name = server_name
-        super().__init__(
+        method = auth.token_endpoint_auth_method
+        provider = ClientCredentialsOAuthProvider(
             server_url=config.url,
             storage=storage,
             client_id=auth.client_id,
             client_secret=auth.client_secret,
+            token_endpoint_auth_method=method
+            if method in ("client_secret_basic", "client_secret_post")
+            else "client_secret_basic",
             scope=_scope(auth),
             issuer=auth.issuer,
         )
+        super().__init__(server_name, provider, secrets)
 
-    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        flow = super()._auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            return
-        except OAuthFlowError as exc:
-            raise self._fail(
-                AuthError(
-                    scrub(
-                        f"server {self._server_name!r}: getting a token with client_credentials failed: {exc}"
-                    )
-                )
-            ) from None
-        finally:
-            await flow.aclose()
+    def _failed(self, exc: Exception) -> BaseException:
+        return self._fail(
+            AuthError(
+                scrub(f"server {self._server_name!r}: getting a token with client_credentials failed: {exc}")
+            )
+        )
 
 
 def _key_of(config: HttpServerConfig) -> str:
@@ -558,7 +777,11 @@ class _RedirectListener:
         return await self._result
 
     def expect(self, authorization_url: str) -> None:
-        """Take the `state` of the authorization URL about to be opened: the redirect must carry it."""
+        """Take the `state` of the authorization URL about to be opened: the redirect must carry it. A
+        sign-in may authorize more than once (more scopes, another authorization server): each waits for
+        its own redirect."""
+        if self._result.done():
+            self._result = self._loop.create_future()
         self._state = _query_of(authorization_url).get("state")
         self._secrets.keep(self._state)
 
@@ -688,9 +911,7 @@ class _PasteReader:
                     return
                 if self._listener.accept(address):
                     return
-                logger.warning(
-                    "that is not the address the browser was sent to (it has ?code=...&state=...)"
-                )
+                logger.warning("that is not the address the browser was sent to (it has ?code=...&state=...)")
         finally:
             with self._wake_lock:
                 if self._wake is not None:
@@ -741,7 +962,7 @@ async def _sign_in(
             # the redirects to this very listener).
             threading.Thread(target=open_url, args=(url,), name="mcp-sync:open-url", daemon=True).start()
 
-        provider = _UserOAuth(
+        auth = _UserOAuth(
             config.server_name,
             config,
             stored,
@@ -750,40 +971,58 @@ async def _sign_in(
             redirect_handler=redirect,
             callback_handler=listener.wait,
         )
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": _SIGN_IN_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "mcp_sync", "version": "sign-in"},
-            },
-        }
-        headers = {
-            **dict(config.headers),
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": _SIGN_IN_PROTOCOL_VERSION,
-        }
         try:
-            async with httpx2.AsyncClient(auth=provider, timeout=30.0) as client:
-                response = await client.post(config.url, json=initialize, headers=headers)
-        except AuthError:
-            raise
-        except Exception as exc:
-            raise AuthError(scrub(f"signing in to server {config.server_name!r} failed: {exc}")) from None
+            await _connect_signing_in(config, auth)
         finally:
             secrets.release()
-        if response.status_code in (401, 403) or not stored_tokens_of(config, draft):
+        if not stored_tokens_of(config, draft):
             raise AuthError(
-                f"signing in to server {config.server_name!r} failed: the server still answers "
-                f"HTTP {response.status_code} {response.reason_phrase}"
+                f"signing in to server {config.server_name!r} failed: the server never asked for a sign-in "
+                "(it answered every request without one)"
             )
+        stored.save_metadata(auth.provider.context.oauth_metadata)
         draft.commit()
     finally:
         if reader is not None:
             reader.stop()
         await listener.close()
+
+
+async def _connect_signing_in(config: HttpServerConfig, auth: _UserOAuth) -> None:
+    """Connect as a session does and list the tools, signing in wherever the server asks for it (the
+    first request, or a later one), then disconnect; raises `AuthError` if the server refused."""
+    failures: list[BaseException] = []
+    with anyio.CancelScope() as scope:
+
+        def failed(error: BaseException) -> None:
+            failures.append(error)
+            scope.cancel()  # the SDK would otherwise wait for an answer that never comes
+
+        auth.on_failure = failed
+        try:
+            async with (
+                httpx2.AsyncClient(
+                    headers=dict(config.headers), auth=auth, timeout=_SIGN_IN_HTTP_TIMEOUT
+                ) as http,
+                Client(streamable_http_client(config.url, http_client=http)) as client,
+            ):
+                if client.server_capabilities.tools is not None:
+                    await client.list_tools()
+                auth.settle()
+        except AuthError:
+            raise
+        except Exception as exc:
+            while isinstance(exc, ExceptionGroup) and exc.exceptions:  # anyio wraps what escapes a Client
+                exc = exc.exceptions[0]
+            if isinstance(exc, AuthError):
+                raise exc from None
+            if not failures:
+                logger.debug("signing in to server %r failed", config.server_name, exc_info=exc)
+                raise AuthError(
+                    scrub(f"signing in to server {config.server_name!r} failed: {describe(exc)}")
+                ) from None
+    if failures:
+        raise failures[0]
 
 
 def sign_in(

@@ -187,8 +187,11 @@ class AuthConfig(BaseModel):
     """How a Streamable HTTP server is signed in to: `oauth` (a user signs in once, in a browser;
     authorization code with PKCE) or `client_credentials` (a service account, no user present).
 
-    `client_id` is optional for `oauth` (the client registers itself when the server allows it);
+    `client_id` is optional for `oauth` (the client registers itself when the server allows it, or
+    names itself by `client_metadata_url` when the authorization server reads client metadata documents);
     `client_secret` is a secret (never shown in a repr, a log line or an error).
+    `token_endpoint_auth_method` forces how the client authenticates at the token endpoint (default: the
+    one the authorization server advertises).
     """
 
     model_config = _NESTED_CONFIG
@@ -199,6 +202,17 @@ class AuthConfig(BaseModel):
     scopes: Annotated[tuple[str, ...], BeforeValidator(_scopes)] = ()
     redirect_port: int | None = Field(default=None, ge=1, le=65535)
     issuer: str | None = Field(default=None, min_length=1)
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
+    client_metadata_url: str | None = Field(default=None, min_length=1)
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _metadata_url_is_https(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme != "https" or parts.path in ("", "/"):
+                raise PydanticCustomError("config", "client_metadata_url must be an https:// URL with a path")
+        return value
 
     @field_validator("client_secret")
     @classmethod

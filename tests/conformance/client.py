@@ -27,6 +27,7 @@ from mcp_sync import (
     ElicitationResponse,
     MCPHub,
     MCPSyncError,
+    SignInRequiredError,
     Tool,
     ToolResult,
 )
@@ -38,6 +39,12 @@ CALL_TIMEOUT = 20.0
 BROWSER_TIMEOUT = 15.0
 # The bound of one sign-in: discovery, registration, the scripted browser and the token exchange.
 SIGN_IN_TIMEOUT = 30.0
+# The client's own client metadata document (its URL is its client id where the authorization server reads
+# such documents); the suite's authorization servers expect this one.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+# Sign-ins one action may ask for (a first one, then one for more scopes or another authorization server):
+# more would loop on a server that never accepts.
+SIGN_IN_ATTEMPTS = 2
 
 logger = logging.getLogger("conformance-client")
 
@@ -87,12 +94,14 @@ def context() -> dict[str, Any]:
     return value
 
 
-def server_entry(url: str, auth: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def server_entry(url: str, auth: Mapping[str, Any] | None = None, *, required: bool = True) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "server_name": SERVER,
         "transport": "streamable-http",
         "url": url,
-        "required": True,  # start() raises with the cause instead of leaving a failed server behind
+        # start() raises with the cause instead of leaving a failed server behind; a server signed in to
+        # is left failed, to be signed in to.
+        "required": required,
         "connect_timeout_ms": int(CALL_TIMEOUT * 1000),
         "tool_call_timeout_ms": int(CALL_TIMEOUT * 1000),
     }
@@ -199,10 +208,37 @@ def _signed_in_hub(url: str, auth: Mapping[str, Any]) -> MCPHub:
     return hub
 
 
+def login(hub: MCPHub) -> None:
+    hub.login(SERVER, open_url=scripted_browser, timeout=SIGN_IN_TIMEOUT)
+
+
+def with_sign_in(hub: MCPHub, action: Callable[[], object]) -> None:
+    """Do `action`, signing in first when the server needs it, and again when it asks for a new sign-in
+    (more scopes, another authorization server): what an application does with `SignInRequiredError`."""
+    for _ in range(SIGN_IN_ATTEMPTS):
+        if isinstance(hub.servers[SERVER].error, SignInRequiredError):
+            logger.info("sign-in needed: %s", hub.servers[SERVER].error)
+            login(hub)
+            continue
+        try:
+            action()
+            return
+        except MCPSyncError as exc:
+            # A call cut short because its server needs a sign-in fails with the server's error as its text.
+            cause = exc if isinstance(exc, SignInRequiredError) else hub.servers[SERVER].error
+            if not isinstance(cause, SignInRequiredError):
+                raise
+            logger.info("sign-in needed: %s", cause)
+            login(hub)
+    action()
+
+
 def oauth(url: str) -> None:
-    """Sign in (authorization code with PKCE), then list the tools and call `test-tool`."""
-    with _signed_in_hub(url, {"type": "oauth"}) as hub:
-        call(hub, "test-tool")
+    """Sign in (authorization code with PKCE) when the server asks, then list the tools and call
+    `test-tool`, signing in again when a request asks for more."""
+    auth = {"type": "oauth", "client_metadata_url": CLIENT_METADATA_URL}
+    with MCPHub([server_entry(url, auth, required=False)], token_storage=MemoryTokenStorage()) as hub:
+        with_sign_in(hub, lambda: call(hub, "test-tool"))
 
 
 def pre_registration(url: str) -> None:
