@@ -1,16 +1,26 @@
 """Signing in to Streamable HTTP servers: the `httpx2.Auth` each connection uses, and the sign-in step.
 
-A server configured with `auth: oauth` is signed in to once, by a user, in a browser
-(authorization code with PKCE, via the `mcp` SDK's `OAuthClientProvider`): `sign_in()`
-opens a one-shot listener on 127.0.0.1 for the redirect, hands the authorization URL to
-the host (by default: logged at WARNING and opened in a browser when there is one), and
-also accepts the redirected address pasted back, for a browser on another machine. Only
-a redirect carrying this sign-in's `state` completes it. The new tokens replace the stored
-ones only once the sign-in succeeded: one that times out, is interrupted or is refused
-leaves the working tokens as they were. Threads: the sign-in runs on a loop thread of its
-own (`mcp-sync:login:<server>`), the host's `open_url` on `mcp-sync:open-url`, and the
-pasted-address reader on `mcp-sync:paste`, which reads standard input only while the
-sign-in runs.
+Each grant is one of the `mcp` SDK's public providers, driven request by request by a `ServerAuth`:
+`auth: oauth` is `OAuthClientProvider` (authorization code with PKCE: discovery, dynamic registration
+or a client ID metadata document, the token endpoint auth method the authorization server advertises,
+scope step-up, re-registration at a new authorization server); `client_credentials` and
+`private_key_jwt` are `ClientCredentialsOAuthProvider` and `PrivateKeyJWTOAuthProvider`;
+`identity_assertion` (SEP-990) is `IdentityAssertionOAuthProvider`, after a token exchange at the
+identity provider; `jwt_bearer` (a workload's JWT as the grant, SEP-1933) is `_JwtBearerProvider`,
+built from the SDK's discovery helpers. `dpop: true` signs every request of any of them with a DPoP
+proof (`_DPoP`).
+
+A server configured with `auth: oauth` is signed in to by a user, in a browser: `sign_in()` connects to
+the server as a session does (an mcp `Client`, listing the tools) with the provider in interactive
+mode, so it answers the 401 (or 403 insufficient_scope) wherever the server sends it. It opens a
+listener on 127.0.0.1 for the redirect, hands the authorization URL to the host (by default: logged at
+WARNING and opened in a browser when there is one), and also accepts the redirected address pasted
+back, for a browser on another machine. Only a redirect carrying the `state` of the authorization in
+progress completes it. The new tokens replace the stored ones only once the sign-in succeeded: one
+that times out, is interrupted or is refused leaves the working tokens as they were. Threads: the
+sign-in runs on a loop thread of its own (`mcp-sync:login:<server>`), the host's `open_url` on
+`mcp-sync:open-url`, and the pasted-address reader on `mcp-sync:paste`, which reads standard input only
+while the sign-in runs.
 
 Connections then use the stored tokens without a browser (on their server's loop thread),
 refreshing the access token before it expires and on a 401. Several processes may share
@@ -18,21 +28,21 @@ one token store, and an authorization server may rotate refresh tokens, so one p
 refresh makes the others' refresh token worthless: before refreshing, and again when a
 refresh is refused, the store is read, and tokens another process stored meanwhile (with
 its client registration) are used. A connection never starts a sign-in: a server with no
-usable token fails with `SignInRequiredError`, which says how to sign in.
+usable token fails with `SignInRequiredError`, which says how to sign in; one short of scope fails
+with one naming the scopes, which the next sign-in asks for.
 
-`auth: client_credentials` needs no user: the SDK's client-credentials provider gets a
-token with the configured client id and secret whenever it needs one.
-
-Every token, code and client secret seen is registered with `_secrets` while in use, so
-none appears in a log record or an error.
+Every token, code, key, assertion and client secret seen is registered with `_secrets` while in use,
+so none appears in a log record or an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import builtins
 import concurrent.futures
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -43,29 +53,47 @@ import threading
 import time
 import webbrowser
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from secrets import token_urlsafe
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from mcp.client import Client
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthTokenError
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.client.auth.utils import (
+    build_oauth_authorization_server_metadata_discovery_urls,
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
     extract_field_from_www_auth,
     extract_resource_metadata_from_www_auth,
     extract_scope_from_www_auth,
+    handle_auth_metadata_response,
+    handle_protected_resource_response,
+    handle_token_response_scopes,
     issuers_match,
     union_scopes,
+    validate_metadata_issuer,
 )
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
+    JWT_BEARER_GRANT_TYPE,
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
     OAuthMetadata,
     OAuthToken,
 )
+from mcp.shared.auth_utils import resource_url_from_server_url
 
 from ._config import AuthConfig, HttpServerConfig, ServerConfig
 from ._errors import AuthError, ConfigError, SignInRequiredError
@@ -260,6 +288,20 @@ class _StoredTokens:
         record["oauth_metadata"] = metadata.model_dump(mode="json", exclude_none=True)
         self._storage.save(self._key, record)
 
+    def dpop_key(self) -> str:
+        """The client's DPoP private key (PEM), made and kept with the tokens the first time."""
+        record = self._load()
+        pem = record.get("dpop_key")
+        if isinstance(pem, str):
+            return pem
+        key = ec.generate_private_key(ec.SECP256R1())
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode()
+        record["dpop_key"] = pem
+        self._storage.save(self._key, record)
+        return pem
+
     def required_scope(self) -> str | None:
         """The scopes a server asked for (a 403 insufficient_scope) that the next sign-in must request."""
         scope = self._load().get("required_scope")
@@ -328,6 +370,7 @@ class ServerAuth(httpx2.Auth):
 
     requires_response_body = True
     on_failure: Callable[[BaseException], None] | None = None
+    dpop: _DPoP | None = None
 
     def __init__(self, server_name: str, provider: httpx2.Auth, secrets: _Secrets) -> None:
         self._server_name = server_name
@@ -348,6 +391,26 @@ class ServerAuth(httpx2.Auth):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The flow of `_flow`, each request it makes signed with a DPoP proof when `dpop` is on."""
+        flow = self._flow(request)
+        dpop = self.dpop
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if dpop is None:
+                    response = yield outgoing
+                else:
+                    response = yield dpop.sign(outgoing, resource=outgoing is request)
+                    if await dpop.took_nonce(response):  # the server wants its nonce in the proof: once more
+                        response = yield dpop.sign(outgoing, resource=outgoing is request)
+                    response = await dpop.as_bearer(response)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = self._provider.async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
@@ -362,6 +425,76 @@ class ServerAuth(httpx2.Auth):
             raise self._fail(exc) from None
         finally:
             await flow.aclose()
+
+
+class _DPoP:
+    """DPoP (RFC 9449, SEP-1932): proof-of-possession tokens. Each token request and each request to the
+    server carries a fresh proof signed with the client's key (ES256), the token is presented with the
+    `DPoP` scheme, and a server's `use_dpop_nonce` challenge is answered once with its nonce. The key is
+    kept with the tokens it is bound to."""
+
+    def __init__(self, storage: _StoredTokens, secrets: _Secrets) -> None:
+        pem = storage.dpop_key()
+        secrets.keep(pem)
+        key = serialization.load_pem_private_key(pem.encode(), password=None)
+        assert isinstance(key, ec.EllipticCurvePrivateKey)
+        self._key = key
+        self._jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+        self._nonces: dict[str, str] = {}  # by origin: the authorization server's and the resource's
+
+    @staticmethod
+    def _origin(url: httpx2.URL) -> str:
+        return f"{url.scheme}://{url.netloc.decode()}"
+
+    def sign(self, request: httpx2.Request, *, resource: bool) -> httpx2.Request:
+        token_request = request.method == "POST" and b"grant_type=" in request.content
+        authorization = request.headers.get("Authorization", "")
+        scheme, _, token = authorization.partition(" ")
+        if not token_request and not (resource and scheme in ("Bearer", "DPoP")):
+            return request
+        claims: dict[str, Any] = {
+            "jti": token_urlsafe(16),
+            "htm": request.method,
+            "htu": str(request.url.copy_with(query=None, fragment=None)),
+            "iat": int(time.time()),
+        }
+        nonce = self._nonces.get(self._origin(request.url))
+        if nonce is not None:
+            claims["nonce"] = nonce
+        if resource and token:
+            claims["ath"] = (
+                base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+            )
+            request.headers["Authorization"] = f"DPoP {token}"
+        header = {"typ": "dpop+jwt", "jwk": self._jwk}
+        request.headers["DPoP"] = jwt.encode(claims, self._key, algorithm="ES256", headers=header)
+        return request
+
+    async def took_nonce(self, response: httpx2.Response) -> bool:
+        """Keep a nonce the server sent; True if it refused the request for want of it."""
+        nonce = response.headers.get("DPoP-Nonce")
+        if nonce is None:
+            return False
+        self._nonces[self._origin(response.request.url)] = nonce
+        if response.status_code == 401:
+            return extract_field_from_www_auth(response, "error") == "use_dpop_nonce"
+        return response.status_code == 400 and b"use_dpop_nonce" in await response.aread()
+
+    async def as_bearer(self, response: httpx2.Response) -> httpx2.Response:
+        """A token response as the SDK reads it: its `DPoP` token type is the SDK's `Bearer`, the proof
+        being added here."""
+        request = response.request
+        if response.status_code != 200 or request.method != "POST" or b"grant_type=" not in request.content:
+            return response
+        body = await _json_of(response)
+        if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
+            return response
+        headers = {
+            name: value
+            for name, value in response.headers.items()
+            if name.lower() not in ("content-encoding", "content-length", "content-type")
+        }
+        return httpx2.Response(200, headers=headers, json={**body, "token_type": "Bearer"}, request=request)
 
 
 class _UserOAuth(ServerAuth):
@@ -453,9 +586,7 @@ class _UserOAuth(ServerAuth):
             self._stored.expires_at - _EXPIRY_MARGIN if self._stored.expires_at is not None else None
         )
 
-    async def async_auth_flow(
-        self, request: httpx2.Request
-    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def _flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         context = self.provider.context
         if self._settled:
             if context.current_tokens is not None:
@@ -652,6 +783,264 @@ class _MachineOAuth(ServerAuth):
         )
 
 
+class _KeyOAuth(ServerAuth):
+    """The client-credentials grant with `private_key_jwt`: the client proves itself with a short-lived JWT
+    signed by its private key (the SDK's `PrivateKeyJWTOAuthProvider`), so no secret is ever sent."""
+
+    def __init__(
+        self, server_name: str, config: HttpServerConfig, storage: _StoredTokens, secrets: _Secrets
+    ) -> None:
+        auth = config.auth
+        assert auth is not None and auth.client_id is not None
+        pem = _secret_of(server_name, "private_key", auth.private_key, auth.private_key_file)
+        secrets.keep(pem)
+        signer = SignedJWTParameters(
+            issuer=auth.client_id,
+            subject=auth.client_id,
+            signing_key=pem,
+            signing_algorithm=auth.signing_algorithm or _algorithm_of(server_name, pem),
+        ).create_assertion_provider()
+
+        async def assertion(audience: str) -> str:
+            signed = await signer(audience)
+            secrets.keep(signed)
+            return signed
+
+        provider = PrivateKeyJWTOAuthProvider(
+            server_url=config.url,
+            storage=storage,
+            client_id=auth.client_id,
+            assertion_provider=assertion,
+            scope=_scope(auth),
+            issuer=auth.issuer,
+        )
+        super().__init__(server_name, provider, secrets)
+
+    def _failed(self, exc: Exception) -> BaseException:
+        return self._fail(
+            AuthError(
+                scrub(f"server {self._server_name!r}: getting a token with private_key_jwt failed: {exc}")
+            )
+        )
+
+
+def _algorithm_of(server_name: str, pem: str) -> str:
+    """The JWT signing algorithm a private key calls for: ES256/384/512 by its curve, RS256, or EdDSA."""
+    try:
+        key = serialization.load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError):
+        raise AuthError(
+            f"server {server_name!r}: the private key is not an unencrypted PEM private key"
+        ) from None
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return {256: "ES256", 384: "ES384", 521: "ES512"}.get(key.curve.key_size, "ES256")
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return "EdDSA"
+    return "RS256"
+
+
+class _JwtBearerProvider(httpx2.Auth):
+    """The RFC 7523 jwt-bearer grant for a workload (SEP-1933): the JWT its platform issued is presented as
+    the grant at the authorization server the protected resource names (or `issuer`), as a public client.
+    The JWT is read again for each token request (platforms rotate it). A refused grant is not retried."""
+
+    requires_response_body = True
+
+    def __init__(
+        self,
+        server_url: str,
+        storage: _StoredTokens,
+        client_id: str,
+        assertion: Callable[[], str],
+        scope: str | None,
+        issuer: str | None,
+    ) -> None:
+        self._server_url = server_url
+        self._storage = storage
+        self._client_id = client_id
+        self._assertion = assertion
+        self._scope = scope
+        self._issuer = issuer
+        self._token_endpoint: str | None = None
+        self._tokens: OAuthToken | None = None
+        self._expiry: float | None = None
+        self._lock = anyio.Lock()
+        self._loaded = False
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        async with self._lock:
+            if not self._loaded:
+                self._loaded = True
+                self._tokens = self._storage.read_tokens()
+                self._expiry = self._storage.expires_at
+            if self._tokens is not None and (
+                self._expiry is None or time.time() < self._expiry - _EXPIRY_MARGIN
+            ):
+                request.headers["Authorization"] = f"Bearer {self._tokens.access_token}"
+            response = yield request
+            if not _is_challenge(response):
+                return
+            scope = self._scope
+            if _is_step_up(response):
+                scope = union_scopes(scope, extract_scope_from_www_auth(response))
+            if self._token_endpoint is None:
+                issuer = self._issuer
+                if issuer is None:
+                    for url in build_protected_resource_metadata_discovery_urls(
+                        extract_resource_metadata_from_www_auth(response), self._server_url
+                    ):
+                        prm = await handle_protected_resource_response(
+                            (yield create_oauth_metadata_request(url))
+                        )
+                        if prm is not None and prm.authorization_servers:
+                            issuer = str(prm.authorization_servers[0])
+                            break
+                for url in build_oauth_authorization_server_metadata_discovery_urls(issuer, self._server_url):
+                    ok, metadata = await handle_auth_metadata_response(
+                        (yield create_oauth_metadata_request(url))
+                    )
+                    if not ok:
+                        break
+                    if metadata is not None:
+                        if issuer is not None:
+                            validate_metadata_issuer(metadata, issuer)
+                        self._token_endpoint = str(metadata.token_endpoint)
+                        break
+                if self._token_endpoint is None:
+                    raise OAuthFlowError("no authorization server metadata was found")
+            data = {
+                "grant_type": JWT_BEARER_GRANT_TYPE,
+                "assertion": self._assertion(),
+                "client_id": self._client_id,
+                "resource": resource_url_from_server_url(self._server_url),
+            }
+            if scope:
+                data["scope"] = scope
+            token_response = yield httpx2.Request("POST", self._token_endpoint, data=data)
+            if token_response.status_code != 200:
+                body = (await token_response.aread()).decode(errors="replace")
+                raise OAuthTokenError(
+                    f"the jwt-bearer grant was refused ({token_response.status_code}): {body}"
+                )
+            tokens = await handle_token_response_scopes(token_response)
+            self._tokens = tokens
+            self._expiry = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+            await self._storage.set_tokens(tokens)
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+            yield request
+
+
+class _GrantOAuth(ServerAuth):
+    """A grant with no user and no client secret of its own making: a workload's JWT (`jwt_bearer`), or an
+    identity assertion grant obtained from the enterprise identity provider (`identity_assertion`, the
+    SDK's `IdentityAssertionOAuthProvider`)."""
+
+    def __init__(
+        self, server_name: str, config: HttpServerConfig, storage: _StoredTokens, secrets: _Secrets
+    ) -> None:
+        auth = config.auth
+        assert auth is not None and auth.client_id is not None
+        self._auth_config = auth
+
+        def assertion() -> str:
+            value = _secret_of(server_name, "assertion", auth.assertion, auth.assertion_file).strip()
+            secrets.keep(value)
+            return value
+
+        provider: httpx2.Auth
+        if auth.type == "jwt_bearer":
+            provider = _JwtBearerProvider(
+                config.url, storage, auth.client_id, assertion, _scope(auth), auth.issuer
+            )
+        else:
+            assert auth.client_secret is not None and auth.issuer is not None
+            secrets.keep(auth.client_secret, auth.idp_client_secret)
+
+            async def identity_assertion_grant(audience: str, resource: str) -> str:
+                return await _exchange_at_identity_provider(
+                    server_name, auth, assertion(), audience, resource, secrets
+                )
+
+            method = auth.token_endpoint_auth_method
+            provider = IdentityAssertionOAuthProvider(
+                server_url=config.url,
+                storage=storage,
+                client_id=auth.client_id,
+                client_secret=auth.client_secret,
+                issuer=auth.issuer,
+                assertion_provider=identity_assertion_grant,
+                scope=_scope(auth),
+                token_endpoint_auth_method=method
+                if method == "client_secret_basic"
+                else "client_secret_post",
+            )
+        super().__init__(server_name, provider, secrets)
+
+    def _failed(self, exc: Exception) -> BaseException:
+        return self._fail(
+            AuthError(
+                scrub(
+                    f"server {self._server_name!r}: getting a token ({self._auth_config.type}) failed: {exc}"
+                ),
+            )
+        )
+
+
+# The token exchange at the identity provider (SEP-990's first leg).
+_IDP_TIMEOUT = 30.0
+
+
+async def _exchange_at_identity_provider(
+    server_name: str, auth: AuthConfig, id_token: str, audience: str, resource: str, secrets: _Secrets
+) -> str:
+    """Exchange the user's ID token at the identity provider (RFC 8693) for an identity assertion grant
+    (ID-JAG) for the authorization server `audience` and the MCP server `resource`."""
+    assert auth.idp_token_endpoint is not None and auth.idp_client_id is not None
+    data = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": audience,
+        "resource": resource,
+        "subject_token": id_token,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "client_id": auth.idp_client_id,
+    }
+    if auth.idp_client_secret is not None:
+        data["client_secret"] = auth.idp_client_secret
+    async with httpx2.AsyncClient(timeout=_IDP_TIMEOUT) as http:
+        response = await http.post(auth.idp_token_endpoint, data=data)
+    if response.status_code != 200:
+        raise AuthError(
+            scrub(
+                f"server {server_name!r}: the identity provider refused the token exchange "
+                f"(HTTP {response.status_code}): {response.text[:300]}"
+            )
+        )
+    grant = (await _json_of(response) or {}).get("access_token")
+    if not isinstance(grant, str):
+        raise AuthError(f"server {server_name!r}: the identity provider's answer has no access_token")
+    secrets.keep(grant)
+    return grant
+
+
+def _secret_of(server_name: str, name: str, value: str | None, path: str | None) -> str:
+    """A configured secret (a key, an assertion): the value itself, or the file's contents, read now."""
+    if value is not None:
+        return value
+    assert path is not None
+    path = os.path.expanduser(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuthError(
+            f"server {server_name!r}: cannot read {name}_file {path!r}: "
+            f"{getattr(exc, 'strerror', None) or exc}"
+        ) from None
+
+
 def _key_of(config: HttpServerConfig) -> str:
     assert config.auth is not None
     return token_key(config.url, config.auth.client_id)
@@ -668,12 +1057,20 @@ def auth_factory(storage: TokenStorage, custom: Mapping[str, httpx2.Auth]) -> Au
             return None
         secrets = _Secrets()
         stored = _StoredTokens(storage, _key_of(config), secrets)
+        auth: ServerAuth
         if config.auth.type == "client_credentials":
-            return _MachineOAuth(config.server_name, config, stored, secrets)
-        # Never used: a connection does not sign in. The registration for the real address is made at sign-in.
-        return _UserOAuth(
-            config.server_name, config, stored, secrets, redirect_uri="http://127.0.0.1/callback"
-        )
+            auth = _MachineOAuth(config.server_name, config, stored, secrets)
+        elif config.auth.type == "private_key_jwt":
+            auth = _KeyOAuth(config.server_name, config, stored, secrets)
+        elif config.auth.type in ("jwt_bearer", "identity_assertion"):
+            auth = _GrantOAuth(config.server_name, config, stored, secrets)
+        else:  # a connection never signs in: its redirect address is never used
+            auth = _UserOAuth(
+                config.server_name, config, stored, secrets, redirect_uri="http://127.0.0.1/callback"
+            )
+        if config.auth.dpop:
+            auth.dpop = _DPoP(stored, secrets)
+        return auth
 
     return make
 
@@ -971,6 +1368,8 @@ async def _sign_in(
             redirect_handler=redirect,
             callback_handler=listener.wait,
         )
+        if config.auth.dpop:
+            auth.dpop = _DPoP(stored, secrets)
         try:
             await _connect_signing_in(config, auth)
         finally:
