@@ -15,7 +15,7 @@ the server as a session does (an mcp `Client`, listing the tools) with the provi
 mode, so it answers the 401 (or 403 insufficient_scope) wherever the server sends it. It opens a
 listener on 127.0.0.1 for the redirect, hands the authorization URL to the host (by default: logged at
 WARNING and opened in a browser when there is one), and also accepts the redirected address pasted
-back, for a browser on another machine. Only a redirect carrying the `state` of the authorization in
+back, for a browser on another machine (these, the user's side of a sign-in, are in `_redirect`). Only a redirect carrying the `state` of the authorization in
 progress completes it. The new tokens replace the stored ones only once the sign-in succeeded: one
 that times out, is interrupted or is refused leaves the working tokens as they were. Threads: the
 sign-in runs on a loop thread of its own (`mcp-sync:login:<server>`), the host's `open_url` on
@@ -39,23 +39,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import builtins
 import concurrent.futures
 import contextlib
 import hashlib
-import hmac
 import json
 import logging
 import os
-import select
-import sys
 import threading
 import time
-import webbrowser
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from secrets import token_urlsafe
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -97,12 +91,21 @@ from mcp.shared.auth_utils import resource_url_from_server_url
 
 from ._config import AuthConfig, HttpServerConfig, ServerConfig
 from ._errors import AuthError, ConfigError, SignInRequiredError
+from ._redirect import PasteReader, RedirectListener, open_browser, show_url
 from ._secrets import SecretHandle, scrub, scrub_exception
 from ._secrets import register as register_secrets
 from ._token_store import TokenStorage, token_key
 from ._tool_sync import describe
 
-__all__ = ["AuthFactory", "ServerAuth", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
+__all__ = [
+    "AuthFactory",
+    "ServerAuth",
+    "auth_factory",
+    "forget_tokens",
+    "open_browser",
+    "sign_in",
+    "stored_tokens_of",
+]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -116,12 +119,6 @@ _EXPIRY_MARGIN = 30.0
 _ROTATION_GRACE = 1.0
 # How often the store is read during that grace.
 _ROTATION_POLL_INTERVAL = 0.1
-# The redirect path of the one-shot listener.
-_CALLBACK_PATH = "/callback"
-# How long the listener gives a browser to send its request once connected.
-_REQUEST_READ_TIMEOUT = 10.0
-# How long the end of a sign-in waits for its stdin reader to stop (it is woken at once; this only bounds it).
-_PASTE_READER_STOP_TIMEOUT = 2.0
 # A token expiry long past: the SDK's flow refreshes such a token before sending the request.
 _LONG_AGO = 1.0
 # The sign-in connection's HTTP requests (the authorization itself is bounded by the sign-in's timeout).
@@ -353,11 +350,13 @@ def _is_step_up(response: httpx2.Response) -> bool:
     )
 
 
-async def _json_of(response: httpx2.Response) -> Any:
+async def _json_of(response: httpx2.Response) -> dict[str, Any]:
+    """The response's JSON object; empty if it is not one."""
     try:
-        return json.loads(await response.aread())
+        value = json.loads(await response.aread())
     except (ValueError, httpx2.StreamError):
-        return None
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 class ServerAuth(httpx2.Auth):
@@ -487,7 +486,7 @@ class _DPoP:
         if response.status_code != 200 or request.method != "POST" or b"grant_type=" not in request.content:
             return response
         body = await _json_of(response)
-        if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
+        if str(body.get("token_type", "")).lower() != "dpop":
             return response
         headers = {
             name: value
@@ -684,7 +683,7 @@ class _UserOAuth(ServerAuth):
         path = response.request.url.path
         context = self.provider.context
         if "/.well-known/oauth-protected-resource" in path:
-            servers = (await _json_of(response) or {}).get("authorization_servers")
+            servers = (await _json_of(response)).get("authorization_servers")
             if isinstance(servers, list) and servers and isinstance(servers[0], str):
                 current = context.client_info
                 if current is None or (
@@ -694,7 +693,7 @@ class _UserOAuth(ServerAuth):
                     if registered is not None:
                         context.client_info = registered
         elif "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path:
-            methods = (await _json_of(response) or {}).get("token_endpoint_auth_methods_supported")
+            methods = (await _json_of(response)).get("token_endpoint_auth_methods_supported")
             client = context.client_info
             if (
                 isinstance(methods, list)
@@ -1018,7 +1017,7 @@ async def _exchange_at_identity_provider(
                 f"(HTTP {response.status_code}): {response.text[:300]}"
             )
         )
-    grant = (await _json_of(response) or {}).get("access_token")
+    grant = (await _json_of(response)).get("access_token")
     if not isinstance(grant, str):
         raise AuthError(f"server {server_name!r}: the identity provider's answer has no access_token")
     secrets.keep(grant)
@@ -1094,247 +1093,6 @@ def stored_tokens_of(config: HttpServerConfig, storage: TokenStorage) -> bool:
 # -- signing in -------------------------------------------------------------------------------------------
 
 
-def open_browser(url: str) -> None:
-    """Open `url` in a browser when this machine has a display, or in the browser `$BROWSER` names (set
-    by VS Code Remote and Codespaces, which forward it to the user's browser); never a text-mode browser
-    in the terminal."""
-    display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    try:
-        if sys.platform in ("darwin", "win32") or display:
-            webbrowser.open(url)  # honours $BROWSER first
-        elif os.environ.get("BROWSER"):
-            _open_with_browser_variable(url, os.environ["BROWSER"])
-    except Exception as exc:  # no browser: the address shown still works
-        logger.debug("could not open a browser: %s", exc)
-
-
-def _open_with_browser_variable(url: str, value: str) -> None:
-    """Try each command of `$BROWSER` (separated by `os.pathsep`) as `webbrowser` does, and only those."""
-    for choice in filter(None, value.split(os.pathsep)):
-        try:
-            controller = webbrowser.get(choice)
-        except webbrowser.Error:  # set after `webbrowser` first read it: run the command as it would
-            controller = webbrowser.GenericBrowser(choice)
-        if controller.open(url):
-            return
-
-
-def show_url(server_name: str) -> Callable[[str], None]:
-    """The default way to hand the authorization URL to the user: logged at WARNING, and opened in a
-    browser when there is one."""
-
-    def show(url: str) -> None:
-        logger.warning("to sign in to server %r, open this address in a browser: %s", server_name, url)
-        open_browser(url)
-
-    return show
-
-
-def _query_of(address: str) -> dict[str, str]:
-    return {name: values[0] for name, values in parse_qs(urlsplit(address.strip()).query).items()}
-
-
-class _RedirectListener:
-    """A one-shot HTTP listener on 127.0.0.1 for the authorization server's redirect; a redirected
-    address pasted back by the user (`accept`) completes it too.
-
-    Only a redirect carrying the `state` of this sign-in's authorization URL (`expect`) counts: any
-    other request to the redirect path (another local program, a page guessing the port) is answered
-    400 and ignored, and the listener goes on waiting.
-    """
-
-    def __init__(self, secrets: _Secrets) -> None:
-        self._secrets = secrets
-        self._server: asyncio.Server | None = None
-        self._loop = asyncio.get_running_loop()
-        self._result: asyncio.Future[AuthorizationCodeResult] = self._loop.create_future()
-        self._state: str | None = None
-        self.port = 0
-
-    async def start(self, port: int | None) -> None:
-        try:
-            self._server = await asyncio.start_server(self._handle, "127.0.0.1", port or 0)
-        except OSError as exc:
-            raise AuthError(
-                f"cannot listen for the sign-in redirect on 127.0.0.1:{port}: {exc.strerror or exc}"
-                + ("; choose another redirect_port" if port else "")
-            ) from None
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    @property
-    def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{_CALLBACK_PATH}"
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-
-    async def wait(self) -> AuthorizationCodeResult:
-        return await self._result
-
-    def expect(self, authorization_url: str) -> None:
-        """Take the `state` of the authorization URL about to be opened: the redirect must carry it. A
-        sign-in may authorize more than once (more scopes, another authorization server): each waits for
-        its own redirect."""
-        if self._result.done():
-            self._result = self._loop.create_future()
-        self._state = _query_of(authorization_url).get("state")
-        self._secrets.keep(self._state)
-
-    def accept(self, address: str) -> bool:
-        """Complete with a redirected address the user pasted (any thread); False if it is not this
-        sign-in's redirect."""
-        params = _query_of(address)
-        if not self._is_redirect(params):
-            return False
-        with contextlib.suppress(RuntimeError):  # the sign-in ended meanwhile
-            self._loop.call_soon_threadsafe(self._complete, params)
-        return True
-
-    def _is_redirect(self, params: Mapping[str, str]) -> bool:
-        state = params.get("state")
-        return (
-            ("code" in params or "error" in params)
-            and self._state is not None
-            and state is not None
-            and hmac.compare_digest(state.encode(), self._state.encode())
-        )
-
-    def _complete(self, params: Mapping[str, str]) -> bool:
-        if self._result.done():
-            return False
-        self._secrets.keep(params.get("code"))
-        if "error" in params:
-            reason = params["error"] + (
-                f" ({params['error_description']})" if "error_description" in params else ""
-            )
-            self._result.set_exception(AuthError(f"the authorization server refused the sign-in: {reason}"))
-        else:
-            self._result.set_result(
-                AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
-            )
-        return True
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            async with asyncio.timeout(_REQUEST_READ_TIMEOUT):
-                head = await reader.readuntil(b"\r\n\r\n")
-            method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
-            parts = urlsplit(target)
-            if method != "GET" or parts.path != _CALLBACK_PATH:
-                status, body = "404 Not Found", "<p>Not the sign-in redirect.</p>"
-            elif not self._is_redirect(params := _query_of(target)):
-                logger.warning(
-                    "ignored a request to the sign-in redirect address that is not this sign-in's "
-                    "(its state does not match): another program or a web page sent it"
-                )
-                status, body = "400 Bad Request", "<p>Not the redirect of this sign-in: ignored.</p>"
-            elif self._complete(params):
-                status, body = (
-                    "200 OK",
-                    "<h1>Signed in</h1><p>You can close this tab and return to your program.</p>",
-                )
-            else:
-                status, body = "400 Bad Request", "<p>This sign-in has already ended.</p>"
-            payload = f"<!doctype html><meta charset=utf-8><title>mcp_sync</title>{body}".encode()
-            writer.write(
-                f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
-                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
-                + payload
-            )
-            await writer.drain()
-        except (TimeoutError, ValueError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            pass
-        finally:
-            writer.close()
-
-
-def _is_builtin_input(read: Callable[[], str]) -> bool:
-    """The built-in `input` itself (not a replacement such as a notebook kernel's, read another way)."""
-    return getattr(read, "__self__", None) is builtins and getattr(read, "__name__", None) == "input"
-
-
-def _stdin_descriptor() -> int | None:
-    """Standard input's file descriptor when `select` can wait on it (not on Windows, nor in a notebook)."""
-    if sys.platform == "win32" or sys.stdin is None:
-        return None
-    try:
-        return sys.stdin.fileno()
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-class _PasteReader:
-    """Reads the redirected addresses a user pastes, on a thread of its own, until one is accepted or
-    the sign-in ends (`stop()`).
-
-    The built-in `input` is read here from standard input's descriptor, a byte at a time and only while
-    the sign-in runs: `stop()` ends the wait at once and no byte after the pasted line is taken, so the
-    program's next `input()` gets its own line. Any other callable is called as it is; one still blocked
-    when the sign-in ends is left to return on its own, and what it returns is ignored.
-    """
-
-    def __init__(self, read_redirect: Callable[[], str], listener: _RedirectListener) -> None:
-        self._listener = listener
-        self._stopped = threading.Event()
-        self._descriptor = _stdin_descriptor() if _is_builtin_input(read_redirect) else None
-        self._read = read_redirect
-        self._wake: tuple[int, int] | None = None
-        self._wake_lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="mcp-sync:paste", daemon=True)
-
-    def start(self) -> None:
-        if self._descriptor is not None:
-            self._wake = os.pipe()
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        with self._wake_lock:
-            if self._wake is not None:
-                os.write(self._wake[1], b"x")
-        if self._descriptor is not None and self._thread.is_alive():
-            self._thread.join(_PASTE_READER_STOP_TIMEOUT)
-
-    def _run(self) -> None:
-        try:
-            while not self._stopped.is_set():
-                try:
-                    address = self._read_line() if self._descriptor is not None else self._read()
-                except (EOFError, OSError, RuntimeError):
-                    return
-                if address is None or self._stopped.is_set():
-                    return
-                if self._listener.accept(address):
-                    return
-                logger.warning("that is not the address the browser was sent to (it has ?code=...&state=...)")
-        finally:
-            with self._wake_lock:
-                if self._wake is not None:
-                    for descriptor in self._wake:
-                        os.close(descriptor)
-                    self._wake = None
-
-    def _read_line(self) -> str | None:
-        """One line of standard input, or None once stopped; raises EOFError at the end of the input."""
-        assert self._descriptor is not None and self._wake is not None
-        line = bytearray()
-        while True:
-            ready, _, _ = select.select([self._descriptor, self._wake[0]], [], [])
-            if self._wake[0] in ready:
-                return None
-            try:
-                byte = os.read(self._descriptor, 1)
-            except BlockingIOError:  # a non-blocking descriptor another reader drained first
-                continue
-            if not byte:
-                raise EOFError
-            if byte == b"\n":
-                return line.decode(getattr(sys.stdin, "encoding", None) or "utf-8", "replace")
-            line += byte
-
-
 async def _sign_in(
     config: HttpServerConfig,
     storage: TokenStorage,
@@ -1343,9 +1101,9 @@ async def _sign_in(
 ) -> None:
     assert config.auth is not None
     secrets = _Secrets()
-    listener = _RedirectListener(secrets)
+    listener = RedirectListener(secrets)
     await listener.start(config.auth.redirect_port)
-    reader = _PasteReader(read_redirect, listener) if read_redirect is not None else None
+    reader = PasteReader(read_redirect, listener) if read_redirect is not None else None
     try:
         if reader is not None:
             reader.start()
@@ -1437,7 +1195,7 @@ def sign_in(
     Runs on a loop thread of its own (the caller may be a notebook cell, whose thread has a loop). The
     stored tokens are replaced only when the sign-in succeeds. `read_redirect`, when given, may return
     the address the browser ended on (pasted by the user when the browser runs on another machine); see
-    `_PasteReader` for how it is called, and why the built-in `input` is read in a way of its own.
+    `PasteReader` for how it is called, and why the built-in `input` is read in a way of its own.
     """
     if config.auth is None or config.auth.type != "oauth":
         raise ConfigError(f"server {config.server_name!r} is not configured with auth: oauth")
