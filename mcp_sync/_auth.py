@@ -15,9 +15,10 @@ the server as a session does (an mcp `Client`, listing the tools) with the provi
 mode, so it answers the 401 (or 403 insufficient_scope) wherever the server sends it. It opens a
 listener on 127.0.0.1 for the redirect, hands the authorization URL to the host (by default: logged at
 WARNING and opened in a browser when there is one), and also accepts the redirected address pasted
-back, for a browser on another machine (these, the user's side of a sign-in, are in `_redirect`). Only a redirect carrying the `state` of the authorization in
-progress completes it. The new tokens replace the stored ones only once the sign-in succeeded: one
-that times out, is interrupted or is refused leaves the working tokens as they were. Threads: the
+back, for a browser on another machine (these, the user's side of a sign-in, are in `_redirect`).
+Only a redirect carrying the `state` of the authorization in progress completes it. The new tokens
+replace the stored ones only once the sign-in succeeded: one that times out, is interrupted or is
+refused leaves the working tokens as they were. Threads: the
 sign-in runs on a loop thread of its own (`mcp-sync:login:<server>`), the host's `open_url` on
 `mcp-sync:open-url`, and the pasted-address reader on `mcp-sync:paste`, which reads standard input only
 while the sign-in runs.
