@@ -538,7 +538,7 @@ class _EntryTooLarge(Exception):
 
 
 # Fields whose value must come from the environment, never be written in the configuration itself.
-_REFERENCE_ONLY = {("auth", "private_key"), ("auth", "assertion")}
+_REFERENCE_ONLY = frozenset({("auth", "private_key"), ("auth", "assertion")})
 
 
 def _interpolate(
