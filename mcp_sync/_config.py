@@ -185,20 +185,49 @@ def _scopes(value: Any) -> Any:
 
 class AuthConfig(BaseModel):
     """How a Streamable HTTP server is signed in to: `oauth` (a user signs in once, in a browser;
-    authorization code with PKCE) or `client_credentials` (a service account, no user present).
+    authorization code with PKCE), `client_credentials` (a service account, no user present, with a
+    client secret), `private_key_jwt` (the same, the client proving itself with a JWT signed by its
+    private key: `private_key_file`, or `private_key` given as a `${VAR}` reference, never inline),
+    `jwt_bearer` (workload identity: a JWT the platform issued to the workload, `assertion_file` or
+    `assertion`, is the grant) or `identity_assertion` (enterprise-managed: the user's ID token is
+    exchanged at the identity provider's `idp_token_endpoint` for an identity assertion grant, which the
+    authorization server `issuer` takes with the client's id and secret).
 
-    `client_id` is optional for `oauth` (the client registers itself when the server allows it);
+    `client_id` is optional for `oauth` (the client registers itself when the server allows it, or
+    names itself by `client_metadata_url` when the authorization server reads client metadata documents);
     `client_secret` is a secret (never shown in a repr, a log line or an error).
+    `token_endpoint_auth_method` forces how the client authenticates at the token endpoint (default: the
+    one the authorization server advertises). `dpop: true` asks for proof-of-possession tokens (DPoP).
     """
 
     model_config = _NESTED_CONFIG
 
-    type: Literal["oauth", "client_credentials"]
+    type: Literal["oauth", "client_credentials", "private_key_jwt", "jwt_bearer", "identity_assertion"]
     client_id: str | None = Field(default=None, min_length=1)
     client_secret: str | None = Field(default=None, min_length=1, repr=False)
     scopes: Annotated[tuple[str, ...], BeforeValidator(_scopes)] = ()
     redirect_port: int | None = Field(default=None, ge=1, le=65535)
     issuer: str | None = Field(default=None, min_length=1)
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
+    client_metadata_url: str | None = Field(default=None, min_length=1)
+    private_key: str | None = Field(default=None, min_length=1, repr=False)
+    private_key_file: str | None = Field(default=None, min_length=1)
+    signing_algorithm: str | None = Field(default=None, min_length=1)
+    assertion: str | None = Field(default=None, min_length=1, repr=False)
+    assertion_file: str | None = Field(default=None, min_length=1)
+    idp_token_endpoint: str | None = Field(default=None, min_length=1)
+    idp_client_id: str | None = Field(default=None, min_length=1)
+    idp_client_secret: str | None = Field(default=None, min_length=1, repr=False)
+    dpop: bool = False
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _metadata_url_is_https(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme != "https" or parts.path in ("", "/"):
+                raise PydanticCustomError("config", "client_metadata_url must be an https:// URL with a path")
+        return value
 
     @field_validator("client_secret")
     @classmethod
@@ -211,6 +240,9 @@ class AuthConfig(BaseModel):
         yield from super().__repr_args__()
         if self.client_secret is not None:
             yield "client_secret", _MASK
+        for name in ("private_key", "assertion", "idp_client_secret"):
+            if getattr(self, name) is not None:
+                yield name, _MASK
 
 
 class ReconnectConfig(BaseModel):
@@ -339,6 +371,39 @@ class HttpServerConfig(_ServerConfigBase):
         if value is not None and value.type == "client_credentials" and value.client_secret is None:
             raise PydanticCustomError(
                 "config", "client_credentials needs client_id and client_secret (write ${VAR} for the secret)"
+            )
+        if value is not None and value.type == "private_key_jwt":
+            if value.client_id is None or (value.private_key is None) == (value.private_key_file is None):
+                raise PydanticCustomError(
+                    "config",
+                    "private_key_jwt needs client_id and one of private_key_file or private_key "
+                    "(write ${VAR} for the key)",
+                )
+        elif value is not None and (value.private_key or value.private_key_file or value.signing_algorithm):
+            raise PydanticCustomError("config", "a private key is only for auth type private_key_jwt")
+        if value is not None and value.type in ("jwt_bearer", "identity_assertion"):
+            if value.client_id is None or (value.assertion is None) == (value.assertion_file is None):
+                raise PydanticCustomError(
+                    "config",
+                    f"{value.type} needs client_id and one of assertion_file or assertion (write ${{VAR}})",
+                )
+        elif value is not None and (value.assertion or value.assertion_file):
+            raise PydanticCustomError(
+                "config", "an assertion is only for auth types jwt_bearer and identity_assertion"
+            )
+        if value is not None and value.type == "identity_assertion":
+            if not (
+                value.client_secret and value.issuer and value.idp_token_endpoint and value.idp_client_id
+            ):
+                raise PydanticCustomError(
+                    "config",
+                    "identity_assertion needs client_secret, issuer, idp_token_endpoint and idp_client_id",
+                )
+        elif value is not None and (
+            value.idp_token_endpoint or value.idp_client_id or value.idp_client_secret
+        ):
+            raise PydanticCustomError(
+                "config", "an identity provider is only for auth type identity_assertion"
             )
         return value
 
@@ -472,6 +537,10 @@ class _EntryTooLarge(Exception):
     """An entry past `_MAX_ENTRY_DEPTH` or `_MAX_ENTRY_VALUES`."""
 
 
+# Fields whose value must come from the environment, never be written in the configuration itself.
+_REFERENCE_ONLY = frozenset({("auth", "private_key"), ("auth", "assertion")})
+
+
 def _interpolate(
     value: Any,
     parts: tuple[str | int, ...],
@@ -486,6 +555,8 @@ def _interpolate(
         raise _EntryTooLarge
     if isinstance(value, str):
         if "${" not in value:  # most values: no reference, and no need to name the field
+            if parts[-2:] in _REFERENCE_ONLY:
+                problems.append(f"field '{_path(parts)}' must be a ${{VAR}} reference, not the key itself")
             return value
         return _interpolate_string(value, _path(parts), environ, problems)
     if isinstance(value, Mapping):

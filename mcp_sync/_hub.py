@@ -244,6 +244,9 @@ class MCPHub(FeatureHub):
     ) -> None:
         """Sign in to a server configured with `auth: oauth`, in a browser, and store its tokens.
 
+        Connects to the server and lists its tools, signing in wherever it asks (its first request or a
+        later one), with the scopes a refused request asked for since the last sign-in.
+
         The authorization URL goes to `open_url(url)` (default: logged at WARNING, and opened in a
         browser when there is a display or `$BROWSER` names one); the browser's redirect, with this
         sign-in's `state`, is received on 127.0.0.1. When the browser runs on another machine, the

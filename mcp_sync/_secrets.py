@@ -451,6 +451,12 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
         add(_url_secrets(config.url), credential_name=True)
         if config.auth is not None and config.auth.client_secret is not None:
             add([config.auth.client_secret], credential_name=True)
+        if config.auth is not None:
+            auth = config.auth
+            add(
+                [v for v in (auth.private_key, auth.assertion, auth.idp_client_secret) if v],
+                credential_name=True,
+            )
     elif isinstance(config, StdioServerConfig):
         for name, value in config.env.items():
             add([value], credential_name=is_credential_name(name))

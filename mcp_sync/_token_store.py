@@ -1,8 +1,10 @@
 """Where OAuth tokens live between runs: the `TokenStorage` protocol, and the files it defaults to.
 
 A record holds one server URL's tokens for one OAuth client: the tokens, when the access
-token expires (an absolute time, so a later run knows to refresh it first), and the client's
-registration when the client registered itself. `FileTokenStorage` keeps each record in its
+token expires (an absolute time, so a later run knows to refresh it first), the client's
+registrations when the client registered itself (by the authorization server that issued each),
+the authorization server's endpoints, the scopes a server asked for since the last sign-in, and the
+DPoP key the tokens are bound to. `FileTokenStorage` keeps each record in its
 own JSON file in the user's data directory, readable by the user only (files 0600, directory
 0700). A host that keeps secrets elsewhere (a keyring, a vault) passes its own `TokenStorage`.
 """

@@ -43,6 +43,50 @@ def test_client_credentials_without_a_secret_are_refused() -> None:
         one([{"server_name": "web", "url": URL, "auth": {"type": "client_credentials", "client_id": "svc"}}])
 
 
+def test_client_metadata_url_must_be_an_https_document() -> None:
+    def entry(url: str) -> list[dict[str, object]]:
+        return [{"server_name": "web", "url": URL, "auth": {"type": "oauth", "client_metadata_url": url}}]
+
+    with pytest.raises(ConfigError, match="client_metadata_url must be an https:// URL with a path"):
+        one(entry("http://app.example/client.json"))
+    with pytest.raises(ConfigError, match="client_metadata_url"):
+        one(entry("https://app.example/"))
+    config = one(entry("https://app.example/client.json"))
+    assert config.auth is not None and config.auth.client_metadata_url == "https://app.example/client.json"
+
+
+def test_token_endpoint_auth_method_is_one_of_the_client_secret_methods_or_none() -> None:
+    auth = {"type": "oauth", "client_id": "app", "token_endpoint_auth_method": "client_secret_post"}
+    config = one([{"server_name": "web", "url": URL, "auth": auth}])
+    assert config.auth is not None and config.auth.token_endpoint_auth_method == "client_secret_post"
+    with pytest.raises(ConfigError, match="token_endpoint_auth_method"):
+        one(
+            [
+                {
+                    "server_name": "web",
+                    "url": URL,
+                    "auth": {**auth, "token_endpoint_auth_method": "tls_client_auth"},
+                }
+            ]
+        )
+
+
+def test_private_key_jwt_takes_its_key_from_a_reference_or_a_file_never_inline() -> None:
+    pem = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49\n-----END PRIVATE KEY-----\n"
+    auth = {"type": "private_key_jwt", "client_id": "svc"}
+    with pytest.raises(ConfigError, match=r"auth\.private_key' must be a \$\{VAR\} reference") as refused:
+        one([{"server_name": "web", "url": URL, "auth": {**auth, "private_key": pem}}])
+    assert "MIGHAgEA" not in str(refused.value)
+    [config] = parse_server_configs(
+        [{"server_name": "web", "url": URL, "auth": {**auth, "private_key": "${KEY}"}}], environ={"KEY": pem}
+    )
+    assert isinstance(config, HttpServerConfig) and config.auth is not None
+    assert config.auth.private_key == pem and "MIGHAgEA" not in repr(config)
+    assert one([{"server_name": "web", "url": URL, "auth": {**auth, "private_key_file": "~/key.pem"}}]).auth
+    with pytest.raises(ConfigError, match="private_key_jwt needs client_id and one of private_key_file"):
+        one([{"server_name": "web", "url": URL, "auth": {"type": "private_key_jwt", "client_id": "svc"}}])
+
+
 def test_client_secret_is_masked_in_the_repr_and_registered_as_a_secret() -> None:
     config = one(
         [

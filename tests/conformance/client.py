@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import threading
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,6 +28,7 @@ from mcp_sync import (
     ElicitationResponse,
     MCPHub,
     MCPSyncError,
+    SignInRequiredError,
     Tool,
     ToolResult,
 )
@@ -38,6 +40,12 @@ CALL_TIMEOUT = 20.0
 BROWSER_TIMEOUT = 15.0
 # The bound of one sign-in: discovery, registration, the scripted browser and the token exchange.
 SIGN_IN_TIMEOUT = 30.0
+# The client's own client metadata document (its URL is its client id where the authorization server reads
+# such documents); the suite's authorization servers expect this one.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+# Sign-ins one action may ask for (a first one, then one for more scopes or another authorization server):
+# more would loop on a server that never accepts.
+SIGN_IN_ATTEMPTS = 2
 
 logger = logging.getLogger("conformance-client")
 
@@ -87,12 +95,14 @@ def context() -> dict[str, Any]:
     return value
 
 
-def server_entry(url: str, auth: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def server_entry(url: str, auth: Mapping[str, Any] | None = None, *, required: bool = True) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "server_name": SERVER,
         "transport": "streamable-http",
         "url": url,
-        "required": True,  # start() raises with the cause instead of leaving a failed server behind
+        # start() raises with the cause instead of leaving a failed server behind; a server signed in to
+        # is left failed, to be signed in to.
+        "required": required,
         "connect_timeout_ms": int(CALL_TIMEOUT * 1000),
         "tool_call_timeout_ms": int(CALL_TIMEOUT * 1000),
     }
@@ -199,10 +209,37 @@ def _signed_in_hub(url: str, auth: Mapping[str, Any]) -> MCPHub:
     return hub
 
 
-def oauth(url: str) -> None:
-    """Sign in (authorization code with PKCE), then list the tools and call `test-tool`."""
-    with _signed_in_hub(url, {"type": "oauth"}) as hub:
-        call(hub, "test-tool")
+def login(hub: MCPHub) -> None:
+    hub.login(SERVER, open_url=scripted_browser, timeout=SIGN_IN_TIMEOUT)
+
+
+def with_sign_in(hub: MCPHub, action: Callable[[], object]) -> None:
+    """Do `action`, signing in first when the server needs it, and again when it asks for a new sign-in
+    (more scopes, another authorization server): what an application does with `SignInRequiredError`."""
+    for _ in range(SIGN_IN_ATTEMPTS):
+        if isinstance(hub.servers[SERVER].error, SignInRequiredError):
+            logger.info("sign-in needed: %s", hub.servers[SERVER].error)
+            login(hub)
+            continue
+        try:
+            action()
+            return
+        except MCPSyncError as exc:
+            # A call cut short because its server needs a sign-in fails with the server's error as its text.
+            cause = exc if isinstance(exc, SignInRequiredError) else hub.servers[SERVER].error
+            if not isinstance(cause, SignInRequiredError):
+                raise
+            logger.info("sign-in needed: %s", cause)
+            login(hub)
+    action()
+
+
+def oauth(url: str, **options: object) -> None:
+    """Sign in (authorization code with PKCE) when the server asks, then list the tools and call
+    `test-tool`, signing in again when a request asks for more."""
+    auth = {"type": "oauth", "client_metadata_url": CLIENT_METADATA_URL, **options}
+    with MCPHub([server_entry(url, auth, required=False)], token_storage=MemoryTokenStorage()) as hub:
+        with_sign_in(hub, lambda: call(hub, "test-tool"))
 
 
 def pre_registration(url: str) -> None:
@@ -225,6 +262,65 @@ def client_credentials_basic(url: str) -> None:
         logger.info("tools: %s", [t.raw_name for t in hub.tools()])
 
 
+def client_credentials_jwt(url: str) -> None:
+    """A service account proving itself with a JWT signed by its private key (private_key_jwt); the key
+    reaches the configuration through an environment variable, as a key must."""
+    ctx = context()
+    os.environ["CONFORMANCE_PRIVATE_KEY"] = ctx["private_key_pem"]
+    auth = {
+        "type": "private_key_jwt",
+        "client_id": ctx["client_id"],
+        "private_key": "${CONFORMANCE_PRIVATE_KEY}",
+    }
+    if ctx.get("signing_algorithm"):
+        auth["signing_algorithm"] = ctx["signing_algorithm"]
+    with _signed_in_hub(url, auth) as hub:
+        logger.info("tools: %s", [t.raw_name for t in hub.tools()])
+
+
+def oauth_dpop(url: str) -> None:
+    """The same with proof-of-possession tokens (DPoP)."""
+    oauth(url, dpop=True)
+
+
+def workload_identity(url: str) -> None:
+    """A workload presenting the JWT its platform issued as a jwt-bearer grant (SEP-1933)."""
+    ctx = context()
+    os.environ["CONFORMANCE_WORKLOAD_JWT"] = ctx["valid_jwt"]
+    auth = {"type": "jwt_bearer", "client_id": ctx["client_id"], "assertion": "${CONFORMANCE_WORKLOAD_JWT}"}
+    with _signed_in_hub(url, auth) as hub:
+        logger.info("tools: %s", [t.raw_name for t in hub.tools()])
+
+
+def authorization_server_of(url: str) -> str:
+    """The authorization server the protected resource names (an identity assertion client is configured
+    with it, as a deployment would be)."""
+    parts = urllib.parse.urlsplit(url)
+    metadata_url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    with urllib.request.urlopen(metadata_url, timeout=BROWSER_TIMEOUT) as response:
+        return str(json.loads(response.read())["authorization_servers"][0])
+
+
+def identity_assertion(url: str) -> None:
+    """Enterprise-managed authorization (SEP-990): the user's ID token exchanged at the identity provider
+    for an identity assertion grant, presented to the authorization server with the client's secret."""
+    ctx = context()
+    os.environ["CONFORMANCE_ID_TOKEN"] = ctx["idp_id_token"]
+    os.environ["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
+    auth = {
+        "type": "identity_assertion",
+        "client_id": ctx["client_id"],
+        "client_secret": "${CONFORMANCE_CLIENT_SECRET}",
+        "issuer": authorization_server_of(url),
+        "token_endpoint_auth_method": "client_secret_basic",
+        "idp_token_endpoint": ctx["idp_token_endpoint"],
+        "idp_client_id": ctx["idp_client_id"],
+        "assertion": "${CONFORMANCE_ID_TOKEN}",
+    }
+    with _signed_in_hub(url, auth) as hub:
+        call(hub, "test-tool")
+
+
 SCENARIOS: dict[str, Callable[[str], None]] = {
     "initialize": basic,
     "tools_call": basic,
@@ -241,6 +337,12 @@ SCENARIOS: dict[str, Callable[[str], None]] = {
     "http-invalid-tool-headers": everything,
     "auth/pre-registration": pre_registration,
     "auth/client-credentials-basic": client_credentials_basic,
+    "auth/client-credentials-jwt": client_credentials_jwt,
+    "auth/wif-jwt-bearer": workload_identity,
+    "auth/dpop": oauth_dpop,
+    "auth/dpop-nonce": oauth_dpop,
+    "auth/enterprise-managed-authorization": identity_assertion,
+    "auth/cross-app-access-complete-flow": identity_assertion,
 }
 # Every other sign-in scenario: the well-behaved authorization-code client.
 OAUTH_DEFAULT = oauth
