@@ -310,7 +310,8 @@ class MCPHub(FeatureHub):
         any thread ends the call. On timeout, cancel or KeyboardInterrupt the request is cancelled on
         the server too. `progress(progress, total, message)` runs on the callback thread, before this
         returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
-        `ServerDisconnectedError` or `ToolCallError`; a tool's own failure is a result with `is_error`.
+        `ServerDisconnectedError` or `ToolCallError`, and `SignInRequiredError` when the server wants a
+        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`.
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):

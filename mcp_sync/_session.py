@@ -37,7 +37,7 @@ from ._auth import ServerAuth
 from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import LoopCalls, request_failure, timed_out
 from ._config import ServerConfig
-from ._errors import MCPSyncError, ServerDisconnectedError, ToolCallError
+from ._errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError
 from ._features import ServerFeatures
 from ._lifecycle import ConnectionState
 from ._registry import ServerLease
@@ -297,7 +297,8 @@ class Session:
         error: BaseException = self._end_cause or ServerDisconnectedError(
             f"server {self._name!r} is {self._connection.state}; the call was abandoned"
         )
-        return error if isinstance(error, ToolCallError) else ServerDisconnectedError(str(error))
+        # A call that ended the session for want of a sign-in (a 403 insufficient_scope) says so itself.
+        return error if isinstance(error, ToolCallError | AuthError) else ServerDisconnectedError(str(error))
 
     async def call(
         self,

@@ -5,7 +5,8 @@ uses is listed in `INTERNALS`, with where mcp_sync uses it and why; these tests 
 internal and its user, when it is gone or its signature changed, and when mcp_sync starts to use
 a private name of the SDK that is not listed. Where the SDK offers a public way, mcp_sync uses that
 instead (the output-schema validators are compiled ahead through the public
-`ClientSession.validate_tool_result`, not through the session's private caches).
+`ClientSession.validate_tool_result`, not through the session's private caches; sign-in drives the
+SDK's OAuth providers through their public `async_auth_flow`, not their private flow methods).
 
 The transport contract our own stdio transport implements (`SessionMessage` on both streams,
 parse errors as values) is public but is the SDK's internal seam between transport and session;
@@ -36,63 +37,14 @@ class Internal:
     name: str
     used_in: str
     params: tuple[str, ...] | None = None  # the signature's parameter names, where mcp_sync calls it
-    kind: str = "attribute"  # "method", "async", "asyncgen", "function", "instance attribute"
+    kind: str = "attribute"  # "method", "async", "asyncgen", "function"
 
     @property
     def label(self) -> str:
         return f"{self.owner.replace(':', '.')}.{self.name}"
 
 
-_PROVIDER = "mcp.client.auth.oauth2:OAuthClientProvider"
 INTERNALS = (
-    Internal(
-        _PROVIDER,
-        "_initialize",
-        "mcp_sync/_auth.py: _UserOAuth._initialize overrides it, calls it, then restores a stored expiry",
-        ("self",),
-        "async",
-    ),
-    Internal(
-        _PROVIDER,
-        "_auth_flow",
-        "mcp_sync/_auth.py: _UserOAuth and _MachineOAuth override it and drive the SDK's flow inside",
-        ("self", "request"),
-        "asyncgen",
-    ),
-    Internal(
-        _PROVIDER,
-        "_handle_token_response",
-        "mcp_sync/_auth.py: _UserOAuth overrides it to store the server's metadata with the tokens",
-        ("self", "response"),
-        "async",
-    ),
-    Internal(
-        _PROVIDER,
-        "_refresh_token",
-        "mcp_sync/_auth.py: _UserOAuth._auth_flow refreshes on a 401 before asking for a sign-in",
-        ("self",),
-        "async",
-    ),
-    Internal(
-        _PROVIDER,
-        "_handle_refresh_response",
-        "mcp_sync/_auth.py: _UserOAuth._auth_flow reads the refresh's answer",
-        ("self", "response"),
-        "async",
-    ),
-    Internal(
-        _PROVIDER,
-        "_add_auth_header",
-        "mcp_sync/_auth.py: _UserOAuth._auth_flow signs the retried request",
-        ("self", "request"),
-        "method",
-    ),
-    Internal(
-        _PROVIDER,
-        "_initialized",
-        "mcp_sync/_auth.py: _UserOAuth._auth_flow clears it when a refresh failed",
-        kind="instance attribute",
-    ),
     Internal(
         "threading",
         "_register_atexit",
@@ -141,9 +93,6 @@ def _provider_instance() -> Any:
 def test_private_sdk_name_that_mcp_sync_uses_still_exists_with_its_signature(internal: Internal) -> None:
     owner = _owner(internal)
     where = f"mcp_sync uses {internal.label}: {internal.used_in}"
-    if internal.kind == "instance attribute":
-        assert hasattr(_provider_instance(), internal.name), f"{internal.label} is gone; {where}"
-        return
     member = getattr(owner, internal.name, None)
     assert member is not None, f"{internal.label} is gone from the installed SDK; {where}"
     assert callable(member), f"{internal.label} is no longer callable; {where}"
@@ -163,15 +112,19 @@ def test_private_sdk_name_that_mcp_sync_uses_still_exists_with_its_signature(int
 
 
 def test_the_oauth_context_fields_mcp_sync_reads_and_writes_are_there() -> None:
-    # Public names, but the state of the private flow above: _UserOAuth reads and restores them.
+    # Public names, but not exported: the state of the SDK's provider that mcp_sync/_auth.py reads
+    # (which tokens, since when, issued by whom) and sets (an expiry in the past makes the next flow
+    # refresh first).
     context = _provider_instance().context
     for field in ("current_tokens", "token_expiry_time", "oauth_metadata", "client_info"):
         assert hasattr(context, field), (
             f"OAuthContext.{field} is gone; mcp_sync/_auth.py reads and restores it"
         )
-    assert callable(getattr(context, "can_refresh_token", None)), (
-        "OAuthContext.can_refresh_token is gone; mcp_sync/_auth.py's refresh-on-401 calls it"
-    )
+    for method in ("can_refresh_token", "is_token_valid"):
+        assert callable(getattr(context, method, None)), (
+            f"OAuthContext.{method} is gone; mcp_sync/_auth.py decides between stored, refreshed and "
+            "re-read tokens with it"
+        )
 
 
 def test_the_transport_message_contract_our_stdio_transport_implements_holds() -> None:

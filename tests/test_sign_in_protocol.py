@@ -16,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mcp_sync import AuthError, FileTokenStorage, MCPHub, MCPSyncError, SignInRequiredError
+from mcp_sync import AuthError, FileTokenStorage, MCPHub, SignInRequiredError
 from tests.support import EventLog, HttpServer
 from tests.test_remote_oauth import OAUTH_SERVER, browser, remote, stored_record
 
@@ -73,7 +73,7 @@ def test_call_short_of_scope_asks_to_sign_in_with_it_and_keeps_the_tokens(
         hub.login("remote", open_url=browser, timeout=30)
         tokens = stored_record(token_dir)["tokens"]
 
-        with pytest.raises(MCPSyncError, match=WRITE_SCOPE):
+        with pytest.raises(SignInRequiredError, match=WRITE_SCOPE):
             hub.call_tool("mcp__remote__echo", {"text": "hi"}, timeout=20)
         error = hub.servers["remote"].error
         assert isinstance(error, SignInRequiredError)
