@@ -22,7 +22,6 @@ import pytest
 from mcp_sync import (
     FileTokenStorage,
     MCPHub,
-    ServerDisconnectedError,
     SignInRequiredError,
 )
 from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
@@ -164,7 +163,7 @@ def test_revoked_sign_in_mid_session_fails_the_call_saying_sign_in_again(
         control(oauth_server, "revoke-refresh-tokens")
         control(oauth_server, "expire-access-tokens")
 
-        with pytest.raises(ServerDisconnectedError, match="sign in again"):
+        with pytest.raises(SignInRequiredError, match="sign in again"):
             hub.call_tool("mcp__remote__echo", {"text": "hello?"}, timeout=20)
 
 

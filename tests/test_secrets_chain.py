@@ -19,7 +19,6 @@ from mcp_sync import (
     ConfigError,
     MCPHub,
     ResourceNotFoundError,
-    ServerDisconnectedError,
     ServerStartError,
     SignInRequiredError,
     ToolCallError,
@@ -319,7 +318,7 @@ def test_a_sign_in_revoked_mid_session_leaves_no_token_in_the_errors(
         with MCPHub([remote(server)]) as hub:
             control(server, "revoke-refresh-tokens")
             control(server, "expire-access-tokens")
-            with pytest.raises(ServerDisconnectedError) as raised:
+            with pytest.raises(SignInRequiredError) as raised:
                 hub.call_tool("mcp__remote__echo", {"text": "hello?"}, timeout=CALL_TIMEOUT)
             wait_until(lambda: hub.servers["remote"].state != "ready", timeout=CALL_TIMEOUT)
             stored = hub.servers["remote"].error
