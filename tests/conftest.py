@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -261,3 +262,20 @@ def http_server() -> Iterator[Callable[..., HttpServer]]:
     for server in started:
         server.stop()
         server.close()
+
+
+# --- sign-in ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def token_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A token store of the test's own (`MCP_SYNC_TOKEN_DIR`)."""
+    directory = tmp_path / "tokens"
+    monkeypatch.setenv("MCP_SYNC_TOKEN_DIR", os.fspath(directory))
+    return directory
+
+
+@pytest.fixture
+def oauth_events(tmp_path: Path) -> EventLog:
+    """The event log of the test's OAuth fixture server."""
+    return EventLog(tmp_path / "oauth-events.jsonl")

@@ -32,18 +32,6 @@ MACHINE_SECRET = "machine-secret-4f1d9c2b7e"
 
 
 @pytest.fixture
-def token_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "tokens"
-    monkeypatch.setenv("MCP_SYNC_TOKEN_DIR", os.fspath(directory))
-    return directory
-
-
-@pytest.fixture
-def oauth_events(tmp_path: Path) -> EventLog:
-    return EventLog(tmp_path / "oauth-events.jsonl")
-
-
-@pytest.fixture
 def oauth_server(oauth_events: EventLog) -> Iterator[HttpServer]:
     flags = ("--client-id", MACHINE_ID, "--client-secret", MACHINE_SECRET)
     with HttpServer(*flags, script=OAUTH_SERVER, events=oauth_events) as server:

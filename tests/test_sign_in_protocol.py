@@ -26,18 +26,6 @@ WRITE_SCOPE = "notes:write"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
-@pytest.fixture
-def token_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "tokens"
-    monkeypatch.setenv("MCP_SYNC_TOKEN_DIR", os.fspath(directory))
-    return directory
-
-
-@pytest.fixture
-def oauth_events(tmp_path: Path) -> EventLog:
-    return EventLog(tmp_path / "oauth-events.jsonl")
-
-
 def oauth_server(events: EventLog, *flags: str) -> HttpServer:
     return HttpServer(*flags, script=OAUTH_SERVER, events=events)
 
@@ -164,9 +152,11 @@ def test_private_key_jwt_client_connects_with_a_signed_assertion_and_no_secret(
     private, public = key_pair(tmp_path)
     flags = ("--client-id", CLIENT_ID, "--client-public-key", os.fspath(public))
     auth = {"type": "private_key_jwt", "client_id": CLIENT_ID, "private_key_file": os.fspath(private)}
-    with oauth_server(oauth_events, *flags) as server, MCPHub([remote(server, auth=auth)]) as hub:
-        assert hub.servers["remote"].state == "ready"
-        assert hub.call_tool("mcp__remote__whoami").text == CLIENT_ID
+    with oauth_server(oauth_events, *flags) as server:
+        auth["issuer"] = server.url.removesuffix("/mcp")
+        with MCPHub([remote(server, auth=auth)]) as hub:
+            assert hub.servers["remote"].state == "ready"
+            assert hub.call_tool("mcp__remote__whoami").text == CLIENT_ID
     assert oauth_events.find(lambda event: event.get("grant") == "client_credentials")
 
 
@@ -180,12 +170,14 @@ def test_private_key_jwt_with_another_key_fails_the_server_without_showing_the_k
     monkeypatch.setenv("CLIENT_KEY", pem)
     flags = ("--client-id", CLIENT_ID, "--client-public-key", os.fspath(public))
     auth = {"type": "private_key_jwt", "client_id": CLIENT_ID, "private_key": "${CLIENT_KEY}"}
-    with oauth_server(oauth_events, *flags) as server, MCPHub([remote(server, auth=auth)]) as hub:
-        error = hub.servers["remote"].error
-        assert hub.servers["remote"].state == "failed"
-        assert isinstance(error, AuthError) and "private_key_jwt" in str(error)
-        body = pem.split("-----")[2].strip().splitlines()[1]
-        assert body not in str(error) and body not in repr(error.__cause__)
+    with oauth_server(oauth_events, *flags) as server:
+        auth["issuer"] = server.url.removesuffix("/mcp")
+        with MCPHub([remote(server, auth=auth)]) as hub:
+            error = hub.servers["remote"].error
+            assert hub.servers["remote"].state == "failed"
+            assert isinstance(error, AuthError) and "private_key_jwt" in str(error)
+            body = pem.split("-----")[2].strip().splitlines()[1]
+            assert body not in str(error) and body not in repr(error.__cause__)
 
 
 def workload_jwt(private: Path, audience: str) -> str:
