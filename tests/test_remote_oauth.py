@@ -267,6 +267,18 @@ class Everything(logging.Handler):
         self.lines.append(logging.Formatter("%(name)s %(message)s").format(record))
 
 
+def login_address(process: subprocess.Popen[str]) -> str:
+    """The authorization address a `mcp-sync login --no-browser` prints on stderr (bounded by the login's
+    own --timeout and pytest-timeout)."""
+    assert process.stderr is not None
+    address = ""
+    while not address.startswith("http"):
+        line = process.stderr.readline()
+        assert line, "the login ended without printing an address"
+        address = line.strip()
+    return address
+
+
 def test_tokens_never_appear_in_any_log_record(oauth_server: HttpServer, tmp_path: Path) -> None:
     storage = RecordingStorage(tmp_path / "tokens")
     handler = Everything()
@@ -305,13 +317,7 @@ def test_cli_login_prints_the_address_and_stores_the_token(oauth_server: HttpSer
         cwd=REPO_ROOT,
     )
     try:
-        assert process.stderr is not None
-        address = ""
-        while not address.startswith("http"):  # bounded by the login's own --timeout and pytest-timeout
-            line = process.stderr.readline()
-            assert line, "the login ended without printing an address"
-            address = line.strip()
-        browser(address)
+        browser(login_address(process))
         out, err = process.communicate(timeout=30)
     finally:
         process.kill()

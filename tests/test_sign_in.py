@@ -25,7 +25,15 @@ import pytest
 
 from mcp_sync import AuthError, MCPHub
 from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, wait_until
-from tests.test_remote_oauth import OAUTH_SERVER, browser, control, remote, signed_in, stored_record
+from tests.test_remote_oauth import (
+    OAUTH_SERVER,
+    browser,
+    control,
+    login_address,
+    remote,
+    signed_in,
+    stored_record,
+)
 
 # Bound on a child process of a test (a CLI run, a small program signing in).
 CHILD_TIMEOUT = 60.0
@@ -230,12 +238,7 @@ def test_re_login_interrupted_with_ctrl_c_keeps_the_working_tokens(
         cwd=REPO_ROOT,
     )
     try:
-        assert process.stderr is not None
-        address = ""
-        while not address.startswith("http"):  # bounded by the login's own --timeout and pytest-timeout
-            line = process.stderr.readline()
-            assert line, "the login ended without printing an address"
-            address = line.strip()
+        login_address(process)  # the sign-in is waiting for its browser: interrupt it now
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=CHILD_TIMEOUT)
     finally:
@@ -346,12 +349,7 @@ def test_cli_login_takes_the_address_pasted_on_its_terminal(
             cwd=REPO_ROOT,
         )
         try:
-            assert process.stderr is not None
-            address = ""
-            while not address.startswith("http"):  # bounded by the login's own --timeout and pytest-timeout
-                line = process.stderr.readline()
-                assert line, "the login ended without printing an address"
-                address = line.strip()
+            address = login_address(process)
             # A browser on another machine: it ends on the redirect address, which the user pastes.
             redirected = httpx2.get(address, follow_redirects=False, timeout=10).headers["location"]
             os.write(terminal, redirected.encode() + b"\n")
