@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
@@ -42,6 +43,7 @@ from tests.support import (  # noqa: E402
     REFERENCE_SERVERS_DIR,
     EventLog,
     HttpServer,
+    Records,
     ReferenceServers,
 )
 
@@ -279,3 +281,21 @@ def token_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def oauth_events(tmp_path: Path) -> EventLog:
     """The event log of the test's OAuth fixture server."""
     return EventLog(tmp_path / "oauth-events.jsonl")
+
+
+# --- log records ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def records() -> Iterator[Records]:
+    """Capture every record at DEBUG from every logger."""
+    handler = Records()
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import signal
@@ -513,3 +514,18 @@ __all__: Sequence[str] = [
     "stdio_params",
     "wait_until",
 ]
+
+
+class Records(logging.Handler):
+    """Every record any logger emits, formatted (message and traceback) as a handler would write it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+        self.lines: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.name, self.format(record)))
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)

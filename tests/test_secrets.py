@@ -15,7 +15,7 @@ import pytest
 from mcp_sync import MCPHub
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs
 from mcp_sync._secrets import register, registered_count, scrub, secrets_of
-from tests.support import HttpServer
+from tests.support import HttpServer, Records
 
 TOKEN = "tok-7Hq2-never-print-this"
 PASSWORD = "pw-Zx81-never-print-this"
@@ -33,36 +33,6 @@ def http_config(url: str = "https://mcp.example.com/mcp", **headers: str) -> Htt
     [config] = parse_server_configs([{"server_name": "web", "url": url, "headers": headers}], environ={})
     assert isinstance(config, HttpServerConfig)
     return config
-
-
-class Records(logging.Handler):
-    """Every record any logger emits, formatted (message and traceback) as a handler would write it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-        self.lines: list[tuple[str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append((record.name, self.format(record)))
-
-    def text(self) -> str:
-        return "\n".join(line for _, line in self.lines)
-
-
-@pytest.fixture
-def records() -> Iterator[Records]:
-    """Capture every record at DEBUG from every logger."""
-    handler = Records()
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ checked after the hub is closed, when the secrets are no longer registered."""
 
 from __future__ import annotations
 
-import logging
 import sys
 import traceback
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from mcp_sync import (
 )
 from mcp_sync._config import parse_server_configs
 from mcp_sync._secrets import ScrubbedError, register, scrub_exception
-from tests.support import SERVERS_DIR, HttpServer, http_config, stdio_config, wait_until
+from tests.support import SERVERS_DIR, HttpServer, Records, http_config, stdio_config, wait_until
 from tests.test_remote_oauth import control, remote, signed_in, stored_record
 
 TOKEN = "tok-Rr31-never-print-this"
@@ -88,32 +87,6 @@ def assert_no_secret(error: BaseException, secrets: tuple[str, ...] = SECRETS) -
 
 def single_line(error: BaseException) -> str:
     return " ".join(str(error).split())
-
-
-class Records(logging.Handler):
-    """Every record any logger emits, formatted (message and traceback) as a handler would write it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-        self.lines: list[tuple[str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append((record.name, self.format(record)))
-
-
-@pytest.fixture
-def records() -> Iterator[Records]:
-    handler = Records()
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
 
 
 # --------------------------------------------------------------------------- servers that echo secrets
