@@ -8,6 +8,7 @@ prompts in one view, and their requests (elicitation, sampling, roots, log messa
 answered by plain Python handlers.
 """
 
+from ._auth.token_store import FileTokenStorage, TokenStorage
 from ._config import (
     AuthConfig,
     ConfigEntries,
@@ -21,8 +22,21 @@ from ._config import (
     parse_server_configs,
     parse_server_entries,
 )
-from ._connection import ServerConnection, ServerState
-from ._errors import (
+from ._handlers import openai_sampling, terminal_elicitation
+from ._hub.connection import ServerConnection, ServerState
+from ._hub.hub import MCPHub
+from ._hub.hub_features import Completion
+from ._hub.registry import ToolRegistry
+from ._hub.reload import ReloadResult
+from ._hub.servers import UnusableServer
+from ._server.server_requests import (
+    ElicitationRequest,
+    ElicitationResponse,
+    SamplingRequest,
+    SamplingResponse,
+    decline_elicitation,
+)
+from ._values.errors import (
     AmbiguousResourceError,
     AuthError,
     ConfigError,
@@ -39,25 +53,11 @@ from ._errors import (
     ToolNotFoundError,
     UnsupportedFeatureError,
 )
-from ._handlers import openai_sampling, terminal_elicitation
-from ._hub import MCPHub
-from ._hub_features import Completion
-from ._naming import public_tool_name
-from ._prompts import Prompt, PromptArgument, PromptMessage, PromptResult
-from ._registry import ToolRegistry
-from ._reload import ReloadResult
-from ._resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
-from ._results import ToolImage, ToolResult
-from ._server_requests import (
-    ElicitationRequest,
-    ElicitationResponse,
-    SamplingRequest,
-    SamplingResponse,
-    decline_elicitation,
-)
-from ._servers import UnusableServer
-from ._token_store import FileTokenStorage, TokenStorage
-from ._tool import Tool, ToolChanges, function_spec
+from ._values.naming import public_tool_name
+from ._values.prompts import Prompt, PromptArgument, PromptMessage, PromptResult
+from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
+from ._values.results import ToolImage, ToolResult
+from ._values.tool import Tool, ToolChanges, function_spec
 
 __version__ = "0.1.0"
 

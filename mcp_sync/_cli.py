@@ -23,9 +23,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from ._auth import open_browser
+from ._auth.sign_in import open_browser
 from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
-from ._errors import (
+from ._hub.hub import MCPHub
+from ._values.errors import (
     AmbiguousResourceError,
     AuthError,
     ConfigError,
@@ -37,9 +38,8 @@ from ._errors import (
     ToolNotFoundError,
     UnsupportedFeatureError,
 )
-from ._html import first_line
-from ._hub import MCPHub
-from ._results import ToolResult
+from ._values.html import first_line
+from ._values.results import ToolResult
 
 __all__ = ["EXIT_CODES", "main"]
 

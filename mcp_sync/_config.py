@@ -40,7 +40,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from ._errors import ConfigError
+from ._values.errors import ConfigError
 
 __all__ = [
     "AuthConfig",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
-from ._server_requests import (
+from ._server.server_requests import (
     ElicitationRequest,
     ElicitationResponse,
     SamplingRequest,

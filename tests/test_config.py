@@ -27,7 +27,7 @@ from mcp_sync._config import (
     unmatched_tool_filters,
     warn_unmatched_tool_filters,
 )
-from mcp_sync._errors import ConfigError
+from mcp_sync._values.errors import ConfigError
 
 SECRET = "s3cr3t-Zq8x-do-not-print"
 NO_ENV: dict[str, str] = {}

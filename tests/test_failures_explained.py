@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import mcp_sync._session
+import mcp_sync._server.session
 from mcp_sync import (
     ConfigError,
     MCPHub,
@@ -224,7 +224,7 @@ def test_a_bug_in_mcp_sync_is_not_blamed_on_the_server(
     def broken_mapping(*args: object) -> object:
         raise KeyError("mapping bug")
 
-    monkeypatch.setattr(mcp_sync._session, "from_call_tool_result", broken_mapping)
+    monkeypatch.setattr(mcp_sync._server.session, "from_call_tool_result", broken_mapping)
     with pytest.raises(ToolCallError, match="a bug in mcp_sync, not the server's fault") as raised:
         fx_hub.call_tool("mcp__fx__echo", {"text": "x"})
     assert "invalid result" not in str(raised.value)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallError, ToolNotFoundError
-from mcp_sync._connection import ServerConnection
+from mcp_sync._hub.connection import ServerConnection
 from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
 from tests.support import REPO_ROOT, EventLog, pid_alive, stdio_config, wait_until
 

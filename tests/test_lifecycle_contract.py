@@ -18,8 +18,8 @@ from mcp_sync import (
     ToolCallTimeoutError,
     ToolRegistry,
 )
-from mcp_sync._callbacks import CallbackDispatcher
-from mcp_sync._connection import ServerConnection
+from mcp_sync._hub.connection import ServerConnection
+from mcp_sync._runtime.callbacks import CallbackDispatcher
 from tests.hub_harness import ToolEvents, started_hub
 from tests.support import EventLog, stdio_config, wait_until
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_sync import MCPHub, ReconnectConfig, ToolNotFoundError
-from mcp_sync._reconnect import backoff_delays
+from mcp_sync._hub.reconnect import backoff_delays
 from tests.support import (
     FIXTURE_SERVER,
     EventLog,

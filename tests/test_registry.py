@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_sync import ConfigError, Tool, ToolChanges, ToolListError, ToolRegistry, public_tool_name
-from mcp_sync._registry import ServerLease
+from mcp_sync._hub.registry import ServerLease
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

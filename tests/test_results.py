@@ -10,7 +10,7 @@ import pydantic
 import pytest
 from mcp_types import methods
 
-from mcp_sync._results import ToolImage, complete_result_of, content_left_out, from_call_tool_result
+from mcp_sync._values.results import ToolImage, complete_result_of, content_left_out, from_call_tool_result
 
 PNG = b"\x89PNG\r\n\x1a\n-not-a-real-png"
 

@@ -48,7 +48,7 @@ INTERNALS = (
     Internal(
         "threading",
         "_register_atexit",
-        "mcp_sync/_lifecycle.py: ExitHook.arm, to close hubs before thread-pool workers are joined",
+        "mcp_sync/_runtime/lifecycle.py: ExitHook.arm, to close hubs before thread-pool workers are joined",
         ("func", "arg", "kwargs"),
         "function",
     ),
@@ -112,23 +112,23 @@ def test_private_sdk_name_that_mcp_sync_uses_still_exists_with_its_signature(int
 
 
 def test_the_oauth_context_fields_mcp_sync_reads_and_writes_are_there() -> None:
-    # Public names, but not exported: the state of the SDK's provider that mcp_sync/_auth.py reads
+    # Public names, but not exported: the state of the SDK's provider that mcp_sync/_auth/sign_in.py reads
     # (which tokens, since when, issued by whom) and sets (an expiry in the past makes the next flow
     # refresh first).
     context = _provider_instance().context
     for field in ("current_tokens", "token_expiry_time", "oauth_metadata", "client_info"):
         assert hasattr(context, field), (
-            f"OAuthContext.{field} is gone; mcp_sync/_auth.py reads and restores it"
+            f"OAuthContext.{field} is gone; mcp_sync/_auth/sign_in.py reads and restores it"
         )
     for method in ("can_refresh_token", "is_token_valid"):
         assert callable(getattr(context, method, None)), (
-            f"OAuthContext.{method} is gone; mcp_sync/_auth.py decides between stored, refreshed and "
+            f"OAuthContext.{method} is gone; mcp_sync/_auth/sign_in.py decides between stored, refreshed and "
             "re-read tokens with it"
         )
 
 
 def test_the_transport_message_contract_our_stdio_transport_implements_holds() -> None:
-    # mcp_sync/_stdio.py is a transport of our own: it yields SessionMessage (or the parse error, as
+    # mcp_sync/_server/stdio.py is a transport of our own: it yields SessionMessage (or the parse error, as
     # a value) on the read stream and takes SessionMessage on the write stream, as the SDK's does.
     import mcp_types
     from mcp.client import stdio
@@ -140,7 +140,7 @@ def test_the_transport_message_contract_our_stdio_transport_implements_holds() -
     source = inspect.getsource(stdio)
     assert "SessionMessage | Exception" in source, (
         "the SDK's stdio transport no longer sends `SessionMessage | Exception` on its read stream; "
-        "mcp_sync/_stdio.py sends the same and must follow"
+        "mcp_sync/_server/stdio.py sends the same and must follow"
     )
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from mcp_sync import MCPHub
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs
-from mcp_sync._secrets import register, registered_count, scrub, secrets_of
+from mcp_sync._config_secrets import secrets_of
+from mcp_sync._values.secrets import register, registered_count, scrub
 from tests.support import HttpServer, Records
 
 TOKEN = "tok-7Hq2-never-print-this"
@@ -207,7 +208,7 @@ def test_hook_chains_the_factory_installed_before_it() -> None:
             record.tag = "kept"
             return record
         logging.setLogRecordFactory(tagging)
-        from mcp_sync._secrets import register
+        from mcp_sync._values.secrets import register
         register([{TOKEN!r}])
         record = logging.getLogger("x").makeRecord("x", logging.INFO, "f", 1, "t=%s", ({TOKEN!r},), None)
         print(record.tag, record.getMessage())

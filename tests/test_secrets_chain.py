@@ -24,7 +24,8 @@ from mcp_sync import (
     ToolResult,
 )
 from mcp_sync._config import parse_server_configs
-from mcp_sync._secrets import ScrubbedError, register, scrub_exception
+from mcp_sync._values.scrubbed_errors import ScrubbedError, scrub_exception
+from mcp_sync._values.secrets import register
 from tests.support import SERVERS_DIR, HttpServer, Records, http_config, stdio_config, wait_until
 from tests.test_remote_oauth import control, remote, signed_in, stored_record
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync._lifecycle import OncePerProcess
+from mcp_sync._runtime.lifecycle import OncePerProcess
 from tests.hosts._common import HostProcess, reap_servers
 
 pytestmark = pytest.mark.timeout(240)

@@ -19,7 +19,7 @@ from mcp_sync import (
     ToolCallCancelledError,
     ToolCallError,
 )
-from mcp_sync._agent import message_for_model
+from mcp_sync._hub.agent import message_for_model
 
 if TYPE_CHECKING:
     from mcp_sync import MCPHub, Tool, ToolResult

@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import mcp_sync._session
-import mcp_sync._warm_up
+import mcp_sync._server.session
+import mcp_sync._server.warm_up
 from mcp_sync import MCPHub
 from tests.hosts._common import bounded, report
 from tests.support import HANGING_SERVER, stdio_config
@@ -49,8 +49,8 @@ PARENT = os.getpid()
 HELD = threading.Event()
 """Holds the parent's warm-up in mode fork-warm-up-in-flight until the fork is done."""
 
-mcp_sync._session._WARM_UP_TIMEOUT = WARM_UP_LIMIT  # type: ignore[attr-defined]
-real_work = mcp_sync._warm_up._import
+mcp_sync._server.session._WARM_UP_TIMEOUT = WARM_UP_LIMIT  # type: ignore[attr-defined]
+real_work = mcp_sync._server.warm_up._import
 
 
 def raising_work() -> None:
@@ -68,11 +68,11 @@ def held_work() -> None:
 
 
 if MODE == "warm-up-raises":
-    mcp_sync._warm_up._import = raising_work
+    mcp_sync._server.warm_up._import = raising_work
 elif MODE == "warm-up-slow":
-    mcp_sync._warm_up._import = endless_work
+    mcp_sync._server.warm_up._import = endless_work
 elif MODE == "fork-warm-up-in-flight":
-    mcp_sync._warm_up._import = held_work
+    mcp_sync._server.warm_up._import = held_work
 
 
 def faulty_config() -> dict[str, Any]:

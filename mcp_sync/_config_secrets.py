@@ -1,0 +1,93 @@
+"""Which values of one server's configuration are secrets: `secrets_of(config)`, for `secrets.register`.
+
+Header values (and the token after "Bearer "), `env` values, URL credentials and the `auth:` block's
+client secret, key and assertions; each also as it appears percent-encoded or in a Basic header.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Iterator
+from urllib.parse import quote, unquote, urlsplit
+
+from ._child_env import is_credential_name
+from ._config import HttpServerConfig, StdioServerConfig
+from ._values.secrets import BARE_USERINFO_TOKEN_LENGTH, CREDENTIAL_NAME_RE, plausible_secret
+
+__all__ = ["secrets_of"]
+
+_AUTH_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\s+(\S.*)")  # "Bearer <token>", "Basic <b64>"
+
+
+
+def _with_encodings(value: str) -> Iterator[str]:
+    """The value as written, and as it appears in a URL or a log line once percent-encoded."""
+    yield value
+    yield quote(value, safe="")
+    yield quote(value, safe="/:")
+
+
+def _url_secrets(url: str) -> Iterator[str]:
+    """The password (or a bare user-info token) and the credential-like query values of a URL."""
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return
+    if password:
+        yield password
+        yield from _with_encodings(unquote(password))
+        user_pass = f"{unquote(username or '')}:{unquote(password)}"
+        yield base64.b64encode(user_pass.encode()).decode()  # what Basic auth sends
+    elif username and len(username) >= BARE_USERINFO_TOKEN_LENGTH:
+        yield username
+        yield from _with_encodings(unquote(username))
+    for pair in re.split("[&;]", parts.query):
+        name, sep, value = pair.partition("=")
+        if sep and value and CREDENTIAL_NAME_RE.fullmatch(unquote(name)):
+            yield value
+            yield from _with_encodings(unquote(value))
+
+
+def _header_secrets(value: str) -> Iterator[str]:
+    """A header value, and its credential alone when it starts with a scheme ("Bearer <token>")."""
+    yield value
+    scheme = _AUTH_SCHEME_RE.fullmatch(value.strip())
+    if scheme is not None:
+        yield scheme.group(1)
+
+
+def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
+    """Every secret value in one server's configuration, ready for `register`.
+
+    Header values (and the token after "Bearer "), `env` values, and URL credentials: the
+    password or bare user-info, and query values with credential-like names (`api_key`,
+    `token`, `sig`, ...), also percent-encoded. Values `register` would skip are left out.
+    """
+    found: set[str] = set()
+
+    def add(values: Iterable[str], *, credential_name: bool = False) -> None:
+        found.update(v for v in values if plausible_secret(v, credential_name=credential_name))
+
+    if isinstance(config, HttpServerConfig):
+        for name, value in config.headers.items():
+            credential = is_credential_name(name) or name.lower() in ("authorization", "proxy-authorization")
+            add(_header_secrets(value), credential_name=credential)
+        add(_url_secrets(config.url), credential_name=True)
+        if config.auth is not None and config.auth.client_secret is not None:
+            add([config.auth.client_secret], credential_name=True)
+        if config.auth is not None:
+            auth = config.auth
+            add(
+                [v for v in (auth.private_key, auth.assertion, auth.idp_client_secret) if v],
+                credential_name=True,
+            )
+    elif isinstance(config, StdioServerConfig):
+        for name, value in config.env.items():
+            add([value], credential_name=is_credential_name(name))
+        for arg in config.args:
+            if "://" in arg:
+                add(_url_secrets(arg), credential_name=True)
+    return found
+

@@ -1,0 +1,255 @@
+"""One server's connection as the hub and its callers see it: state, tools, calls, stop.
+
+A connection owns a loop thread (`mcp-sync:<server>`) on which its `Session` runs, and its
+name's registry lease, through which every tool write is made. Callers' threads only read
+its state and hand calls to the loop; they wait on `concurrent.futures.Future`s (see
+`_runtime.calls`). Its states and their moves are in `_runtime.lifecycle`; `_set_state` is the one place
+they change, on the loop thread: an end state ends the lease (the tools go, later writes
+are refused) before anyone hears of it.
+
+Stopping is bounded: `close()` asks the session to stop, `join()` waits for the loop thread
+and, past its timeout, kills the child's process group and cancels the owner.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx2
+import mcp_types as types
+
+from .._auth.sign_in import AuthFactory
+from .._config import ServerConfig
+from .._config_secrets import secrets_of
+from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
+from .._runtime.calls import NO_LIMIT, CallSlot, checked_arguments
+from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
+from .._runtime.loop_thread import LoopThread
+from .._server.features import ServerFeatures
+from .._server.session import Session
+from .._values.errors import MCPSyncError, ServerDisconnectedError
+from .._values.results import ToolResult
+from .._values.scrubbed_errors import scrub_exception
+from .._values.secrets import register as register_secrets
+from .._values.tool import Tool
+from .registry import ServerLease, ToolRegistry
+
+__all__ = ["CLOSE_TIMEOUT", "ServerConnection", "ServerState"]
+
+logger = logging.getLogger("mcp_sync")
+
+ServerState = ConnectionState
+
+# A graceful stop takes at most ~2.5 s (stdin closed, 1 s, SIGTERM, 1 s, SIGKILL, flushes);
+# past this the process group is killed and the owner cancelled.
+CLOSE_TIMEOUT = 4.0
+# After killing the process group, time for the loop thread to notice and finish.
+_KILL_JOIN_TIMEOUT = 1.0
+
+
+class ServerConnection:
+    """A server's connection on its own loop thread; created and driven by `MCPHub`."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        registry: ToolRegistry,
+        on_state: Callable[[ServerConnection], None] | None = None,
+        auth_factory: AuthFactory | None = None,
+        features: ServerFeatures | None = None,
+    ) -> None:
+        self.config = config
+        self._auth_factory = auth_factory
+        self.features = features
+        """Resources, prompts and server requests of this connection, when the hub bridges them."""
+        self.name = config.server_name
+        self._registry = registry
+        self._dispatcher: CallbackDispatcher = registry.dispatcher
+        self._on_state = on_state
+        self._machine: StateMachine[ConnectionState] = StateMachine("connecting", CONNECTION_TRANSITIONS)
+        self._error: BaseException | None = None
+        self.protocol_version: str | None = None
+        self.server_info: types.Implementation | None = None
+        self.ready = concurrent.futures.Future[None]()
+        """Resolved once the connection is no longer connecting (ready, failed or closed)."""
+        self.lease: ServerLease | None = None
+        self._session = Session(self, self._dispatcher)
+        self._thread = LoopThread(f"mcp-sync:{self.name}", self._session.run)
+        if features is not None:
+            features.bind(self.call_soon)
+
+    # -- status --------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ServerState:
+        return self._machine.state
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the server failed or disconnected, if it did."""
+        return self._error
+
+    @property
+    def tools(self) -> list[Tool]:
+        return self._registry.server_tools(self.name)
+
+    @property
+    def transport(self) -> str:
+        return self.config.transport
+
+    @property
+    def pid(self) -> int | None:
+        """The stdio child's process id, once it has started."""
+        return self._session.process.pid
+
+    def __repr__(self) -> str:
+        error = f" error={self._error!r}" if self._error else ""
+        return f"<ServerConnection {self.name!r} state={self.state!r}{error}>"
+
+    def _set_state(self, state: ServerState, error: BaseException | None = None) -> None:
+        """Move to `state` (loop thread); an end state ends the lease first. Moves the table refuses
+        are ignored: the first end wins. The error is scrubbed now, while the secrets are known."""
+        if error is not None:
+            error = scrub_exception(error)
+        if not self._machine.move(state):
+            return
+        if error is not None:
+            self._error = error
+        if self._machine.is_final() and self.lease is not None:
+            # Closed frees the name at once (a hub nobody closed has no one else to do it); a failed
+            # or disconnected server keeps it until the hub replaces or closes the connection.
+            if state == "closed":
+                self.lease.release()
+            else:
+                self.lease.end()
+        log = logger.warning if state in ("failed", "disconnected") else logger.info
+        log("server %r is %s%s", self.name, state, f": {error}" if error else "")
+        if self._on_state is not None:
+            self._on_state(self)
+        if not self.ready.done():
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                self.ready.set_result(None)
+
+    def make_auth(self) -> httpx2.Auth | None:
+        """The `httpx2.Auth` for this connection's HTTP requests (None: none); called on the loop thread."""
+        return self._auth_factory(self.config) if self._auth_factory is not None else None
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` (on any thread) once the connection is no longer connecting."""
+        self.ready.add_done_callback(lambda _future: callback())
+
+    def not_ready_error(self, public_name: str) -> MCPSyncError:
+        return ServerDisconnectedError(
+            f"server {self.name!r} is {self.state}; cannot call {public_name}", tool=public_name
+        )
+
+    # -- lifecycle (caller threads) -------------------------------------------------------------------
+
+    def reserve(self) -> None:
+        """Claim the server's name in the registry; raises `ConfigError` if it is taken."""
+        self.lease = self._registry.reserve_server(self.name, self)
+
+    def start(self) -> None:
+        """Start the loop thread; call after `reserve()`. The config's secrets stay registered (kept
+        out of every error and log record) until the loop thread ends."""
+        self._session.secrets = register_secrets(secrets_of(self.config))
+        self._thread.start()
+
+    def fail_without_starting(self, error: BaseException) -> None:
+        """Record a failure found before connecting (such as a name already in use)."""
+        self._set_state("failed", error)
+
+    def close(self, *, abort: bool = False) -> None:
+        """Ask the session to stop (a no-op once the loop is gone); `abort` kills the child at once.
+        `join()` waits for it."""
+        if abort:
+            self._session.process.kill()
+        self.call_soon(self._session.request_stop, abort)
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the loop thread to end; True if it did."""
+        return self._thread.join(timeout)
+
+    def join(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Wait for the loop thread to end; past `timeout`, kill the child's process group and wait again."""
+        if self._thread.join(timeout):
+            return
+        logger.warning("server %r did not stop within %.1f s; killing it", self.name, timeout)
+        self._session.process.kill()
+        self.call_soon(self._session.cancel_owner)
+        if not self._thread.join(_KILL_JOIN_TIMEOUT):
+            logger.error(
+                "the loop thread of server %r is stuck; leaving it to die with the process", self.name
+            )
+
+    def kill(self) -> None:
+        """SIGKILL the stdio child's process group now (last resort); a no-op once it is gone."""
+        self._session.process.kill()
+
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> bool:
+        """Run `callback(*args)` on the loop thread; False once the loop has closed."""
+        return self._thread.call_soon(callback, *args)
+
+    # -- calls (caller threads) -----------------------------------------------------------------------
+
+    def submit(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        public_name: str,
+        timeout: float,
+        progress: ProgressCallback | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Start a call on the loop; the Future stays cancellable while it runs (cancelling it cancels
+        the request on the server). The loop keeps the call's time: nobody waits for it here."""
+        args = checked_arguments(arguments, public_name)
+        future = concurrent.futures.Future[ToolResult]()
+        # The Future stays pending while it runs, so that cancel() works; a cancelled Future must
+        # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
+        future.add_done_callback(_notify_waiters_if_cancelled)
+        timer = None if timeout == NO_LIMIT else timeout
+        if self._machine.is_final() or not self._session.calls.hand_over(
+            future, public_name, self._session.call, raw_name, args, public_name, timer, progress
+        ):
+            future.set_exception(self.not_ready_error(public_name))
+        return future
+
+    def call(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        public_name: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
+        kept by this thread: the call is abandoned (cancelled on the server) when it runs out."""
+        args = checked_arguments(arguments, public_name)
+        slot = CallSlot[ToolResult]()
+        calls = self._session.calls
+        if self._machine.is_final() or not calls.hand_over(
+            slot, public_name, self._session.call, raw_name, args, public_name, None, progress
+        ):
+            raise self.not_ready_error(public_name)
+        try:
+            return calls.wait(slot, public_name, timeout, cancel)
+        finally:
+            if progress is not None and slot.done() and not slot.cancelled() and not self._dispatcher.flush():
+                logger.warning(
+                    "returning the result of %s before its progress callbacks ran: the callback thread is "
+                    "blocked by a slow callback",
+                    public_name,
+                )
+
+
+def _notify_waiters_if_cancelled(future: concurrent.futures.Future[ToolResult]) -> None:
+    if future.cancelled():
+        future.set_running_or_notify_cancel()

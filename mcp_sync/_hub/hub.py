@@ -1,0 +1,457 @@
+"""`MCPHub`: the blocking facade over every configured server.
+
+Thread model (the whole of it):
+
+- each server runs on its own daemon loop thread, `mcp-sync:<server>`;
+- callers block in their own thread on a `concurrent.futures.Future`; any
+  number of threads may call at once, and calls to one server share its session;
+- a native tool's call runs on a daemon thread of its own (`mcp-sync:native:<tool>`),
+  so that timeouts, cancellation and `submit()` behave as they do for MCP tools;
+- listeners (tool added/removed/changed, server state, progress) run on one
+  callback thread, `mcp-sync:callbacks`, in the order things happened, never on
+  a loop thread: a slow listener or one that calls back into the hub is safe.
+
+The lifecycle (start, reload, close, fork, exit, garbage collection) lives in
+`_hub.servers.ServerSet`, its states in `_runtime.lifecycle`. This class holds the set and
+the configuration, and resolves public names to what runs them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import difflib
+import os
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+import httpx2
+
+from .._auth.sign_in import auth_factory, forget_tokens, sign_in
+from .._auth.token_store import FileTokenStorage, TokenStorage
+from .._config import (
+    ConfigEntries,
+    HttpServerConfig,
+    ServerEntries,
+    load_config_entries,
+    parse_server_entries,
+)
+from .._runtime.callbacks import ProgressCallback
+from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
+from .._runtime.lifecycle import HubState
+from .._server.server_requests import (
+    DEFAULT_HANDLER_TIMEOUT,
+    ElicitationHandler,
+    SamplingHandler,
+    decline_elicitation,
+)
+from .._values.errors import ConfigError, MCPSyncError, ToolNotFoundError
+from .._values.html import hub_html
+from .._values.results import ToolResult
+from .agent import call_tool_safe
+from .connection import ServerConnection
+from .hub_features import FeatureHub
+from .native import start_native_call
+from .reconnect import Reconnector
+from .registry import NativeTool, Tool, ToolRegistry
+from .reload import ReloadResult
+from .servers import ServerSet, UnusableServer
+
+__all__ = ["MCPHub", "ServerStateCallback"]
+
+ServerStateCallback = Callable[[str, str, BaseException | None], object]
+"""Called as `callback(server_name, state, error)` when a server's state changes."""
+
+
+class MCPHub(FeatureHub):
+    """Connects to MCP servers and serves their tools, namespaced, from one registry.
+
+    `elicitation` and `sampling` answer the servers' requests (a handler for every server, or a
+    mapping of server name to handler): elicitation defaults to declining, sampling to none (not
+    declared); `None` declares no such capability. Handlers run on worker threads, each answer
+    bounded by `handler_timeout` seconds. `resource_tools=True` also offers each server's resources
+    to the model as a tool `mcp__<server>__read_resource`.
+    """
+
+    def __init__(
+        self,
+        servers: ServerEntries | ConfigEntries = (),
+        *,
+        registry: ToolRegistry | None = None,
+        token_storage: TokenStorage | None = None,
+        auth: Mapping[str, httpx2.Auth] | None = None,
+        elicitation: ElicitationHandler
+        | Mapping[str, ElicitationHandler | None]
+        | None = decline_elicitation,
+        sampling: SamplingHandler | Mapping[str, SamplingHandler | None] | None = None,
+        handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
+        resource_tools: bool = False,
+    ) -> None:
+        """`servers` is a list of entries (dicts or config models), a whole document of either file
+        format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
+        stands alone, as in `from_file`: one that cannot be used is shown in `servers` as `failed` with
+        a `ConfigError` saying why, and the others start; `servers` of no known shape raises
+        `ConfigError`. `parse_server_configs(servers)` first refuses any invalid entry instead.
+
+        `token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
+        data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
+        host's own, for Streamable HTTP servers whose sign-in the configuration cannot describe."""
+        entries = servers if isinstance(servers, ConfigEntries) else parse_server_entries(servers)
+        self._configs = entries.configs
+        self._invalid = entries.invalid
+        self._config_path: str | os.PathLike[str] | None = None
+        self.registry = registry if registry is not None else ToolRegistry()
+        self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
+        self._auth = dict(auth or {})
+        self._check_custom_auth()
+        features = self._init_features(
+            elicitation=elicitation, sampling=sampling, handler_timeout=handler_timeout
+        )
+        self._servers = ServerSet(
+            self.registry,
+            owns_registry=registry is None,
+            auth_factory=auth_factory(self.token_storage, self._auth),
+            features=features,
+        )
+        if resource_tools:
+            self._offer_resource_tools()
+        self._reload_lock = threading.Lock()
+        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
+        weakref.finalize(
+            self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in self._configs]}"
+        )
+
+    def _check_custom_auth(self) -> None:
+        http = {config.server_name for config in self._configs if isinstance(config, HttpServerConfig)}
+        invalid = {entry.server_name for entry in self._invalid}  # failed already, with their own error
+        for name, value in self._auth.items():
+            if not isinstance(value, httpx2.Auth):
+                raise TypeError(f"auth[{name!r}] must be an httpx2.Auth, not {type(value).__name__}")
+            if name not in http and name not in invalid:
+                raise ConfigError(
+                    f"auth given for {name!r}, which is not a Streamable HTTP server of this hub"
+                )
+
+    @classmethod
+    def from_file(
+        cls, path: str | os.PathLike[str], *, registry: ToolRegistry | None = None, **options: Any
+    ) -> MCPHub:
+        """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
+        `options` are the constructor's (`elicitation=`, `sampling=`, ...).
+
+        Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
+        misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
+        others start. A file that cannot be read at all raises `ConfigError`.
+        """
+        hub = cls(load_config_entries(path), registry=registry, **options)
+        hub._config_path = path
+        return hub
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> HubState:
+        """ "created", "starting", "running", "closing", "closed", or "forked" in a child process that
+        inherited this hub (there it refuses every call; create a new hub in the child)."""
+        return self._servers.state
+
+    def start(self) -> MCPHub:
+        """Connect every enabled server in parallel; return once each is ready or failed.
+
+        Raises `ServerStartError` (after closing everything) if a `required` server failed, and
+        `MCPSyncError` if `close()` was called meanwhile. Interrupted (Ctrl-C), it stops every
+        server it started before the exception reaches the caller; the hub is then closed.
+        """
+        self._servers.start(self._configs, self._invalid)
+        return self
+
+    def close(self) -> None:
+        """Disconnect every server and stop every thread; bounded, idempotent, safe from any thread.
+
+        It preempts a `start()` or `reload()` in progress, and after an interrupted `close()` it
+        finishes the job. In a forked child it does nothing: the servers are the parent's.
+        """
+        self._servers.close()
+
+    def __enter__(self) -> MCPHub:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def reload(
+        self, servers: ServerEntries | ConfigEntries | None = None, *, strict: bool = False
+    ) -> ReloadResult:
+        """Apply a new configuration: re-read the file (or take `servers`) and change only what changed.
+
+        Servers whose configuration is unchanged and that are ready stay connected, with the same tools
+        and names; changed, failed or disconnected ones reconnect; removed ones close; new ones start.
+        A configuration error never replaces a working server: an entry that cannot be used, for a
+        server that is ready or connecting, leaves that server running as it was (a warning is logged
+        and the error is in the result's `kept`); for any other server it shows as `failed`.
+        `strict=True` raises `ConfigError` naming every entry that cannot be used, and changes nothing.
+        A file that cannot be read raises `ConfigError` and changes nothing. Before `start()`, it only
+        replaces the configuration `start()` will use.
+        """
+        entries = self._new_entries(servers)
+        if strict and entries.invalid:
+            count = len(entries.invalid)
+            raise ConfigError(
+                f"reload refused, nothing was changed: {count} "
+                f"{'entry cannot' if count == 1 else 'entries cannot'} be used:\n"
+                + "\n".join(str(entry.error) for entry in entries.invalid)
+            )
+        self._servers.check_usable()
+        if self._servers.state in ("closing", "closed"):
+            raise MCPSyncError("this hub is closed; make a new one")
+        with self._reload_lock:
+            result, kept_configs = self._servers.reload(entries.configs, entries.invalid)
+            self._configs = [*entries.configs, *kept_configs]
+            self._invalid = [entry for entry in entries.invalid if entry.server_name not in result.kept]
+        return result
+
+    def _new_entries(self, servers: ServerEntries | ConfigEntries | None) -> ConfigEntries:
+        """The configuration a reload applies: `servers`, else the file re-read, else the current one."""
+        if isinstance(servers, ConfigEntries):
+            return servers
+        if servers is not None:
+            return parse_server_entries(servers)
+        if self._config_path is not None:
+            return load_config_entries(self._config_path)
+        return ConfigEntries((*self._configs, *self._invalid))
+
+    # -- servers and tools -----------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+        """The started servers by name, the configuration's unusable entries (`failed`), and servers
+        between reconnection attempts (`reconnecting`); each has `.state`, `.error`, `.tools`."""
+        return self._servers.servers
+
+    # -- signing in ------------------------------------------------------------------------------------
+
+    def login(
+        self,
+        server: str,
+        *,
+        open_url: Callable[[str], object] | None = None,
+        read_redirect: Callable[[], str] | None = None,
+        timeout: float = 300.0,
+    ) -> None:
+        """Sign in to a server configured with `auth: oauth`, in a browser, and store its tokens.
+
+        Connects to the server and lists its tools, signing in wherever it asks (its first request or a
+        later one), with the scopes a refused request asked for since the last sign-in.
+
+        The authorization URL goes to `open_url(url)` (default: logged at WARNING, and opened in a
+        browser when there is a display or `$BROWSER` names one); the browser's redirect, with this
+        sign-in's `state`, is received on 127.0.0.1. When the browser runs on another machine, the
+        address it ended on can be pasted back: with `read_redirect=input` standard input is read
+        while the sign-in runs (and no longer: the program's next `input()` gets its own line); another
+        callable is called on a background thread and may return it. Blocks until signed in, `timeout`
+        seconds, or Ctrl-C; raises `AuthError` if the sign-in fails, leaving the stored tokens as they
+        were. After a sign-in a running hub reconnects that server.
+        """
+        config = self._http_config(server)
+        sign_in(config, self.token_storage, open_url=open_url, read_redirect=read_redirect, timeout=timeout)
+        self._servers.restart(server)
+
+    def logout(self, server: str) -> bool:
+        """Forget the stored tokens of a server configured with `auth:`; True if there were any. A running
+        hub reconnects that server, which then needs a sign-in again (`auth: oauth`)."""
+        removed = forget_tokens(self._http_config(server), self.token_storage)
+        self._servers.restart(server)
+        return removed
+
+    def _http_config(self, server: str) -> HttpServerConfig:
+        config = next((c for c in self._configs if c.server_name == server), None)
+        if config is None:
+            raise ConfigError(f"no server named {server!r} in this hub")
+        if not isinstance(config, HttpServerConfig) or config.auth is None:
+            raise ConfigError(f"server {server!r} is not configured with auth: oauth or client_credentials")
+        return config
+
+    def tools(self) -> list[Tool]:
+        """Every tool in the registry (MCP and native), sorted by public name."""
+        return self.registry.tools()
+
+    def on_tool_added(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        return self.registry.on_tool_added(callback)
+
+    def on_tool_removed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        return self.registry.on_tool_removed(callback)
+
+    def on_tool_changed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        return self.registry.on_tool_changed(callback)
+
+    def on_server_state(self, callback: ServerStateCallback) -> Callable[[], None]:
+        """Call `callback(server_name, state, error)` on every state change from now on."""
+        return self._servers.state_listeners.subscribe(lambda event: callback(*event))
+
+    # -- calls -----------------------------------------------------------------------------------------
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Call a tool by public name and block until its result.
+
+        `timeout` (seconds) defaults to the server's `tool_call_timeout_ms` (no limit for a native
+        tool); `math.inf` means no limit; zero, negative or NaN is a `ValueError`. Setting `cancel` from
+        any thread ends the call. On timeout, cancel or KeyboardInterrupt the request is cancelled on
+        the server too. `progress(progress, total, message)` runs on the callback thread, before this
+        returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
+        `ServerDisconnectedError` or `ToolCallError`, and `SignInRequiredError` when the server wants a
+        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`.
+        """
+        tool, target = self._resolve(name)
+        if isinstance(target, NativeTool):
+            return self._call_native(name, target, arguments, timeout, cancel)
+        assert tool.raw_name is not None
+        seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        return target.call(
+            tool.raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
+        )
+
+    def submit(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Start a call and return at once; `future.cancel()` cancels the request on the server."""
+        tool, target = self._resolve(name)
+        if isinstance(target, NativeTool):
+            return self._submit_native(name, target, arguments, timeout)
+        assert tool.raw_name is not None
+        seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        return target.submit(tool.raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
+
+    def _resolve(self, name: str) -> tuple[Tool, ServerConnection | NativeTool]:
+        """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
+        self._servers.check_usable()
+        tool = self.registry.get(name)
+        if tool is not None:
+            if tool.server_name is None:
+                target: object = self.registry.native_tool(name)
+            else:
+                target = self.registry.server_owner(tool.server_name)
+            if isinstance(target, ServerConnection | NativeTool):
+                return tool, target
+        raise ToolNotFoundError(name, self._why_missing(name))
+
+    def _why_missing(self, name: str) -> str | None:
+        """Why no tool answers to `name`, in words that say what to do about it."""
+        state = self._servers.state
+        if state == "created" and not self.registry.tools():
+            return "the hub has not been started: call start(), or use `with hub:`"
+        if state in ("closing", "closed"):
+            return "the hub is closed"
+        for server_name, connection in self.servers.items():
+            if name.startswith(f"mcp__{server_name}__") and connection.state != "ready":
+                error = f": {connection.error}" if connection.error is not None else ""
+                return f"its server {server_name!r} is {connection.state}{error}"
+        tools = self.registry.tools()
+        public = [tool.name for tool in tools if tool.raw_name == name]
+        if public:
+            return f"did you mean {' or '.join(public)}? (tools are called by their public names)"
+        close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3, cutoff=0.8)
+        return f"did you mean {' or '.join(close)}?" if close else None
+
+    def _call_native(
+        self,
+        name: str,
+        native: NativeTool,
+        arguments: Mapping[str, Any] | None,
+        timeout: float | None,
+        cancel: threading.Event | None,
+    ) -> ToolResult:
+        seconds = resolve_timeout(timeout, NO_LIMIT)
+        future, stop = start_native_call(
+            name, native.function, arguments or {}, pass_cancel=native.takes_cancel
+        )
+        done = watch(future)
+        try:
+            finished = wait_released(done, seconds, cancel)
+        except BaseException:
+            future.cancel()
+            raise
+        if not finished and future.cancel():
+            stop.set()
+            if cancel is not None and cancel.is_set():
+                raise was_cancelled(name, "the function")
+            raise timed_out(name, seconds, "the function")
+        return future.result()
+
+    def _submit_native(
+        self, name: str, native: NativeTool, arguments: Mapping[str, Any] | None, timeout: float | None
+    ) -> concurrent.futures.Future[ToolResult]:
+        seconds = resolve_timeout(timeout, NO_LIMIT)
+        future, stop = start_native_call(
+            name, native.function, arguments or {}, pass_cancel=native.takes_cancel
+        )
+        if seconds != NO_LIMIT:
+            timer = threading.Timer(seconds, _expire, (future, stop, name, seconds))
+            timer.daemon = True
+            timer.start()
+            future.add_done_callback(lambda _future: timer.cancel())
+        return future
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{name}={c.state}" for name, c in self._servers.servers.items())
+        state = "" if self.state == "running" else f" ({self.state})"
+        return f"<MCPHub servers=[{states}] tools={len(self.registry)}{state}>"
+
+    # -- agent-loop helpers and display ----
+
+    def function_specs(self) -> list[dict[str, Any]]:
+        """Every tool in the registry as an OpenAI-style function spec, sorted by name."""
+        return self.registry.function_specs()
+
+    def call_tool_safe(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """`call_tool` for agent loops: always a result, never an `MCPSyncError`.
+
+        An unknown tool, a timeout, a cancellation, a lost server or a protocol error becomes a
+        `ToolResult` with `is_error=True` and a message for the model. `arguments` may be the JSON
+        string a model emitted; invalid JSON, or JSON that is not an object, is an error result too.
+        An invalid `timeout` is the caller's mistake, not the model's: a `ValueError`, as for `call_tool`.
+        """
+        return call_tool_safe(
+            self.call_tool, name, arguments, timeout=timeout, cancel=cancel, progress=progress
+        )
+
+    def _repr_html_(self) -> str:
+        """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
+        return hub_html(list(self._servers.servers.values()), self.tools(), self.resources(), self.prompts())
+
+
+def _expire(
+    future: concurrent.futures.Future[ToolResult], stop: threading.Event, name: str, seconds: float
+) -> None:
+    """A submitted native call's timeout: fail its Future and tell the function to stop."""
+    if future.done():
+        return
+    try:
+        future.set_exception(timed_out(name, seconds, "the function"))
+    except concurrent.futures.InvalidStateError:  # it finished at the same moment
+        return
+    stop.set()

@@ -1,0 +1,329 @@
+"""The hub's resources, prompts, completions and server-request settings: a mixin of `MCPHub`.
+
+What it adds to the hub is one view over every server's resources, resource templates and
+prompts (the `Catalog`), and blocking requests routed to the server that offers what is
+asked for, with the same timeout, cancel and Ctrl-C contract as tool calls (run by each
+connection's `ServerFeatures`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+
+from .._config import ServerConfig, root_uri
+from .._runtime.calls import resolve_timeout
+from .._server.features import ResourceUpdateCallback, ServerFeatures
+from .._server.server_requests import (
+    DEFAULT_HANDLER_TIMEOUT,
+    ElicitationHandler,
+    RequestHandlers,
+    SamplingHandler,
+    decline_elicitation,
+)
+from .._values.errors import (
+    AmbiguousResourceError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
+    ServerDisconnectedError,
+    UnsupportedFeatureError,
+)
+from .._values.naming import public_tool_name
+from .._values.prompts import Prompt, PromptResult, prompt_result_from
+from .._values.resources import Resource, ResourceResult, ResourceTemplate, resource_result_from
+from .catalog import Catalog
+from .connection import ServerConnection
+from .registry import ToolRegistry
+from .resource_tool import (
+    RESOURCE_TOOL_RAW_NAME,
+    make_resource_tool,
+    resource_tool_description,
+    resource_tool_schema,
+)
+from .servers import ServerSet
+
+__all__ = ["Completion", "FeatureHub"]
+
+logger = logging.getLogger("mcp_sync")
+
+_UNSET: Any = object()
+
+
+class Completion:
+    """Suggested values for an argument being typed: `values` (at most 100), `total`, `has_more`."""
+
+    __slots__ = ("has_more", "total", "values")
+
+    def __init__(self, values: Sequence[str], total: int | None, has_more: bool) -> None:
+        self.values = list(values)
+        self.total = total
+        self.has_more = has_more
+
+    def __repr__(self) -> str:
+        return f"Completion(values={self.values!r}, total={self.total!r}, has_more={self.has_more!r})"
+
+
+def _pick(choice: Any, server_name: str, default: Any) -> Any:
+    if isinstance(choice, Mapping):
+        return choice.get(server_name, default)
+    return default if choice is _UNSET else choice
+
+
+class FeatureHub:
+    """Resources, prompts, completions, roots and server requests; mixed into `MCPHub`."""
+
+    registry: ToolRegistry
+    _servers: ServerSet
+
+    def _init_features(
+        self,
+        *,
+        elicitation: ElicitationHandler | Mapping[str, ElicitationHandler | None] | None,
+        sampling: SamplingHandler | Mapping[str, SamplingHandler | None] | None,
+        handler_timeout: float,
+    ) -> Callable[[ServerConfig], ServerFeatures]:
+        """Make the catalog; return the factory of each connection's `ServerFeatures`."""
+        handler_timeout = resolve_timeout(handler_timeout, DEFAULT_HANDLER_TIMEOUT)
+        catalog = self._catalog = Catalog(self.registry.dispatcher)
+        dispatcher = self.registry.dispatcher
+
+        # Refers to the catalog, never to the hub: the server set holds this, and must not keep the hub alive.
+        def features(config: ServerConfig) -> ServerFeatures:
+            handlers = RequestHandlers(
+                elicitation=_pick(elicitation, config.server_name, decline_elicitation),
+                sampling=_pick(sampling, config.server_name, None),
+                timeout=handler_timeout,
+            )
+            return ServerFeatures(config, catalog, handlers, dispatcher)
+
+        return features
+
+    # -- listings --------------------------------------------------------------------------------------
+
+    def resources(self) -> list[Resource]:
+        """Every server's listed resources (a snapshot), sorted by server and URI."""
+        return self._catalog.resources()
+
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """Every server's resource templates (a snapshot), sorted by server and template."""
+        return self._catalog.resource_templates()
+
+    def prompts(self) -> list[Prompt]:
+        """Every server's prompts (a snapshot), sorted by public name `mcp__<server>__<prompt>`."""
+        return self._catalog.prompts()
+
+    def on_resource_added(self, callback: Callable[[Resource], object]) -> Callable[[], None]:
+        """Call `callback(resource)` for each resource listed from now on; returns the unsubscriber."""
+        return self._catalog.resource_added.subscribe(callback)
+
+    def on_resource_removed(self, callback: Callable[[Resource], object]) -> Callable[[], None]:
+        return self._catalog.resource_removed.subscribe(callback)
+
+    def on_prompt_added(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
+        return self._catalog.prompt_added.subscribe(callback)
+
+    def on_prompt_removed(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
+        return self._catalog.prompt_removed.subscribe(callback)
+
+    # -- resources -------------------------------------------------------------------------------------
+
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ResourceResult:
+        """Read a resource and block until its contents (text and binary, with MIME types).
+
+        A URI that exactly one server lists needs no `server`; one that several list, or one made
+        from a template, names its server. `timeout` and `cancel` work as for `call_tool`, and the
+        request is cancelled on the server too. Raises `ResourceNotFoundError`,
+        `AmbiguousResourceError`, or the call errors (`ToolCallTimeoutError`, ...).
+        """
+        name = server if server is not None else self._server_of(uri)
+        features = self._features_of(name, "resources")
+        seconds = resolve_timeout(timeout, features.config.tool_call_timeout)
+
+        async def read(client: Client) -> types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        result = features.request(read, label=f"read {uri}", timeout=seconds, cancel=cancel)
+        return resource_result_from(name, uri, result)
+
+    def subscribe_resource(
+        self, uri: str, callback: ResourceUpdateCallback, *, server: str | None = None
+    ) -> Callable[[], None]:
+        """Call `callback(uri)` (on the callback thread) each time the server says the resource changed.
+
+        Returns the unsubscribe function. Raises `UnsupportedFeatureError` if the server does not
+        support subscriptions.
+        """
+        name = server if server is not None else self._server_of(uri)
+        features = self._features_of(name, "resources")
+        return features.subscribe(uri, callback, timeout=features.config.tool_call_timeout)
+
+    def _server_of(self, uri: str) -> str:
+        offering = self._catalog.servers_offering(uri)
+        if len(offering) == 1:
+            return offering[0]
+        if offering:
+            raise AmbiguousResourceError(
+                f"servers {', '.join(map(repr, offering))} all list resource {uri!r}; pass server=<name>"
+            )
+        raise ResourceNotFoundError(
+            f"no server lists resource {uri!r}; for a URI made from a resource template, pass server=<name>"
+        )
+
+    # -- prompts ---------------------------------------------------------------------------------------
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> PromptResult:
+        """Get a prompt by public name, filled with `arguments` (strings), and block until its messages."""
+        prompt = self._catalog.prompt(name)
+        if prompt is None:
+            raise PromptNotFoundError(f"unknown prompt {name!r}")
+        features = self._features_of(prompt.server_name, "prompts")
+        seconds = resolve_timeout(timeout, features.config.tool_call_timeout)
+        args = {key: _as_text(value) for key, value in (arguments or {}).items()}
+
+        async def get(client: Client) -> types.GetPromptResult:
+            return await client.get_prompt(prompt.raw_name, args)
+
+        result = features.request(get, label=f"get prompt {name}", timeout=seconds, cancel=cancel)
+        return prompt_result_from(name, result)
+
+    # -- completions -----------------------------------------------------------------------------------
+
+    def complete(
+        self,
+        target: str,
+        argument: str,
+        value: str = "",
+        *,
+        context: Mapping[str, str] | None = None,
+        server: str | None = None,
+        timeout: float | None = None,
+    ) -> Completion:
+        """Suggestions for `argument` of a prompt (its public name) or of a resource template (its URI
+        template), given what has been typed (`value`) and the arguments already chosen (`context`)."""
+        prompt = self._catalog.prompt(target)
+        ref: types.PromptReference | types.ResourceTemplateReference
+        if prompt is not None:
+            name = prompt.server_name
+            ref = types.PromptReference(type="ref/prompt", name=prompt.raw_name)
+        else:
+            holders = [server] if server is not None else self._catalog.servers_with_template(target)
+            if not holders:
+                raise ResourceNotFoundError(f"no prompt or resource template {target!r}")
+            if len(holders) > 1:
+                raise AmbiguousResourceError(
+                    f"servers {', '.join(map(repr, holders))} have template {target!r}; pass server=<name>"
+                )
+            name = holders[0]
+            ref = types.ResourceTemplateReference(type="ref/resource", uri=target)
+        features = self._features_of(name, "prompts" if prompt is not None else "resources")
+        client = features.client
+        if client is not None and client.server_capabilities.completions is None:
+            raise UnsupportedFeatureError(f"server {name!r} does not offer completions")
+        seconds = resolve_timeout(timeout, features.config.tool_call_timeout)
+
+        async def complete(client: Client) -> types.CompleteResult:
+            return await client.complete(ref, {"name": argument, "value": value}, dict(context or {}) or None)
+
+        result = features.request(complete, label=f"complete {target}", timeout=seconds, cancel=None)
+        completion = result.completion
+        return Completion(completion.values, completion.total, bool(completion.has_more))
+
+    # -- roots -----------------------------------------------------------------------------------------
+
+    def set_roots(self, server: str, roots: Sequence[str | os.PathLike[str]]) -> None:
+        """Replace the roots (paths or `file://` URIs) `server` gets from `roots/list`, and tell it."""
+        uris = [root_uri(root) for root in roots]
+        features = self._features_of(server, None)
+        features.set_roots(uris, timeout=features.config.tool_call_timeout)
+
+    # -- resources as a model's tool ---------------------------------------------------------------
+
+    def _offer_resource_tools(self) -> None:
+        """Register `mcp__<server>__read_resource` while each server with resources is ready."""
+        hub = weakref.ref(self)  # the listener must not keep the hub alive
+        registered: dict[str, str] = {}
+
+        def on_state(event: tuple[str, str, BaseException | None]) -> None:
+            this = hub()
+            if this is None:
+                return
+            server, state, _error = event
+            if state == "ready":
+                this._add_resource_tool(server, registered)
+            elif server in registered and state in ("failed", "disconnected", "closed"):
+                with contextlib.suppress(KeyError):
+                    this.registry.unregister_native(registered.pop(server))
+
+        self._servers.state_listeners.subscribe(on_state)
+
+    def _add_resource_tool(self, server: str, registered: dict[str, str]) -> None:
+        connection = self._servers.connections.get(server)
+        client = connection.features.client if connection is not None and connection.features else None
+        if client is None or client.server_capabilities.resources is None or not connection.config.resources:  # type: ignore[union-attr]
+            return
+        name = public_tool_name(server, RESOURCE_TOOL_RAW_NAME)
+        if name in self.registry:
+            logger.warning("not offering %s: a tool of that name exists", name)
+            return
+        uris = [resource.uri for resource in self._catalog.resources() if resource.server_name == server]
+        templates = [t.uri_template for t in self._catalog.resource_templates() if t.server_name == server]
+        hub = weakref.ref(self)
+
+        def read(uri: str) -> ResourceResult:
+            this = hub()
+            if this is None:
+                raise ServerDisconnectedError("the hub is gone")
+            return this.read_resource(uri, server=server)
+
+        self.registry.register_native(
+            name,
+            make_resource_tool(read),
+            description=resource_tool_description(server, uris, templates),
+            input_schema=resource_tool_schema(),
+        )
+        registered[server] = name
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _features_of(self, server: str, kind: str | None) -> ServerFeatures:
+        self._servers.check_usable()
+        connection = self._servers.connections.get(server)
+        if not isinstance(connection, ServerConnection) or connection.features is None:
+            raise ServerDisconnectedError(f"no server named {server!r} is connected")
+        if connection.state != "ready":
+            raise ServerDisconnectedError(f"server {server!r} is {connection.state}")
+        features = connection.features
+        if kind is not None and not getattr(features.config, kind):
+            raise UnsupportedFeatureError(f"server {server!r} is configured with {kind}: false")
+        return features
+
+    def _feature_counts(self, server: str) -> tuple[int, int, int]:
+        return self._catalog.server_counts(server)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"prompt arguments are strings, not {type(value).__name__}")

@@ -1,0 +1,112 @@
+"""What `reload()` changes: the plan that compares the running servers with a new configuration, and
+the `ReloadResult` that tells the caller what was done.
+
+Planning is pure (no threads, no waits): `ServerSet.reload` makes the plan under its condition from
+the connections it holds, then stops and starts what the plan says. The one rule beyond the diff: a
+configuration error never replaces a working server. An entry that cannot be used, for a server whose
+connection is ready or still connecting, keeps that connection (its generation, tools and names) and
+is reported as `kept`; the next reload that gives the server a valid entry applies it as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .._config import InvalidServerEntry, ServerConfig
+from .._values.errors import ConfigError
+from .connection import ServerConnection
+
+__all__ = ["ReloadPlan", "ReloadResult", "plan_reload"]
+
+_RUNNING = ("connecting", "ready")  # the states a configuration error must not end
+
+
+def _no_errors() -> Mapping[str, ConfigError]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, eq=False)
+class ReloadResult:
+    """What one `reload()` did, by server name (each tuple sorted).
+
+    `started`: new servers launched; `restarted`: servers whose connection was replaced (changed, or
+    failed or disconnected before); `stopped`: servers closed and not replaced (removed or disabled);
+    `unchanged`: servers left connected as they were. `kept`: running servers whose new entry cannot be
+    used, left running on their previous configuration, with the `ConfigError` saying why; `invalid`:
+    entries that cannot be used for servers that were not running, now shown as `failed`. Whether the
+    started and restarted servers connected is their state in `hub.servers`.
+    """
+
+    started: tuple[str, ...] = ()
+    restarted: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    kept: Mapping[str, ConfigError] = field(default_factory=_no_errors)
+    invalid: Mapping[str, ConfigError] = field(default_factory=_no_errors)
+
+
+@dataclass(frozen=True)
+class ReloadPlan:
+    """What a reload will do to one hub's connections, decided in one step under the hub's condition."""
+
+    wanted: Mapping[str, ServerConfig]
+    """The enabled valid configs by name: each runs after the reload."""
+    outdated: tuple[ServerConnection, ...]
+    """Connections to stop: removed, changed, or not ready."""
+    unchanged: tuple[str, ...]
+    kept: Mapping[str, ServerConnection]
+    """Running connections whose new entry cannot be used; left as they are."""
+    kept_errors: Mapping[str, ConfigError]
+    unusable: tuple[InvalidServerEntry, ...]
+    """The invalid entries of servers that were not running: shown as failed."""
+
+    def result(self, launched: Iterable[ServerConnection]) -> ReloadResult:
+        """The result, once `launched` (the connections started for `wanted`) are on their way."""
+        replaced = {connection.name for connection in self.outdated}
+        names = {connection.name for connection in launched}
+        return ReloadResult(
+            started=tuple(sorted(names - replaced)),
+            restarted=tuple(sorted(names & replaced)),
+            stopped=tuple(sorted(replaced - set(self.wanted))),
+            unchanged=self.unchanged,
+            kept=self.kept_errors,
+            invalid=MappingProxyType({entry.server_name: entry.error for entry in self.unusable}),
+        )
+
+
+def plan_reload(
+    connections: Mapping[str, ServerConnection],
+    configs: Iterable[ServerConfig],
+    invalid: Iterable[InvalidServerEntry],
+) -> ReloadPlan:
+    """Compare the running `connections` with a new configuration (its valid and invalid entries)."""
+    configs = list(configs)
+    named = {config.server_name for config in configs}
+    wanted = {config.server_name: config for config in configs if config.enabled}
+    kept: dict[str, ServerConnection] = {}
+    kept_errors: dict[str, ConfigError] = {}
+    unusable: list[InvalidServerEntry] = []
+    for entry in invalid:
+        running = connections.get(entry.server_name)
+        # A valid entry of the same name (a disabled one) decides for itself.
+        if running is not None and running.state in _RUNNING and entry.server_name not in named:
+            kept[entry.server_name] = running
+            kept_errors[entry.server_name] = entry.error
+        else:
+            unusable.append(entry)
+    outdated = tuple(
+        connection
+        for name, connection in connections.items()
+        if name not in kept and (wanted.get(name) != connection.config or connection.state != "ready")
+    )
+    stopping = {connection.name for connection in outdated}
+    return ReloadPlan(
+        wanted=MappingProxyType(wanted),
+        outdated=outdated,
+        unchanged=tuple(sorted(name for name in connections if name not in kept and name not in stopping)),
+        kept=MappingProxyType(kept),
+        kept_errors=MappingProxyType(dict(sorted(kept_errors.items()))),
+        unusable=tuple(unusable),
+    )

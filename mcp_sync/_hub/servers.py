@@ -1,0 +1,443 @@
+"""A hub's servers and its lifecycle: start, reload and close, safe from any thread and any host.
+
+`ServerSet` is what an `MCPHub` is made of below its public methods, and what the exit hook
+and the garbage-collection finalizer close: it never refers back to the `MCPHub`, so a hub
+nobody references can be collected while its loop threads still run.
+
+Its states and moves are the hub's table in `_runtime.lifecycle`. No lock is held across a wait:
+the state and the connection map change under the state machine's condition, and waits
+happen outside it, so `close()` from another thread preempts a `start()` or `reload()` in
+progress (their waits end when the connections they wait on end). An exception anywhere
+(Ctrl-C included) leaves nothing half done: an interrupted `start()` closes what it
+started before the exception reaches the caller, and an interrupted `close()` can be
+called again to finish the job.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+
+from .._auth.sign_in import AuthFactory
+from .._config import InvalidServerEntry, ServerConfig
+from .._runtime.callbacks import ListenerSet
+from .._runtime.lifecycle import (
+    HUB_TRANSITIONS,
+    ConnectionState,
+    ExitHook,
+    HubState,
+    StateMachine,
+    fork_generation,
+    on_fork_in_child,
+)
+from .._server.features import ServerFeatures
+from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
+from .._values.tool import Tool
+from .connection import CLOSE_TIMEOUT, ServerConnection
+from .reconnect import Reconnector
+from .registry import ToolRegistry
+from .reload import ReloadResult, plan_reload
+
+__all__ = ["ServerSet", "StateEvent", "UnusableServer"]
+
+logger = logging.getLogger("mcp_sync")
+
+StateEvent = tuple[str, str, BaseException | None]
+"""(server_name, state, error), as `on_server_state` listeners receive it."""
+
+# Beyond a server's own connect deadline, time start() allows for its thread to report back.
+_START_GRACE = 5.0
+# At interpreter exit, how long open hubs get to close before their children are killed.
+_EXIT_CLOSE_TIMEOUT = 4.0
+# How long close() waits for a reconnector's thread once told to stop (it only has to leave a wait).
+_RECONNECTOR_JOIN_TIMEOUT = 1.0
+
+
+class UnusableServer:
+    """A configuration entry that could not be used, shown among the servers as `failed` with why.
+
+    The other entries of the file start as usual; `required: true` on it makes `start()` raise.
+    """
+
+    config = None
+    server_info = None
+    protocol_version = None
+    pid = None
+    transport = "invalid"
+
+    def __init__(self, entry: InvalidServerEntry) -> None:
+        self.entry = entry
+        self.name = entry.server_name
+        self.error: BaseException = entry.error
+
+    @property
+    def state(self) -> ConnectionState:
+        return "failed"
+
+    @property
+    def tools(self) -> list[Tool]:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<UnusableServer {self.name!r} ({self.entry.label}) error={self.error!r}>"
+
+
+class ServerSet:
+    """The connections of one hub and the hub's state; see the module docstring."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        owns_registry: bool,
+        auth_factory: AuthFactory | None = None,
+        features: Callable[[ServerConfig], ServerFeatures] | None = None,
+    ) -> None:
+        self.registry = registry
+        self._features = features
+        self._owns_registry = owns_registry
+        self._auth_factory = auth_factory
+        self._reconnectors: dict[str, Reconnector] = {}  # replaced, never mutated
+        self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
+        self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
+        self._unusable: dict[str, UnusableServer] = {}  # likewise
+        self.state_listeners: ListenerSet[StateEvent] = ListenerSet()
+        self._fork_generation = fork_generation()
+        self._pid = os.getpid()
+
+    # -- reading (any thread) --------------------------------------------------------------------
+
+    @property
+    def state(self) -> HubState:
+        return "forked" if self.forked else self._machine.state
+
+    @property
+    def forked(self) -> bool:
+        """True in a child process that inherited this hub through `os.fork()`."""
+        return self._fork_generation != fork_generation()
+
+    @property
+    def connections(self) -> Mapping[str, ServerConnection]:
+        return MappingProxyType(self._connections)
+
+    @property
+    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+        """Every server by name: connections, entries of the configuration that could not be used, and
+        servers between two reconnection attempts (`reconnecting`)."""
+        servers: dict[str, ServerConnection | UnusableServer | Reconnector] = {
+            **self._unusable,
+            **self._connections,
+        }
+        for name, reconnector in self._reconnectors.items():
+            current = self._connections.get(name)
+            if current is None or current.state not in ("connecting", "ready"):
+                servers[name] = reconnector
+        return MappingProxyType(servers)
+
+    def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
+        self._unusable = {entry.server_name: UnusableServer(entry) for entry in invalid}
+        for entry in self._unusable.values():
+            logger.warning("server %r cannot be used: %s", entry.name, entry.error)
+
+    def check_usable(self) -> None:
+        """Raise unless calls may be made: never in a forked child, never once closing."""
+        if self.forked:
+            raise MCPSyncError(
+                f"this hub was started in process {self._pid}, and this is process {os.getpid()} "
+                "(a fork): its servers belong to the parent; create a new MCPHub in the child"
+            )
+
+    # -- start ----------------------------------------------------------------------------------
+
+    def start(self, configs: Iterable[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> None:
+        """Connect every enabled server in parallel; return once each is ready or failed."""
+        with self._machine.condition:
+            self.check_usable()
+            if self._machine.state == "running":
+                return
+            if not self._machine.move("starting"):
+                raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
+            _open_sets.add(self)
+            _EXIT_HOOK.arm()
+            self._set_unusable(invalid)
+        try:
+            with self._machine.condition:  # a close() in between leaves nothing to launch
+                launched = self._launch(configs) if self._machine.state == "starting" else []
+            _wait_ready(launched)
+        except BaseException:
+            logger.info("start() was interrupted; stopping every server it started")
+            self.close(abort=True)
+            raise
+        with self._machine.condition:
+            if not self._machine.move("running"):
+                raise MCPSyncError("the hub was closed while it was starting")
+        failures: dict[str, BaseException] = {
+            name: unusable.error for name, unusable in self._unusable.items() if unusable.entry.required
+        }
+        failures |= {
+            connection.name: connection.error or RuntimeError(connection.state)
+            for connection in launched
+            if connection.config.required and connection.state != "ready"
+        }
+        if failures:
+            self.close()
+            details = "; ".join(f"{name}: {error}" for name, error in failures.items())
+            raise ServerStartError(f"required server(s) failed to start: {details}", failures)
+
+    def _launch(self, configs: Iterable[ServerConfig]) -> list[ServerConnection]:
+        """Create, reserve and start a connection per enabled config (under the condition)."""
+        launched: list[ServerConnection] = []
+        for config in configs:
+            if not config.enabled:
+                continue
+            connection = ServerConnection(
+                config,
+                self.registry,
+                on_state=self._announce_state,
+                auth_factory=self._auth_factory,
+                features=self._features(config) if self._features is not None else None,
+            )
+            try:
+                connection.reserve()
+            except ConfigError as exc:
+                logger.error("%s", exc)
+                connection.fail_without_starting(exc)
+            self._connections = {**self._connections, config.server_name: connection}
+            launched.append(connection)
+        for connection in launched:
+            if connection.lease is not None:
+                connection.start()
+        return launched
+
+    # -- reload ---------------------------------------------------------------------------------
+
+    def reload(
+        self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()
+    ) -> tuple[ReloadResult, list[ServerConfig]]:
+        """Keep unchanged ready servers, restart changed, failed or disconnected ones, add and remove.
+
+        An invalid entry for a running server keeps that server as it is (see `_hub.reload`). Returns
+        what was done, and the configurations the kept servers still run on.
+        """
+        with self._machine.condition:
+            self.check_usable()
+            if self._machine.state != "running":
+                return ReloadResult(), []
+            plan = plan_reload(self._connections, configs, invalid)
+            self._set_unusable(plan.unusable)
+            for name in list(self._reconnectors):  # every server not ready is restarted below
+                if name not in plan.kept:
+                    self._stop_reconnectors(name)
+        for name, error in plan.kept_errors.items():
+            logger.warning(
+                "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
+                name,
+                error,
+            )
+        self._stop(list(plan.outdated), abort=False)
+        with self._machine.condition:
+            if self._machine.state != "running":
+                raise MCPSyncError("the hub was closed during reload()")
+            launched = self._launch(
+                config for name, config in plan.wanted.items() if name not in self._connections
+            )
+        try:
+            _wait_ready(launched)
+        except BaseException:
+            self._stop(launched, abort=True)
+            raise
+        if self._machine.state != "running":
+            raise MCPSyncError("the hub was closed during reload()")
+        return plan.result(launched), [connection.config for connection in plan.kept.values()]
+
+    # -- close ----------------------------------------------------------------------------------
+
+    def close(self, *, abort: bool = False) -> None:
+        """Stop every server and thread; bounded, idempotent, and it finishes an interrupted close."""
+        with self._machine.condition:
+            if self.forked or self._machine.state == "closed":
+                return
+            self._machine.move("closing")
+            connections = list(self._connections.values())
+            reconnectors = self._stop_reconnectors()
+        self._stop(connections, abort=abort)
+        for reconnector in reconnectors:
+            reconnector.join(_RECONNECTOR_JOIN_TIMEOUT)
+        with self._machine.condition:
+            if self._connections:  # another thread's close is still at work
+                return
+            self._machine.move("closed")
+        _open_sets.discard(self)
+        if self._owns_registry:
+            self.registry.close()
+
+    def begin_close(self) -> list[ServerConnection]:
+        """Ask every server to stop without waiting (exit hook, finalizer); returns what to wait for."""
+        with self._machine.condition:
+            if self.forked or self._machine.state == "closed":
+                return []
+            self._machine.move("closing")
+            connections = list(self._connections.values())
+            self._stop_reconnectors()
+        for connection in connections:
+            connection.close(abort=connection.state == "connecting")
+        return connections
+
+    def _stop(self, connections: list[ServerConnection], *, abort: bool) -> None:
+        """Close `connections` (servers still connecting are killed, not awaited), wait for each within
+        one shared deadline, then free their names."""
+        for connection in connections:
+            connection.close(abort=abort or connection.state == "connecting")
+        deadline = time.monotonic() + CLOSE_TIMEOUT
+        for connection in connections:
+            connection.join(max(0.0, deadline - time.monotonic()))
+            self._forget(connection)
+
+    def _forget(self, connection: ServerConnection) -> None:
+        if connection.lease is not None:
+            connection.lease.release()
+        with self._machine.condition:
+            if self._connections.get(connection.name) is connection:
+                self._connections = {
+                    name: other for name, other in self._connections.items() if other is not connection
+                }
+
+    def _announce_state(self, connection: ServerConnection) -> None:
+        if connection.features is not None and connection.state in ("failed", "disconnected", "closed"):
+            connection.features.end()  # its resources and prompts go before anyone hears of the state
+        event: StateEvent = (connection.name, connection.state, connection.error)
+        self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+        if (
+            connection.state == "disconnected"
+            and connection.config.reconnect is not None
+            and not isinstance(connection.error, SignInRequiredError)  # retrying cannot sign in
+        ):
+            self._start_reconnecting(connection)
+
+    # -- restart and reconnection -----------------------------------------------------------------
+
+    def restart(self, name: str) -> None:
+        """Replace one server's connection with a new one (after a sign-in); returns once it is ready or
+        failed. Does nothing unless the hub is running and has that server."""
+        with self._machine.condition:
+            self.check_usable()
+            old = self._connections.get(name)
+            if self._machine.state != "running" or old is None:
+                return
+            self._stop_reconnectors(name)
+        self._stop([old], abort=False)
+        with self._machine.condition:
+            if self._machine.state != "running":
+                raise MCPSyncError("the hub was closed while the server restarted")
+            if name in self._connections:  # another thread restarted it meanwhile
+                return
+            launched = self._launch([old.config])
+        _wait_ready(launched)
+
+    def _start_reconnecting(self, connection: ServerConnection) -> None:
+        """Start reconnecting a server whose ready connection dropped (its loop thread calls this), also
+        while other servers are still starting; close() stops it like any other."""
+        with self._machine.condition:
+            if not self._reconnects() or self._connections.get(connection.name) is not connection:
+                return
+            reconnector = Reconnector(
+                connection.config,
+                connection.error,
+                connect=self._reconnect_attempt,
+                announce=self._announce_reconnecting,
+                finished=self._reconnector_finished,
+            )
+            self._reconnectors = {**self._reconnectors, connection.name: reconnector}
+            try:
+                reconnector.start()
+            except RuntimeError:  # the interpreter is shutting down: no new threads
+                self._reconnectors = {n: r for n, r in self._reconnectors.items() if r is not reconnector}
+
+    def _reconnect_attempt(self, reconnector: Reconnector) -> ServerConnection | None:
+        """One attempt: the ended connection is stopped and forgotten, and a new one launched in its place."""
+        name = reconnector.name
+        with self._machine.condition:
+            if not self._wants(reconnector):
+                return None
+            old = self._connections.get(name)
+        if old is not None:
+            self._stop([old], abort=False)
+        with self._machine.condition:
+            if not self._wants(reconnector) or name in self._connections:
+                return None
+            [connection] = self._launch([reconnector.config])
+            return connection
+
+    def _wants(self, reconnector: Reconnector) -> bool:
+        return (
+            self._reconnects()
+            and not reconnector.stopped
+            and self._reconnectors.get(reconnector.name) is reconnector
+        )
+
+    def _reconnects(self) -> bool:
+        """Whether servers that drop are reconnected now: from the first ready server until close()."""
+        return self._machine.state in ("starting", "running")
+
+    def _announce_reconnecting(self, reconnector: Reconnector) -> None:
+        event: StateEvent = (reconnector.name, "reconnecting", reconnector.error)
+        self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+
+    def _reconnector_finished(self, reconnector: Reconnector) -> None:
+        with self._machine.condition:
+            if self._reconnectors.get(reconnector.name) is reconnector:
+                self._reconnectors = {
+                    name: other for name, other in self._reconnectors.items() if other is not reconnector
+                }
+
+    def _stop_reconnectors(self, name: str | None = None) -> list[Reconnector]:
+        """Stop the reconnectors (of one server, or all) and forget them; under the condition."""
+        stopped = [r for n, r in self._reconnectors.items() if name is None or n == name]
+        for reconnector in stopped:
+            reconnector.stop()
+        self._reconnectors = {n: r for n, r in self._reconnectors.items() if r not in stopped}
+        return stopped
+
+    # -- hubs nobody closed -------------------------------------------------------------------------
+
+    def abandon(self, description: str) -> None:
+        """The finalizer of a hub that was dropped while open: warn, and stop its servers without waiting
+        (this may run on any thread, inside a garbage collection)."""
+        if self.forked or self._machine.state in ("created", "closed"):
+            return
+        warnings.warn(f"unclosed {description}; call close() or use `with`", ResourceWarning, stacklevel=2)
+        self.begin_close()  # each connection frees its name when it reaches `closed`
+        _open_sets.discard(self)
+
+
+def _wait_ready(connections: list[ServerConnection]) -> None:
+    """Wait until every connection is ready or ended, bounded by the slowest connect deadline."""
+    if not connections:
+        return
+    timeout = max(connection.config.connect_timeout for connection in connections) + _START_GRACE
+    concurrent.futures.wait([connection.ready for connection in connections], timeout)
+
+
+_open_sets: weakref.WeakSet[ServerSet] = weakref.WeakSet()
+
+
+def _close_at_exit() -> None:
+    """Close the hubs the program left open, before non-daemon threads are joined; starts no thread
+    (Python 3.12 refuses new threads at shutdown). Servers still alive at the deadline are killed."""
+    connections = [connection for server_set in list(_open_sets) for connection in server_set.begin_close()]
+    deadline = time.monotonic() + _EXIT_CLOSE_TIMEOUT
+    for connection in connections:
+        connection.wait(max(0.0, deadline - time.monotonic()))
+    for connection in connections:
+        connection.kill()
+
+
+on_fork_in_child(_open_sets.clear)  # the parent's hubs are the parent's to close
+_EXIT_HOOK = ExitHook(_close_at_exit)
+"""Armed by the first start (see `ExitHook`): registered then, it runs before pool workers are joined."""

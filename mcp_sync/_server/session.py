@@ -1,0 +1,424 @@
+"""The owner of one server's session, on the server's loop thread.
+
+One task (the owner) enters the `mcp.Client`, registers the first listing, keeps the tools
+in sync, waits until it is told to stop or the transport ends, and leaves the `Client` in
+the same task, as the SDK requires. Calls are tasks of their own on the same loop, so many
+callers share the session. Everything here runs on the loop thread; the connection's
+caller-side methods only schedule onto it.
+
+How it ends: `request_stop()` (graceful: calls in flight are cancelled on the server, the
+transport closes stdin and waits) or `request_stop(abort=True)` (the child is killed at
+once: for a server still in its handshake, or a hub that must stop now), or the transport
+ends by itself. The end state is reached once, before the (possibly slow) teardown, and no
+call starts after it. A stdio server that goes away is described by how its process ended
+(exit status or signal, last stderr lines); a call that lost it waits (bounded) for that end,
+so it fails with that description, and the state says disconnected by the time it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import Any, Protocol
+
+import anyio
+import httpx2
+import mcp_types as types
+import pydantic
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._auth.sign_in import ServerAuth
+from .._config import ServerConfig
+from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
+from .._runtime.calls import LoopCalls, request_failure, timed_out
+from .._runtime.lifecycle import ConnectionState
+from .._values.errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError, describe
+from .._values.results import ToolResult, complete_result_of, from_call_tool_result
+from .._values.secrets import SecretHandle, scrub
+from .._values.tool import Tool
+from .features import ServerFeatures
+from .leases import ToolLease
+from .stdio import StdioProcess
+from .tool_sync import ToolSync
+from .transports import HttpObservations, open_transport
+from .warm_up import RESULT_VALIDATION, ValidatorWarmer
+
+__all__ = ["Session", "SessionHost"]
+
+logger = logging.getLogger("mcp_sync")
+
+# At the end, how long calls being cancelled get to send their cancellation before the transport closes.
+_CANCEL_FLUSH_TIMEOUT = 1.0
+# When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
+_EXIT_DETAILS_TIMEOUT = 0.5
+# How long a call that lost its stdio server waits for the session to end with those details (the owner
+# waits `_EXIT_DETAILS_TIMEOUT` for them, then ends it); past this the call fails without them.
+_CALL_LOSS_TIMEOUT = _EXIT_DETAILS_TIMEOUT + 2.0
+# A call without a timer of its own on the loop enters this instead of `asyncio.timeout`.
+_NO_TIMER = contextlib.nullcontext()
+# How long after it started sessions wait, before they say ready, for the import of result validation
+# (`_server.warm_up`): once it has run that long, no session waits for it any more.
+_WARM_UP_TIMEOUT = 5.0
+
+
+class SessionHost(Protocol):
+    """What a session reads from and reports to: its connection (`ServerConnection`)."""
+
+    name: str
+    config: ServerConfig
+    protocol_version: str | None
+    server_info: types.Implementation | None
+
+    @property
+    def lease(self) -> ToolLease | None: ...
+
+    @property
+    def state(self) -> ConnectionState: ...
+
+    def _set_state(self, state: ConnectionState, error: BaseException | None = None) -> None: ...
+
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> bool: ...
+
+    def not_ready_error(self, public_name: str) -> MCPSyncError: ...
+
+    def make_auth(self) -> httpx2.Auth | None: ...
+
+    @property
+    def features(self) -> ServerFeatures | None: ...
+
+    @property
+    def tools(self) -> list[Tool]: ...
+
+
+class Session:
+    """The loop-side half of a `ServerConnection`: its owner task and its calls."""
+
+    def __init__(self, connection: SessionHost, dispatcher: CallbackDispatcher) -> None:
+        self._connection = connection
+        self._name = connection.name
+        self._config = connection.config
+        self._dispatcher = dispatcher
+        self.process = StdioProcess(self._name)
+        self.http = HttpObservations()
+        self.client: Client | None = None
+        self._sync: ToolSync | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._stopping = False
+        self._output_ended = False
+        self._ended = False
+        self._ended_event: asyncio.Event | None = None
+        self._end_cause: BaseException | None = None
+        self._loss: tuple[BaseException, str] | None = None
+        """The end cause `_lose` made, and its problem ("closed its connection (...)")."""
+        self.calls = LoopCalls(connection.call_soon, self._abandoned)
+        """The tool calls in flight; callers hand theirs over with `calls.hand_over(..., self.call, ...)`."""
+        self.secrets: SecretHandle | None = None
+        self._auth: httpx2.Auth | None = None
+
+    # -- the owner task ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, list, keep in sync until told to stop or the transport ends; then tear down."""
+        self._owner = asyncio.current_task()
+        self._wake = asyncio.Event()
+        self._ended_event = asyncio.Event()
+        try:
+            if self._stopping:  # closed before the loop even started
+                return
+            RESULT_VALIDATION.start()
+            async with AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(self._config.connect_timeout):
+                        await self._connect(stack)
+                    await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
+                except TimeoutError:
+                    raise TimeoutError(
+                        f"server {self._name!r} did not connect and list its tools within "
+                        f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
+                    ) from None
+                self._connection._set_state("ready")
+                await self._wake.wait()
+                if self._output_ended and not self._stopping and self._end_cause is None:
+                    await self.process.wait_for_exit(_EXIT_DETAILS_TIMEOUT)
+                    self._lose("closed its connection" + self.process.describe_end())
+                self._end(self._end_cause)
+                await self._flush_cancellations()
+        except BaseException as exc:
+            self._end(self._end_cause or _unwrap(exc))
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            self._end(None)
+            if self.secrets is not None:
+                self.secrets.release()
+            if isinstance(self._auth, ServerAuth):
+                self._auth.release_secrets()
+
+    async def _connect(self, stack: AsyncExitStack) -> None:
+        auth = self._auth = self._connection.make_auth()
+        if isinstance(auth, ServerAuth):
+            auth.on_failure = self._auth_failed
+        transport = open_transport(
+            self._config,
+            process=self.process,
+            http=self.http,
+            on_end=self._transport_ended,
+            on_refused=self.check_alive,
+            auth=auth,
+        )
+        features = self._connection.features
+        options = features.client_options() if features is not None else {}
+        client = Client(transport, cache=None, message_handler=self._on_message, **options)
+        await stack.enter_async_context(client)
+        self.client = client  # calls are accepted from here on, so a tool is callable once announced
+        self._connection.protocol_version = client.protocol_version
+        self._connection.server_info = client.server_info
+        assert self._connection.lease is not None, "a connection starts only once its name is reserved"
+        warmer = ValidatorWarmer(client, lambda: self._connection.tools, _WARM_UP_TIMEOUT)
+        sync = self._sync = ToolSync(
+            self._config, self._connection.lease, on_synced=warmer.listed, ended=self._transport_over
+        )
+        task_group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(task_group.cancel_scope.cancel)
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # Subscribe before the first listing, so no change falls between the two.
+            await task_group.start(functools.partial(sync.listen, client, on_lost=self._subscription_lost))
+        await sync.sync(client, initial=True)
+        task_group.start_soon(sync.resync_when_dirty, client)
+        task_group.start_soon(warmer.run)
+        if features is not None:
+            await features.connected(client, task_group)
+
+    def request_stop(self, abort: bool) -> None:
+        """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now."""
+        self._stopping = True
+        if abort or self._connection.state == "connecting":
+            self.process.kill()
+            if self._owner is not None:
+                self._owner.cancel()
+        if self._wake is not None:
+            self._wake.set()
+
+    def cancel_owner(self) -> None:
+        if self._owner is not None:
+            self._owner.cancel()
+
+    def check_alive(self) -> None:
+        """Something suggests the server is gone: re-list, which fails and ends the session if it is."""
+        if self._sync is not None and not self._stopping:
+            self._sync.mark_dirty()
+
+    def _auth_failed(self, error: BaseException) -> None:
+        """The server needs a sign-in (or refused the credentials): end the session with that as its cause,
+        at once even while connecting (the SDK would otherwise wait for an answer that never comes)."""
+        if self._stopping:
+            return
+        self._end_cause = self._end_cause or error
+        if self._connection.state == "connecting" and self._owner is not None:
+            self._owner.cancel()
+        elif self._wake is not None:
+            self._wake.set()
+
+    def _transport_ended(self) -> None:
+        self._output_ended = True
+        if self.process.pid is None:  # HTTP: nothing more to learn
+            self._lose("closed its connection")
+        elif self._wake is not None:  # stdio: the owner waits for how the process ended
+            self._wake.set()
+
+    def _transport_over(self) -> bool:
+        """Whether the transport has ended (or is being closed): failing requests then say nothing new."""
+        return self._output_ended or self._stopping or self._ended
+
+    def _subscription_lost(self, problem: str) -> None:
+        if self._output_ended and self.process.pid is not None:
+            return  # the stdio server's output ended: the owner says how its process ended
+        self._lose(problem)
+
+    def _lose(self, problem: str) -> None:
+        """End the session as disconnected, with `problem` as the cause."""
+        if not self._stopping and self._end_cause is None:
+            self._end_cause = ServerDisconnectedError(scrub(f"server {self._name!r} {problem}"))
+            self._loss = (self._end_cause, problem)
+        if self._wake is not None:
+            self._wake.set()
+
+    def _end(self, cause: BaseException | None) -> None:
+        """Reach the end state once: closed if we stopped it, failed or disconnected otherwise; calls in
+        flight are cancelled now, not after the transport's (possibly slow) shutdown."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._ended_event is not None:
+            self._ended_event.set()
+        self.client = None
+        if self._stopping:
+            self._connection._set_state("closed")
+        elif self._connection.state == "connecting":
+            self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
+        else:
+            self._connection._set_state("disconnected", _describe_loss(self._name, cause))
+        self.calls.end()
+
+    def _end_details(self) -> str:
+        """What the transport saw of the end: the child's exit and stderr, or the last HTTP error."""
+        if self.process.pid is not None:
+            return self.process.describe_end()
+        return f" ({self.http.problem})" if self.http.problem else ""
+
+    async def _flush_cancellations(self) -> None:
+        """Give cancelled calls a moment to send their cancellation before the transport closes."""
+        tasks = self.calls.tasks()
+        if tasks:
+            await asyncio.wait(tasks, timeout=_CANCEL_FLUSH_TIMEOUT)
+
+    async def _on_message(self, message: Any) -> None:
+        # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
+        if isinstance(message, types.ToolListChangedNotification) and self._sync is not None:
+            self._sync.mark_dirty()
+        elif self._connection.features is not None:
+            self._connection.features.on_message(message)
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def _abandoned(self, label: str) -> BaseException:
+        """The error of a call cut short by the session's end: why it ended, if that is known."""
+        if self._loss is not None and self._loss[0] is self._end_cause:
+            during = f"the call to {label}" if label else "a call"
+            return ServerDisconnectedError(
+                scrub(f"server {self._name!r} disconnected during {during}: it {self._loss[1]}"),
+                tool=label or None,
+            )
+        error: BaseException = self._end_cause or ServerDisconnectedError(
+            f"server {self._name!r} is {self._connection.state}; the call was abandoned"
+        )
+        # A call that ended the session for want of a sign-in (a 403 insufficient_scope) says so itself.
+        return error if isinstance(error, ToolCallError | AuthError) else ServerDisconnectedError(str(error))
+
+    async def call(
+        self,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        """One tool call (a task of `calls`): its result, or its typed error. `timeout` None: no timer
+        here (a blocking caller keeps the time itself and abandons the call when it runs out)."""
+        client = self.client
+        if client is None:
+            raise self._connection.not_ready_error(public_name)
+        on_progress = self._progress_forwarder(progress) if progress is not None else None
+        timer = asyncio.timeout(timeout) if timeout is not None else None
+        try:
+            async with timer or _NO_TIMER:
+                try:
+                    result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+                except pydantic.ValidationError as invalid:
+                    complete = complete_result_of(invalid)
+                    if complete is None:
+                        raise
+                    result = complete
+                    if not result.is_error:  # what the SDK does for a result it accepted
+                        await client.session.validate_tool_result(raw_name, result)
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                raise timed_out(public_name, timeout or 0, "the server") from None
+            failure = request_failure(
+                exc,
+                self._name,
+                f"the call to {public_name}",
+                tool=public_name,
+                http_problem=self.http.problem,
+            )
+            if failure is not None:
+                if isinstance(failure, ServerDisconnectedError) and self.process.pid is not None:
+                    await self._await_loss()  # the session's end cancels this task: see `_abandoned`
+                    if self._ended:
+                        raise self._abandoned(public_name) from exc
+                if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                    # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
+                    # server is gone its request fails and takes the transport, and so this session, down.
+                    self.check_alive()
+                raise failure from exc
+            if isinstance(
+                exc, ValueError | RuntimeError
+            ):  # the answer failed validation (schema or protocol)
+                raise ToolCallError(
+                    scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
+                    tool=public_name,
+                ) from exc
+            raise _our_bug(public_name, exc) from exc
+        try:
+            return from_call_tool_result(result, public_name)
+        except Exception as exc:
+            raise _our_bug(public_name, exc) from exc
+
+    async def _await_loss(self) -> None:
+        """A call lost its stdio server: wait (bounded) until the owner has ended the session with how the
+        process ended, so that the call fails with that and the state says disconnected when it does."""
+        if self._ended or self._ended_event is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ended_event.wait(), _CALL_LOSS_TIMEOUT)
+
+    def _progress_forwarder(self, progress: ProgressCallback) -> Any:
+        dispatcher = self._dispatcher
+
+        async def forward(value: float, total: float | None, message: str | None) -> None:
+            dispatcher.post((progress,), value, total, message)
+
+        return forward
+
+
+def _our_bug(public_name: str, exc: Exception) -> ToolCallError:
+    """An error of mcp_sync's own during a call: logged with its traceback, never blamed on the server."""
+    logger.error("unexpected error in mcp_sync while calling %s", public_name, exc_info=exc)
+    return ToolCallError(
+        scrub(
+            f"mcp_sync failed while calling {public_name} (a bug in mcp_sync, not the server's fault): "
+            f"{describe(exc)}"
+        ),
+        tool=public_name,
+    )
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (anyio wraps what escapes a Client)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
+    """Why a ready server ended, as a `ServerDisconnectedError` (the transport's own error as its cause)."""
+    if isinstance(cause, MCPSyncError):
+        return cause
+    loss = ServerDisconnectedError(
+        scrub(f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
+    )
+    loss.__cause__ = cause
+    return loss
+
+
+def _describe_failure(name: str, cause: BaseException | None, ended: str) -> BaseException:
+    """Why a server never became ready: its own typed error, or a `ServerDisconnectedError` that says
+    how its process ended and what it last wrote to stderr."""
+    if isinstance(cause, MCPSyncError | TimeoutError):
+        return cause
+    if isinstance(cause, asyncio.CancelledError):
+        return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
+    if isinstance(cause, FileNotFoundError):
+        return ServerDisconnectedError(scrub(f"server {name!r} could not start: {cause}"))
+    if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
+        return ServerDisconnectedError(scrub(f"server {name!r} went away while connecting{ended}"))
+    failure = ServerDisconnectedError(scrub(f"server {name!r} failed to connect: {describe(cause)}{ended}"))
+    failure.__cause__ = cause
+    return failure

@@ -1,0 +1,160 @@
+"""Opening one server's transport: our own stdio child, or the SDK's Streamable HTTP client, observed.
+
+What the connection needs to know and the SDK does not say:
+
+- when the transport ends by itself (a stdio server that dies while idle fires nothing
+  public): the stdio transport reports its stdout's end; over HTTP, `_ObservedReadStream`
+  reports the end of the SDK's read stream;
+- when an HTTP server stops accepting connections: the SDK retries its GET stream quietly
+  and gives up without a word, so `_ObservedHTTPTransport` reports the refused connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+
+from .._child_env import child_environment
+from .._config import HttpServerConfig, StdioServerConfig
+from .stdio import StdioProcess, TransportStreams, open_stdio
+
+__all__ = ["HttpObservations", "TransportStreams", "open_transport"]
+
+# The SDK's own HTTP client settings: 30 s for a request, 5 min between events of a stream.
+_HTTP_TIMEOUT = 30.0
+_HTTP_STREAM_READ_TIMEOUT = 300.0
+
+
+# What an HTTP status says to do, for the statuses a misconfigured client meets.
+_STATUS_ADVICE = {
+    401: "the server wants credentials: check the headers (an Authorization token?) or its sign-in",
+    403: "the server refused these credentials: check the headers or the account's permissions",
+    404: "nothing is served at this path: is the URL right? (most servers serve /mcp)",
+    405: "this path does not take MCP requests: is the URL right? (most servers serve /mcp)",
+}
+
+
+class HttpObservations:
+    """What the HTTP transport saw that the SDK does not report: the last error status, a refusal."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+
+    def saw_response(self, request: httpx2.Request, response: httpx2.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        advice = _STATUS_ADVICE.get(status, "the server failed" if status >= 500 else "")
+        self.problem = (
+            f"HTTP {status} {response.reason_phrase} from {request.method} {_endpoint(request.url)}"
+            + (f": {advice}" if advice else "")
+        )
+
+    def saw_refusal(self, request: httpx2.Request) -> None:
+        url = request.url
+        port = url.port or (443 if url.scheme == "https" else 80)
+        self.problem = f"nothing accepted a connection at {url.host}:{port}: is the server running?"
+
+
+def _endpoint(url: httpx2.URL) -> str:
+    """The URL without credentials: no user-info, no query."""
+    return str(url.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+@asynccontextmanager
+async def open_transport(
+    config: StdioServerConfig | HttpServerConfig,
+    *,
+    process: StdioProcess,
+    http: HttpObservations,
+    on_end: Callable[[], None],
+    on_refused: Callable[[], None],
+    auth: httpx2.Auth | None = None,
+) -> AsyncIterator[Any]:
+    """Open the server's transport; `on_end` fires when it ends by itself, `on_refused` when an HTTP
+    server refuses a connection. A stdio child is described by `process` (pid, exit, stderr), an HTTP
+    server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
+    if isinstance(config, StdioServerConfig):
+        async with open_stdio(
+            config.command,
+            config.args,
+            env=child_environment(config.env, inherit_env=config.inherit_env),
+            cwd=config.cwd,
+            process=process,
+            on_end=on_end,
+        ) as streams:
+            yield streams
+        return
+    http_client = httpx2.AsyncClient(
+        headers=dict(config.headers),
+        auth=auth,
+        timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_STREAM_READ_TIMEOUT),
+        transport=_ObservedHTTPTransport(http, on_refused),
+    )
+    async with http_client, streamable_http_client(config.url, http_client=http_client) as streams:
+        read_stream, write_stream = streams
+        yield _ObservedReadStream(read_stream, on_end), write_stream
+
+
+class _ObservedReadStream:
+    """Delegates to the transport's read stream and calls `on_end` once when it ends."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> _ObservedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ObservedReadStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc_info)
+        return result
+
+
+class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
+    """The default HTTP transport, calling `on_refused` when a connection to the server cannot be made."""
+
+    def __init__(self, observations: HttpObservations, on_refused: Callable[[], None]) -> None:
+        # No cap on connections: every call in flight holds one (its response stream), and a capped
+        # pool would queue the 101st call, and the session's DELETE at close, behind the others.
+        super().__init__(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20))
+        self._observations = observations
+        self._on_refused = on_refused
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await super().handle_async_request(request)
+        except httpx2.ConnectError:
+            self._observations.saw_refusal(request)
+            self._on_refused()
+            raise
+        self._observations.saw_response(request, response)
+        return response

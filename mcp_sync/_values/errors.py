@@ -1,0 +1,124 @@
+"""The exceptions mcp_sync raises; catch `MCPSyncError` to catch them all.
+
+    MCPSyncError
+    ├── ConfigError               bad configuration: names the entry and the field
+    ├── AuthError                 signing in to a server failed
+    │   └── SignInRequiredError       the server needs a sign-in (none yet, or it expired or was revoked)
+    ├── ServerStartError          a `required: true` server failed to start
+    ├── ToolListError             a server's tools/list was invalid (repeated name, collision, endless cursor)
+    ├── ToolNotFoundError         no tool by that public name (also a LookupError)
+    ├── ResourceNotFoundError     no server lists that resource URI (also a LookupError)
+    ├── AmbiguousResourceError    several servers list it, or only a template matches: name the server
+    ├── PromptNotFoundError       no prompt by that public name (also a LookupError)
+    ├── UnsupportedFeatureError   the server does not offer it (subscriptions, completions, roots)
+    └── ToolCallError             a call ended without a result
+        ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
+        ├── ToolCallCancelledError    the caller cancelled it
+        └── ServerDisconnectedError   the server went away before it answered
+
+A tool that runs and fails is not an exception: it is a `ToolResult` with
+`is_error=True`, which is what a model should see.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousResourceError",
+    "AuthError",
+    "ConfigError",
+    "MCPSyncError",
+    "PromptNotFoundError",
+    "ResourceNotFoundError",
+    "ServerDisconnectedError",
+    "ServerStartError",
+    "SignInRequiredError",
+    "ToolCallCancelledError",
+    "ToolCallError",
+    "ToolCallTimeoutError",
+    "ToolListError",
+    "ToolNotFoundError",
+    "UnsupportedFeatureError",
+]
+
+
+class MCPSyncError(Exception):
+    """Base class of every error mcp_sync raises."""
+
+
+class ConfigError(MCPSyncError, ValueError):
+    """The configuration is invalid; the message names the entry and the field, never a secret."""
+
+
+class AuthError(MCPSyncError):
+    """Signing in to a server failed: refused, timed out, or the authorization server misbehaved."""
+
+
+class SignInRequiredError(AuthError):
+    """The server needs a user to sign in first (`hub.login(name)`, `mcp-sync login CONFIG NAME`)."""
+
+
+class ServerStartError(MCPSyncError):
+    """One or more servers marked `required` failed to start; `failures` maps name to cause."""
+
+    def __init__(self, message: str, failures: dict[str, BaseException] | None = None) -> None:
+        super().__init__(message)
+        self.failures: dict[str, BaseException] = dict(failures or {})
+
+
+class ToolListError(MCPSyncError):
+    """A server's tool listing was rejected; the previous generation stays registered."""
+
+
+class ToolNotFoundError(MCPSyncError, LookupError):
+    """No tool is registered under that public name; `reason` says why, when that can be told."""
+
+    def __init__(self, name: str, reason: str | None = None) -> None:
+        super().__init__(f"unknown tool {name!r}" + (f": {reason}" if reason else ""))
+        self.name = name
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ToolCallError(MCPSyncError):
+    """A tool call ended without a result: the server answered with a protocol error, or see subclasses."""
+
+    def __init__(self, message: str, *, tool: str | None = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.code = code
+
+
+class ToolCallTimeoutError(ToolCallError, TimeoutError):
+    """The call's timeout ran out; the request was cancelled on the server."""
+
+
+class ToolCallCancelledError(ToolCallError):
+    """The caller cancelled the call; the request was cancelled on the server."""
+
+
+class ServerDisconnectedError(ToolCallError):
+    """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class ResourceNotFoundError(MCPSyncError, LookupError):
+    """No server offers that resource URI (or the one named answered that it does not exist)."""
+
+
+class AmbiguousResourceError(MCPSyncError, LookupError):
+    """Several servers offer that resource URI, or it is only matched by templates: name the server."""
+
+
+class PromptNotFoundError(MCPSyncError, LookupError):
+    """No prompt is listed under that public name."""
+
+
+class UnsupportedFeatureError(MCPSyncError):
+    """The server (or its configuration) does not support what was asked: subscriptions, completions."""
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message`, or the type alone when the message is empty."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
