@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from ._auth.sign_in import open_browser
+from ._auth.redirect import open_browser
 from ._config import ConfigEntries, InvalidServerEntry, ServerConfig, load_config_entries
 from ._hub.hub import MCPHub
 from ._values.errors import (

@@ -20,7 +20,6 @@ __all__ = ["secrets_of"]
 _AUTH_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\s+(\S.*)")  # "Bearer <token>", "Basic <b64>"
 
 
-
 def _with_encodings(value: str) -> Iterator[str]:
     """The value as written, and as it appears in a URL or a log line once percent-encoded."""
     yield value
@@ -90,4 +89,3 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
             if "://" in arg:
                 add(_url_secrets(arg), credential_name=True)
     return found
-

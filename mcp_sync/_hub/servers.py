@@ -11,6 +11,9 @@ progress (their waits end when the connections they wait on end). An exception a
 (Ctrl-C included) leaves nothing half done: an interrupted `start()` closes what it
 started before the exception reaches the caller, and an interrupted `close()` can be
 called again to finish the job.
+
+Why one file of over 400 lines: start, reload and close share one state machine and one lock
+discipline (no lock held across a wait); split apart, that rule would span files.
 """
 
 from __future__ import annotations

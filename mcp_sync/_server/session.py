@@ -13,6 +13,9 @@ ends by itself. The end state is reached once, before the (possibly slow) teardo
 call starts after it. A stdio server that goes away is described by how its process ended
 (exit status or signal, last stderr lines); a call that lost it waits (bounded) for that end,
 so it fails with that description, and the state says disconnected by the time it does.
+
+Why one file of over 400 lines: it is one owner task's whole life (connect, list, stay in sync,
+call, end), and each step's bounded waits depend on how the others end.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._auth.sign_in import ServerAuth
+from .._auth.server_auth import ServerAuth
 from .._config import ServerConfig
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out

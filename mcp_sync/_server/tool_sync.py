@@ -196,4 +196,3 @@ class ToolSync:
             raw_name=tool.name,
             output_schema=tool.output_schema,
         )
-

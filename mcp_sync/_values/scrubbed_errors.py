@@ -204,4 +204,3 @@ def _text(exc: BaseException, render: Callable[[BaseException], str]) -> str:
 def _type_name(exc: BaseException) -> str:
     kind = type(exc)
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-
