@@ -189,7 +189,9 @@ def test_the_documented_table_names_no_state_that_no_longer_exists() -> None:
 def test_every_hook_installed_in_the_interpreter_is_in_the_documented_table() -> None:
     listed, _section = documented_table()
     missing = {hook: module for hook, module in found_hooks().items() if hook not in listed}
-    assert not missing, f"hooks installed by these modules are missing from {PAGE.name} {SECTION!r}: {missing}"
+    assert not missing, (
+        f"hooks installed by these modules are missing from {PAGE.name} {SECTION!r}: {missing}"
+    )
 
 
 def test_the_state_finder_sees_what_it_must() -> None:
