@@ -4,7 +4,8 @@ The blocks of one page share a namespace and run in order, from the repository r
 interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
 virtualenv active does). Setup a reader need not see is in ``<!-- invisible-code-block: python -->``
 blocks; a block that cannot run here is preceded by ``<!-- skip: next -->`` and says why in prose.
-Any hub a page leaves open is closed when the page ends. A YAML or JSON block that shows server entries
+Any hub a page leaves open is closed when the page ends, and so is whatever a page's hidden setup
+puts in its `cleanups` list (a server, a temporary folder). A YAML or JSON block that shows server entries
 (a whole `servers:` or `mcpServers` document, or a list of entries) must be a valid configuration, every
 `${VAR}` standing for a set variable.
 """
@@ -28,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent
 def _start_page(namespace: dict[str, Any]) -> None:
     namespace["__saved_cwd__"] = os.getcwd()
     namespace["__saved_path__"] = os.environ.get("PATH")
+    namespace["cleanups"] = []
     os.chdir(REPO_ROOT)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
@@ -39,6 +41,8 @@ def _end_page(namespace: dict[str, Any]) -> None:
         for value in list(namespace.values()):
             if isinstance(value, MCPHub):
                 value.close()
+        for cleanup in reversed(namespace["cleanups"]):
+            cleanup()
     finally:
         os.chdir(namespace["__saved_cwd__"])
         saved_path = namespace["__saved_path__"]
