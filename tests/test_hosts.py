@@ -664,7 +664,7 @@ def notebook_cells(workdir: Path) -> dict[str, str]:
         "setup": setup,
         # The cell as a user writes it and runs it again, rebinding `hub` (as examples/notebook.ipynb
         # does). A cell whose last line is `hub.start()` would display the hub, and IPython's output
-        # history (Out[n], _) would keep each one: the README says to end such a line with ";".
+        # history (Out[n], _) would keep each one: the docs say to end such a line with ";".
         "rerun": 'hub = MCPHub([stdio_config("nb", events=NB_EVENTS)])\nhub.start()\nprint(hub)',
         "report": report,
         "hang": (

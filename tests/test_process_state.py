@@ -1,4 +1,4 @@
-"""Every piece of process-wide state of mcp_sync is listed, once, in the README's "Process-wide state".
+"""Every piece of process-wide state of mcp_sync is listed, once, in the docs' "Process-wide state".
 
 State that outlives one hub (a cache, one-time work, a registry of hubs or secrets, a hook in the
 interpreter) decides what one hub's failure, close, or a fork does to every other hub: each must
@@ -30,7 +30,8 @@ from typing import Any
 import mcp_sync
 from tests.support import REPO_ROOT
 
-README = REPO_ROOT / "README.md"
+PAGE = REPO_ROOT / "docs" / "lifecycle.md"
+"""The documentation page whose "Process-wide state" section holds the table."""
 SECTION = "## Process-wide state"
 NOT_IMPORTED = {"mcp_sync.__main__"}  # it runs the command line when imported
 
@@ -144,10 +145,10 @@ def _name_of(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def readme_table() -> tuple[set[str], str]:
-    """The names in the first column of the README's table, and the whole section's text."""
-    text = README.read_text(encoding="utf-8")
-    assert SECTION in text, f"README.md has no {SECTION!r} section"
+def documented_table() -> tuple[set[str], str]:
+    """The names in the first column of the page's table, and the whole section's text."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert SECTION in text, f"docs/lifecycle.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
     for line in section.splitlines():
@@ -158,17 +159,17 @@ def readme_table() -> tuple[set[str], str]:
     return names, section
 
 
-def test_every_piece_of_module_level_state_is_in_the_readme_table() -> None:
-    listed, _section = readme_table()
+def test_every_piece_of_module_level_state_is_in_the_documented_table() -> None:
+    listed, _section = documented_table()
     missing = {name: why for name, why in found_state().items() if name not in listed}
     assert not missing, (
-        f"module-level state missing from README.md {SECTION!r} (add a row: object, owner, and what "
+        f"module-level state missing from docs/lifecycle.md {SECTION!r} (add a row: object, owner, and what "
         f"failure, close, exit and fork do to it): {missing}"
     )
 
 
-def test_the_readme_table_names_no_state_that_no_longer_exists() -> None:
-    listed, _section = readme_table()
+def test_the_documented_table_names_no_state_that_no_longer_exists() -> None:
+    listed, _section = documented_table()
     found = set(found_state())
     hooks = set(found_hooks())
     modules = {short_name(module): module for module in package_modules()}
@@ -182,13 +183,15 @@ def test_the_readme_table_names_no_state_that_no_longer_exists() -> None:
     stale = {name for name in named_objects if name not in found} | {
         name for name in listed if name in known_hooks and name not in hooks
     }
-    assert not stale, f"README.md {SECTION!r} lists what mcp_sync no longer has: {sorted(stale)}"
+    assert not stale, f"docs/lifecycle.md {SECTION!r} lists what mcp_sync no longer has: {sorted(stale)}"
 
 
-def test_every_hook_installed_in_the_interpreter_is_in_the_readme_table() -> None:
-    listed, _section = readme_table()
+def test_every_hook_installed_in_the_interpreter_is_in_the_documented_table() -> None:
+    listed, _section = documented_table()
     missing = {hook: module for hook, module in found_hooks().items() if hook not in listed}
-    assert not missing, f"hooks installed by these modules are missing from README.md {SECTION!r}: {missing}"
+    assert not missing, (
+        f"hooks installed by these modules are missing from {PAGE.name} {SECTION!r}: {missing}"
+    )
 
 
 def test_the_state_finder_sees_what_it_must() -> None:
@@ -232,7 +235,7 @@ def test_no_process_wide_object_is_bound_to_an_event_loop() -> None:
 
 
 def test_process_wide_state_section_gives_each_object_its_fate() -> None:
-    _listed, section = readme_table()
+    _listed, section = documented_table()
     header = next(line for line in section.splitlines() if line.startswith("|"))
     columns = [column.strip().lower() for column in header.strip("|").split("|")]
     assert columns == ["object", "owner", "failure", "close", "exit", "fork"], header

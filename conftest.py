@@ -1,0 +1,100 @@
+"""Every Python code block of README.md and docs/*.md runs as a test (Sybil), so a sample cannot drift.
+
+The blocks of one page share a namespace and run in order, from the repository root, with this
+interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
+virtualenv active does). Setup a reader need not see is in ``<!-- invisible-code-block: python -->``
+blocks; a block that cannot run here is preceded by ``<!-- skip: next -->`` and says why in prose.
+Any hub a page leaves open is closed when the page ends, and so is whatever a page's hidden setup
+puts in its `cleanups` list (a server, a temporary folder). A YAML or JSON block that shows server entries
+(a whole `servers:` or `mcpServers` document, or a list of entries) must be a valid configuration, every
+`${VAR}` standing for a set variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sybil import Example, Sybil
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+REPO_ROOT = Path(__file__).resolve().parent
+
+
+def _start_page(namespace: dict[str, Any]) -> None:
+    namespace["__saved_cwd__"] = os.getcwd()
+    namespace["__saved_path__"] = os.environ.get("PATH")
+    namespace["cleanups"] = []
+    os.chdir(REPO_ROOT)
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+def _end_page(namespace: dict[str, Any]) -> None:
+    from mcp_sync import MCPHub
+
+    try:
+        for value in list(namespace.values()):
+            if isinstance(value, MCPHub):
+                value.close()
+        for cleanup in reversed(namespace["cleanups"]):
+            cleanup()
+    finally:
+        os.chdir(namespace["__saved_cwd__"])
+        saved_path = namespace["__saved_path__"]
+        if saved_path is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = saved_path
+
+
+class _EveryVariableSet(Mapping[str, str]):
+    """An environment in which every `${VAR}` a sample writes is set, to a value long enough for a secret."""
+
+    def __getitem__(self, name: str) -> str:
+        return f"value-of-{name}"
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _check_yaml_block(example: Example) -> None:
+    _check_config(yaml.safe_load(str(example.parsed)))
+
+
+def _check_json_block(example: Example) -> None:
+    _check_config(json.loads(str(example.parsed)))
+
+
+def _check_config(document: Any) -> None:
+    """A config sample's server entries are valid (strict: one bad entry fails it)."""
+    from mcp_sync import parse_server_entries
+
+    if isinstance(document, list) and all(isinstance(entry, dict) for entry in document):
+        document = {"servers": document}  # a fragment of a `servers:` list
+    if isinstance(document, dict) and ("servers" in document or "mcpServers" in document):
+        parse_server_entries(document, environ=_EveryVariableSet(), strict=True)
+
+
+pytest_collect_file = Sybil(
+    parsers=[
+        PythonCodeBlockParser(),
+        SkipParser(),
+        CodeBlockParser("yaml", _check_yaml_block),
+        CodeBlockParser("json", _check_json_block),
+    ],
+    patterns=["README.md", "docs/*.md"],
+    excludes=["*/README.md", "*/*/*"],  # the top-level README and docs/ only, not a README further down
+    setup=_start_page,
+    teardown=_end_page,
+).pytest()

@@ -1,0 +1,43 @@
+"""The documentation stays whole: the API reference names every public name, and the site lists every page.
+
+The pages' Python code blocks themselves run as tests through Sybil (the top-level conftest.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+import mcp_sync
+from tests.support import REPO_ROOT
+
+DOCS = REPO_ROOT / "docs"
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    text = (DOCS / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: mcp_sync\.(\w+)$", text, flags=re.MULTILINE))
+    missing = sorted(set(mcp_sync.__all__) - documented)
+    assert not missing, f"docs/api.md has no `::: mcp_sync.<name>` for {missing}"
+    stale = sorted(documented - set(mcp_sync.__all__))
+    assert not stale, f"docs/api.md documents names that are not in mcp_sync.__all__: {stale}"
+
+
+def _nav_pages(entries: object) -> set[str]:
+    if isinstance(entries, str):
+        return {entries}
+    if isinstance(entries, list):
+        return set().union(*(_nav_pages(entry) for entry in entries))
+    if isinstance(entries, dict):
+        return set().union(*(_nav_pages(value) for value in entries.values()))
+    return set()
+
+
+def test_every_page_is_in_the_site_navigation_and_linked_from_the_readme() -> None:
+    config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    pages = {path.name for path in DOCS.glob("*.md")}
+    assert _nav_pages(config["nav"]) == pages
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", readme))
+    assert linked == pages, f"pages the README does not link to: {sorted(pages - linked)}"
