@@ -342,3 +342,8 @@ def test_without_tracing_nothing_of_it_is_imported_and_with_it_the_process_wide_
     assert report["ours"] == 1
     assert report["sent"] == "MCP send tools/call echo_meta"
     assert report["sent_parent_is_ours"] is True
+
+
+def test_tracing_takes_true_false_or_a_tracer_provider() -> None:
+    with pytest.raises(TypeError, match="TracerProvider"):
+        MCPHub([], tracing="yes")  # type: ignore[arg-type]
