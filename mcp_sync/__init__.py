@@ -58,8 +58,7 @@ from ._values.prompts import Prompt, PromptArgument, PromptMessage, PromptResult
 from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
 from ._values.results import ToolImage, ToolResult
 from ._values.tool import Tool, ToolChanges, function_spec
-
-__version__ = "0.1.0"
+from ._values.version import __version__ as __version__
 
 __all__ = [
     "AmbiguousResourceError",

@@ -107,6 +107,11 @@ class ServerConnection:
         """The stdio child's process id, once it has started."""
         return self._session.process.pid
 
+    @property
+    def session_id(self) -> str | None:
+        """The MCP session id a Streamable HTTP server assigned, if it did (stdio has none)."""
+        return self._session.http.session_id
+
     def __repr__(self) -> str:
         error = f" error={self._error!r}" if self._error else ""
         return f"<ServerConnection {self.name!r} state={self.state!r}{error}>"

@@ -28,7 +28,7 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -62,6 +62,11 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
+    from .tracing import Tracing
+
 __all__ = ["MCPHub", "ServerStateCallback"]
 
 ServerStateCallback = Callable[[str, str, BaseException | None], object]
@@ -75,7 +80,9 @@ class MCPHub(FeatureHub):
     mapping of server name to handler): elicitation defaults to declining, sampling to none (not
     declared); `None` declares no such capability. Handlers run on worker threads, each answer
     bounded by `handler_timeout` seconds. `resource_tools=True` also offers each server's resources
-    to the model as a tool `mcp__<server>__read_resource`.
+    to the model as a tool `mcp__<server>__read_resource`. `tracing=True` makes each tool call,
+    resource read and prompt get an OpenTelemetry span of the process-wide tracer provider (or pass a
+    `TracerProvider`); see docs/tracing.md. Off by default: then nothing of it is imported.
     """
 
     def __init__(
@@ -91,6 +98,7 @@ class MCPHub(FeatureHub):
         sampling: SamplingHandler | Mapping[str, SamplingHandler | None] | None = None,
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         resource_tools: bool = False,
+        tracing: bool | TracerProvider = False,
     ) -> None:
         """`servers` is a list of entries (dicts or config models), a whole document of either file
         format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
@@ -120,6 +128,7 @@ class MCPHub(FeatureHub):
         )
         if resource_tools:
             self._offer_resource_tools()
+        self._tracing = _tracing_of(tracing)
         self._reload_lock = threading.Lock()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
@@ -319,10 +328,17 @@ class MCPHub(FeatureHub):
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             return self._call_native(name, target, arguments, timeout, cancel)
-        assert tool.raw_name is not None
+        raw_name = tool.raw_name
+        assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        if self._tracing is not None:
+            return self._tracing.tool_call(target, raw_name, name).run(
+                lambda: target.call(
+                    raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
+                )
+            )
         return target.call(
-            tool.raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
+            raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
         )
 
     def submit(
@@ -337,9 +353,16 @@ class MCPHub(FeatureHub):
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             return self._submit_native(name, target, arguments, timeout)
-        assert tool.raw_name is not None
+        raw_name = tool.raw_name
+        assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
-        return target.submit(tool.raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
+        if self._tracing is not None:
+            return self._tracing.tool_call(target, raw_name, name).follow(
+                lambda: target.submit(
+                    raw_name, arguments, public_name=name, timeout=seconds, progress=progress
+                )
+            )
+        return target.submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
 
     def _resolve(self, name: str) -> tuple[Tool, ServerConnection | NativeTool]:
         """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
@@ -458,3 +481,18 @@ def _expire(
     except concurrent.futures.InvalidStateError:  # it finished at the same moment
         return
     stop.set()
+
+
+def _tracing_of(tracing: bool | TracerProvider) -> Tracing | None:
+    """The hub's `Tracing`, or None when off (and then `tracing`, and what it imports, stays unimported)."""
+    if tracing is False:
+        return None
+    from opentelemetry.trace import TracerProvider
+
+    from .tracing import Tracing
+
+    if tracing is True:
+        return Tracing(None)
+    if not isinstance(tracing, TracerProvider):
+        raise TypeError(f"tracing must be True, False or a TracerProvider, not {type(tracing).__name__}")
+    return Tracing(tracing)

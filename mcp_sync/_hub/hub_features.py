@@ -9,12 +9,13 @@ connection's `ServerFeatures`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp import Client
@@ -50,6 +51,9 @@ from .resource_tool import (
 )
 from .servers import ServerSet
 
+if TYPE_CHECKING:
+    from .tracing import Tracing
+
 __all__ = ["Completion", "FeatureHub"]
 
 logger = logging.getLogger("mcp_sync")
@@ -82,6 +86,7 @@ class FeatureHub:
 
     registry: ToolRegistry
     _servers: ServerSet
+    _tracing: Tracing | None
 
     def _init_features(
         self,
@@ -157,8 +162,14 @@ class FeatureHub:
         async def read(client: Client) -> types.ReadResourceResult:
             return await client.read_resource(uri)
 
-        result = features.request(read, label=f"read {uri}", timeout=seconds, cancel=cancel)
-        return resource_result_from(name, uri, result)
+        request = functools.partial(
+            features.request, read, label=f"read {uri}", timeout=seconds, cancel=cancel
+        )
+        if self._tracing is not None:
+            return resource_result_from(
+                name, uri, self._tracing.resource_read(self._servers.connections[name], uri).run(request)
+            )
+        return resource_result_from(name, uri, request())
 
     def subscribe_resource(
         self, uri: str, callback: ResourceUpdateCallback, *, server: str | None = None
@@ -205,8 +216,15 @@ class FeatureHub:
         async def get(client: Client) -> types.GetPromptResult:
             return await client.get_prompt(prompt.raw_name, args)
 
-        result = features.request(get, label=f"get prompt {name}", timeout=seconds, cancel=cancel)
-        return prompt_result_from(name, result)
+        request = functools.partial(
+            features.request, get, label=f"get prompt {name}", timeout=seconds, cancel=cancel
+        )
+        if self._tracing is not None:
+            span = self._tracing.prompt_get(
+                self._servers.connections[prompt.server_name], prompt.raw_name, name
+            )
+            return prompt_result_from(name, span.run(request))
+        return prompt_result_from(name, request())
 
     # -- completions -----------------------------------------------------------------------------------
 

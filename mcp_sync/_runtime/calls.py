@@ -7,13 +7,17 @@ the answer arrived in. A blocking caller waits on a `CallSlot`, a held lock the 
 releases (the cheapest wake-up there is, and no `Future.result(timeout)`, whose `TimeoutError`
 could not be told apart from the call's own); `submit()` gets a `concurrent.futures.Future`.
 A caller that stops waiting (timeout, cancel Event, Ctrl-C) abandons the call: its task is
-cancelled where it runs, which makes the SDK tell the server.
+cancelled where it runs, which makes the SDK tell the server. A call's task runs in a copy of
+its caller's `contextvars` context, taken when it was handed over (as `asyncio.to_thread` does
+the other way): the caller's current trace span is the parent of the SDK's request span and of
+the `traceparent` it sends, whichever caller's hand-over woke the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import math
 import threading
@@ -240,7 +244,7 @@ class CallSlot(Generic[T]):
         return cast(T, self._result)
 
 
-_HandedOver = tuple[Outcome[Any], str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+_HandedOver = tuple[Outcome[Any], str, Callable[..., Awaitable[Any]], tuple[Any, ...], contextvars.Context]
 
 
 class LoopCalls:
@@ -268,7 +272,7 @@ class LoopCalls:
     ) -> bool:
         """Start `work(*args)` on the loop, its outcome going to `outcome`; False if the calls have ended
         (the session is over) or the loop is gone."""
-        item = (outcome, label, work, args)
+        item = (outcome, label, work, args, contextvars.copy_context())
         with self._lock:
             if self._closed:
                 return False
@@ -312,15 +316,20 @@ class LoopCalls:
         with self._lock:
             self._wake_up_pending = False
             items, self._handed_over = self._handed_over, []
-        for outcome, label, work, args in items:
-            self.start(outcome, label, work, args)
+        for outcome, label, work, args, context in items:
+            self.start(outcome, label, work, args, context)
 
     def start(
-        self, outcome: Outcome[T], label: str, work: Callable[..., Awaitable[T]], args: tuple[Any, ...]
+        self,
+        outcome: Outcome[T],
+        label: str,
+        work: Callable[..., Awaitable[T]],
+        args: tuple[Any, ...],
+        context: contextvars.Context | None = None,
     ) -> None:
         if outcome.cancelled():
             return
-        task = asyncio.get_running_loop().create_task(self._deliver(outcome, work, args))
+        task = asyncio.get_running_loop().create_task(self._deliver(outcome, work, args), context=context)
         self._tasks[outcome] = (task, label)
         if isinstance(outcome, concurrent.futures.Future):
             # submit(): the caller cancels the Future on its own thread; that must reach the server too.
@@ -381,7 +390,7 @@ class LoopCalls:
         with self._lock:
             self._closed = True
             items, self._handed_over = self._handed_over, []
-        for outcome, label, _work, _args in items:
+        for outcome, label, _work, _args, _context in items:
             if not outcome.done():
                 _fail(outcome, self._abandoned(label))
         for outcome in list(self._tasks):

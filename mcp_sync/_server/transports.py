@@ -40,12 +40,15 @@ _STATUS_ADVICE = {
 
 
 class HttpObservations:
-    """What the HTTP transport saw that the SDK does not report: the last error status, a refusal."""
+    """What the HTTP transport saw that the SDK does not report: the last error status, a refusal, the
+    session id the server assigned (for trace spans)."""
 
     def __init__(self) -> None:
         self.problem: str | None = None
+        self.session_id: str | None = None
 
     def saw_response(self, request: httpx2.Request, response: httpx2.Response) -> None:
+        self.session_id = response.headers.get("mcp-session-id") or self.session_id
         status = response.status_code
         if status < 400:
             return

@@ -86,6 +86,7 @@ delay_listings(seconds, announce=True) -> later ``tools/list`` answers wait ``se
 crash() -> ``os._exit(3)`` while the call is in flight
 crash_by_signal(name="SIGTERM") -> the process sends itself that signal while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
+echo_meta() -> the request's ``_meta`` as received, as JSON (e.g. the ``traceparent`` a traced client sent)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
 fail_with_env(name) -> a JSON-RPC error (not a result) whose message and data hold the variable's value,
     as a careless server's error might
@@ -647,6 +648,10 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
             return f"refused {exc.code}: {exc.message}"
         return f"answered {result.model}"
 
+    def echo_meta(ctx: Context) -> str:
+        """Return the request's `_meta` as received, as JSON."""
+        return json.dumps(dict(ctx.request_context.meta or {}), sort_keys=True, default=str)
+
     async def log(level: str, message: str, ctx: Context) -> str:
         """Send one log message at `level` (logger "fixture")."""
         meta = ctx.request_context.meta or {}
@@ -687,6 +692,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         ask_roots,
         ask_unhandled,
         log,
+        echo_meta,
     ]
     if options.elicit_defaults:
         base.append(ask_defaults)
