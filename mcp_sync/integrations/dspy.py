@@ -116,6 +116,12 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
         result = await acall(self._hub, self._public, arguments, timeout=self._timeout, cancel=self._cancel)
         return _output(result, self._public)
 
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> _HubTool:
+        # Copying a program (`copy.deepcopy(agent)`) copies its tools; a copy calls the same hub, which holds
+        # threads and servers and cannot be copied.
+        copied: _HubTool = self.model_copy()
+        return copied
+
     def required(self) -> list[str]:
         """The arguments the server requires."""
         required = self._schema.get("required")

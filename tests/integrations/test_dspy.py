@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 from typing import Any
@@ -148,6 +149,12 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
     assert "Required arguments: ['city', 'mode', 'travellers']." in instructions
     # Function calling gets the server's schema whole.
     assert tool.format_as_litellm_function_call()["function"]["parameters"] == RICH_SCHEMA
+
+
+def test_a_program_with_hub_tools_can_be_deep_copied(rich_hub: MCPHub) -> None:
+    agent = dspy.ReAct("question -> answer", tools=dspy_tools(rich_hub))
+    copied = copy.deepcopy(agent)  # as optimizers copy programs
+    assert json.loads(copied.tools["book_trip"](**RICH_ARGUMENTS)) == RICH_ARGUMENTS
 
 
 def test_blocking_call_works_inside_a_running_event_loop(rich_hub: MCPHub) -> None:
