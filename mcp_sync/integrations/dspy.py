@@ -15,8 +15,9 @@ as DSPy expects: `ReAct` shows the error to the model as the step's observation 
 and so on; DSPy has no per-tool timeout: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
 
 `ReAct` takes its tools when it is built and writes their names into its signature, so it cannot call a
-tool that appears later, and one that disappears answers "no tool named ...". Build it per question with
-`dspy_tools(hub)` (cheap: nothing is fetched) to offer the tools the servers have now.
+tool that appears later (DSPy refuses a step that names one, with `AdapterParseError`), and one that
+disappears answers `ToolNotFoundError` as an observation. Build it per question with `dspy_tools(hub)`
+(cheap: nothing is fetched) to offer the tools the servers have now.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any
 import dspy
 import pytest
 from dspy.utils.dummies import DummyLM
+from dspy.utils.exceptions import AdapterParseError
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations.dspy import dspy_tool, dspy_tools
@@ -87,6 +88,18 @@ def test_react_built_per_question_offers_a_tool_that_appeared(servers: TwoServer
     servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
     prediction = run_react(scripted((f"mcp__a__{late}", {"text": "fresh"})), dspy_tools(servers.hub))
     assert observations(prediction) == ["fresh"]
+
+
+def test_react_built_before_a_tool_appeared_cannot_call_it(servers: TwoServers) -> None:
+    late = unique("early_dspy_")
+    react = dspy.ReAct("question -> answer", tools=dspy_tools(servers.hub))
+    servers.hub.call_tool("mcp__a__add_tool", {"name": late})
+    servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+    call = {"next_thought": "try", "next_tool_name": f"mcp__a__{late}", "next_tool_args": {"text": "early"}}
+    # The name is not one ReAct's signature allows: DSPy refuses the answer (and its JSON retry) and raises.
+    with dspy.context(lm=DummyLM([call, call])), pytest.raises(AdapterParseError):
+        react(question="go")
+    assert f"mcp__a__{late}" not in react.tools
 
 
 def test_tool_removed_after_react_was_built_is_an_observation(servers: TwoServers) -> None:
