@@ -17,8 +17,9 @@ Tools fail by raising, as Haystack expects: an error result raises `ToolResultEr
 server's `tool_call_timeout_ms` applies. Cancelling a `run_async` task cancels the call on the server.
 
 Serialization: `HubToolset.from_file(path)` owns a hub for that configuration file (started at warm-up,
-closed by `close()`) and serializes as the file's path; a toolset over a hub of the caller's cannot be
-serialized, and `to_dict` says so.
+closed by `close()`) and serializes as the file's path (Haystack deserializes it once the module is
+allowed: `allow_deserialization_module("mcp_sync.integrations.haystack")`); a toolset over a hub of the
+caller's cannot be serialized, and `to_dict` says so.
 """
 
 from __future__ import annotations
