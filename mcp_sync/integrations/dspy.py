@@ -22,6 +22,7 @@ disappears answers `ToolNotFoundError` as an observation. Build it per question 
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any
 
@@ -102,13 +103,11 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
             arg_types=dict.fromkeys(args, Any),
             arg_desc={},
         )
-        tool._hub, tool._public, tool._timeout, tool._cancel, tool._schema = (
-            hub,
-            public,
-            timeout,
-            cancel,
-            schema,
-        )
+        tool._hub = hub
+        tool._public = public
+        tool._timeout = timeout
+        tool._cancel = cancel
+        tool._schema = schema
         return tool
 
     @with_callbacks  # type: ignore[untyped-decorator]
@@ -130,9 +129,10 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
     def format_as_litellm_function_call(self) -> dict[str, Any]:
         """The function-calling spec, with the server's schema whole (`$defs`, required, everything)."""
+        parameters = copy.deepcopy(self._schema)
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.desc, "parameters": self._schema},
+            "function": {"name": self.name, "description": self.desc, "parameters": parameters},
         }
 
     def __str__(self) -> str:
@@ -142,9 +142,10 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
 
 def _output(result: ToolResult, public: str) -> Any:
-    """The text, followed by the images as `dspy.Image`s when there are any; an error result raises."""
+    """The text, or the text (if any) and the images as `dspy.Image`s; an error result raises."""
     if result.is_error:
         raise ToolResultError(result, tool=public)
     if not result.images:
         return result.text
-    return [result.text, *(dspy.Image(url=image.data_url) for image in result.images)]
+    text = [result.text] if result.text else []
+    return [*text, *(dspy.Image(url=image.data_url) for image in result.images)]

@@ -97,11 +97,13 @@ class HubToolset(Toolset):
             self.hub, framework="haystack", raw_names=self.raw_names, include=self.include
         )
         with self._lock:
-            made = {(item.name, item.tool): self._made.get((item.name, item.tool)) for item in exposed}
+            made: dict[tuple[str, Tool], HaystackTool | None] = {}
             for item in exposed:
                 key = (item.name, item.tool)
-                if key not in self._made:
-                    made[key] = _haystack_tool(self.hub, item, self.timeout, self.cancel)
+                known = key in self._made
+                made[key] = (
+                    self._made[key] if known else _haystack_tool(self.hub, item, self.timeout, self.cancel)
+                )
             self._made = made
         return [tool for tool in made.values() if tool is not None]
 
@@ -116,6 +118,7 @@ class HubToolset(Toolset):
         return len(self.tools)
 
     def __eq__(self, other: object) -> bool:
+        # Not by contents, as a dataclass would: they change with the registry.
         return self is other
 
     __hash__ = object.__hash__
