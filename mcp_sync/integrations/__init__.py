@@ -3,6 +3,8 @@
     mcp_sync.integrations.langchain    langchain_tools(hub)    LangChain / LangGraph `StructuredTool`s
     mcp_sync.integrations.smolagents   smolagents_tools(hub)   smolagents `Tool`s; `HubToolCollection`
     mcp_sync.integrations.llamaindex   llamaindex_tools(hub)   LlamaIndex `FunctionTool`s; `HubToolRetriever`
+    mcp_sync.integrations.dspy         dspy_tools(hub)         DSPy `Tool`s, for `dspy.ReAct`
+    mcp_sync.integrations.haystack     HubToolset(hub)         a Haystack `Toolset` that follows the registry
 
 Each module imports its framework when it is imported itself (install it with the extra of the same name,
 e.g. `pip install 'mcp-sync[langchain]'`); importing `mcp_sync` or this package imports none.

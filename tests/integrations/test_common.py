@@ -10,7 +10,7 @@ from mcp_sync.integrations._common import inline_refs
 from tests.integrations.support import RICH_SCHEMA
 from tests.support import REPO_ROOT
 
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "smolagents", "llama_index")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "smolagents", "llama_index", "dspy", "haystack")
 
 
 def test_importing_mcp_sync_imports_no_framework() -> None:

@@ -1,4 +1,4 @@
-"""The framework examples run as a user runs them, from the repository root; all three start together
+"""The framework examples run as a user runs them, from the repository root; all of them start together
 when the first test asks for one."""
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ import pytest
 
 from tests.support import run_in_repo
 
-SCRIPTS = ("langchain_agent.py", "smolagents_agent.py", "llamaindex_agent.py")
+SCRIPTS = (
+    "langchain_agent.py",
+    "smolagents_agent.py",
+    "llamaindex_agent.py",
+    "dspy_agent.py",
+    "haystack_agent.py",
+)
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 
 # What every example prints, whichever framework runs the agent.

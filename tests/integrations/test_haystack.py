@@ -1,0 +1,244 @@
+"""Haystack adapter: a real Haystack `Agent` with a scripted chat generator calls MCP tools through
+`HubToolset(hub)` over stdio and Streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from haystack import component
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage, ChatRole, ImageContent, TextContent, ToolCall
+from haystack.tools import Tool as HaystackTool
+from haystack.tools import Toolset
+from haystack.tools.errors import ToolInvocationError
+
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
+from mcp_sync.integrations import ToolResultError
+from mcp_sync.integrations.haystack import HubToolset, haystack_tool
+from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from tests.support import stdio_config
+
+Calls = list[tuple[str, dict[str, Any]]]
+Step = Calls | str | Callable[[list[str]], Calls | str]
+
+
+@component
+class ScriptedChatGenerator:
+    """A chat generator that answers turn n with step n of its script: tool calls, or a final text.
+
+    A step may be a function of the tool names it is offered. `offered` records the tools of each turn.
+    """
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self.offered: list[list[HaystackTool]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        offered = list(tools or [])
+        self.offered.append(offered)
+        last_user = max(i for i, message in enumerate(messages) if message.is_from(ChatRole.USER))
+        turn = sum(message.is_from(ChatRole.ASSISTANT) for message in messages[last_user:])
+        step = self.steps[turn] if turn < len(self.steps) else "done"
+        if callable(step):
+            step = step([tool.name for tool in offered])
+        if isinstance(step, str):
+            return {"replies": [ChatMessage.from_assistant(step)]}
+        calls = [
+            ToolCall(tool_name=name, arguments=args, id=f"call_{turn}_{i}")
+            for i, (name, args) in enumerate(step)
+        ]
+        return {"replies": [ChatMessage.from_assistant(tool_calls=calls)]}
+
+
+def run_agent(generator: ScriptedChatGenerator, tools: Any, **options: Any) -> list[ChatMessage]:
+    agent = Agent(chat_generator=generator, tools=tools, **options)
+    return list(agent.run(messages=[ChatMessage.from_user("go")])["messages"])
+
+
+def tool_results(messages: list[ChatMessage]) -> list[Any]:
+    return [result for message in messages for result in message.tool_call_results]
+
+
+# -- an Agent over both transports ------------------------------------------------------------------
+
+
+def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    messages = run_agent(
+        ScriptedChatGenerator([[("mcp__a__echo", {"text": "hello"})], "done"]), HubToolset(servers.hub)
+    )
+    [result] = tool_results(messages)
+    assert (result.result, result.error, result.origin.tool_name) == ("hello", False, "mcp__a__echo")
+    assert messages[-1].text == "done"
+
+
+def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoServers) -> None:
+    generator = ScriptedChatGenerator([[("mcp__a__fail", {"message": "disk full"})], "done"])
+    [result] = tool_results(run_agent(generator, HubToolset(servers.hub)))
+    assert result.error
+    assert "disk full" in result.result
+
+
+def test_raise_on_failure_raises_with_the_typed_cause(servers: TwoServers) -> None:
+    generator = ScriptedChatGenerator([[("mcp__a__fail", {"message": "disk full"})], "done"])
+    with pytest.raises(ToolInvocationError) as raised:
+        run_agent(generator, HubToolset(servers.hub), raise_on_tool_invocation_failure=True)
+    assert isinstance(raised.value.__cause__, ToolResultError)
+    assert raised.value.__cause__.result.text == "disk full"
+
+
+def test_timeout_is_an_error_message_and_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("hs-timeout-")
+    generator = ScriptedChatGenerator([[("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"])
+    [result] = tool_results(run_agent(generator, HubToolset(servers.hub, timeout=0.5)))
+    assert result.error and "did not finish within 0.5 s" in result.result
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    generator = ScriptedChatGenerator([[("mcp__a__pid", {}), ("mcp__b__pid", {})], "done"])
+    results = {
+        r.origin.tool_name: r.result for r in tool_results(run_agent(generator, HubToolset(servers.hub)))
+    }
+    assert set(results) == {"mcp__a__pid", "mcp__b__pid"}
+    assert results["mcp__a__pid"] != results["mcp__b__pid"]
+
+
+def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    with pytest.raises(ConfigError, match=r"'add' \(mcp__a__add, mcp__b__add\)"):
+        list(HubToolset(servers.hub, raw_names=True))
+
+
+def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    toolset = HubToolset(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
+    [result] = tool_results(run_agent(ScriptedChatGenerator([[("echo", {"text": "raw"})], "done"]), toolset))
+    assert (result.origin.tool_name, result.result) == ("echo", "raw")
+
+
+def test_agent_is_offered_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    late = unique("late_hs_")
+
+    def once_it_is_listed(offered: list[str]) -> Calls:
+        # The step's tools were read before this: the new tool is offered from the next step on.
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__a__echo", {"text": "waited"})]
+
+    def call_the_new_tool(offered: list[str]) -> Calls:
+        return [(next(name for name in offered if name.endswith(f"__{late}")), {"text": "fresh"})]
+
+    generator = ScriptedChatGenerator(
+        [[("mcp__a__add_tool", {"name": late})], once_it_is_listed, call_the_new_tool, "done"]
+    )
+    messages = run_agent(generator, HubToolset(servers.hub))
+    assert tool_results(messages)[-1].result == "fresh"
+    assert f"mcp__a__{late}" not in [tool.name for tool in generator.offered[0]]
+
+
+def test_a_removed_tool_is_no_longer_offered(servers: TwoServers) -> None:
+    gone = unique("gone_hs_")
+    servers.hub.call_tool("mcp__a__add_tool", {"name": gone})
+    servers.tool_events.wait_for(("added", f"mcp__a__{gone}"))
+    toolset = HubToolset(servers.hub)
+    assert f"mcp__a__{gone}" in toolset
+    servers.hub.call_tool("mcp__a__remove_tool", {"name": gone})
+    servers.tool_events.wait_for(("removed", f"mcp__a__{gone}"))
+    assert f"mcp__a__{gone}" not in toolset
+
+
+def test_run_async_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
+    tag = unique("hs-cancel-")
+    generator = ScriptedChatGenerator([[("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"])
+    agent = Agent(chat_generator=generator, tools=HubToolset(servers.hub))
+
+    async def main() -> None:
+        task = asyncio.create_task(agent.run_async(messages=[ChatMessage.from_user("go")]))
+        # Waiting in a thread: this only returns while the loop runs, i.e. the call does not block it.
+        await asyncio.to_thread(servers.events.wait_for, "started", tag)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_images_come_back_as_image_content(servers: TwoServers) -> None:
+    generator = ScriptedChatGenerator([[("mcp__a__blocks", {})], "done"])
+    [result] = tool_results(run_agent(generator, HubToolset(servers.hub)))
+    text, image = result.result
+    assert isinstance(text, TextContent) and text.text == "first\nsecond\nthird"
+    assert isinstance(image, ImageContent) and image.mime_type == "image/png"
+
+
+# -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    generator = ScriptedChatGenerator([[("book_trip", RICH_ARGUMENTS)], "done"])
+    [result] = tool_results(run_agent(generator, HubToolset(rich_hub)))
+    [tool] = generator.offered[0]
+    assert tool.tool_spec == {
+        "name": "book_trip",
+        "description": "Book a trip for a group.",
+        "parameters": RICH_SCHEMA,
+    }
+    assert json.loads(result.result) == RICH_ARGUMENTS
+
+
+def test_unchanged_tools_are_the_same_objects(rich_hub: MCPHub) -> None:
+    toolset = HubToolset(rich_hub)
+    assert toolset.tools[0] is toolset.tools[0]
+
+
+def test_an_invalid_schema_leaves_the_tool_out_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with MCPHub([]) as hub:
+        hub.registry.register_native("bad", lambda: "", input_schema={"type": "objekt"})
+        hub.registry.register_native("good", lambda: "ok", input_schema={"type": "object"})
+        assert [tool.name for tool in HubToolset(hub)] == ["good"]
+    assert "bad is left out of the Haystack tools" in caplog.text
+
+
+def test_the_toolset_is_not_a_list_to_add_to(rich_hub: MCPHub) -> None:
+    toolset = HubToolset(rich_hub)
+    with pytest.raises(TypeError, match="register_function"):
+        toolset.add(haystack_tool(rich_hub, "book_trip"))
+
+
+def test_a_toolset_over_a_hub_of_ones_own_does_not_serialize(rich_hub: MCPHub) -> None:
+    with pytest.raises(TypeError, match=r"HubToolset.from_file\(path\)"):
+        HubToolset(rich_hub).to_dict()
+
+
+def test_a_toolset_from_a_file_serializes_as_its_path_and_owns_its_hub(tmp_path: Path) -> None:
+    config = tmp_path / "servers.yaml"
+    config.write_text(yaml.safe_dump({"servers": [stdio_config("c")]}))
+    data = HubToolset.from_file(config, timeout=5.0).to_dict()
+    assert data["data"] == {"config_file": str(config), "timeout": 5.0, "raw_names": False}
+    toolset = HubToolset.from_dict(data)
+    assert isinstance(toolset, Toolset) and toolset.hub.state == "created"
+    generator = ScriptedChatGenerator([[("mcp__c__echo", {"text": "from the file"})], "done"])
+    agent = Agent(chat_generator=generator, tools=toolset)  # the Agent warms the toolset up: the hub starts
+    try:
+        [result] = tool_results(agent.run(messages=[ChatMessage.from_user("go")])["messages"])
+        assert result.result == "from the file"
+    finally:
+        agent.close()
+    assert toolset.hub.state == "closed"
+
+
+def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    cancel = threading.Event()
+    tag = unique("hs-event-")
+    tool = haystack_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
+    threading.Thread(target=lambda: (servers.events.wait_for("started", tag=tag), cancel.set())).start()
+    with pytest.raises(ToolInvocationError) as raised:
+        tool.invoke(seconds=30, tag=tag)
+    assert isinstance(raised.value.__cause__, ToolCallCancelledError)
+    servers.events.wait_for("cancelled", tag=tag)
