@@ -185,10 +185,14 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
             if not (isinstance(tool, _HubTool) and tool.hub is self.hub)
         }
         agent.tools = {**kept, **{tool.name: tool for tool in self.tools}}
-        callbacks = getattr(agent, "step_callbacks", None)
-        registered = getattr(callbacks, "_callbacks", {}).get(ActionStep, [])
-        if callbacks is not None and self not in registered:
-            callbacks.register(ActionStep, self)
+        callbacks: Any = getattr(agent, "step_callbacks", None)
+        if isinstance(callbacks, list):  # smolagents before its CallbackRegistry
+            if self not in callbacks:
+                callbacks.append(self)
+        elif hasattr(callbacks, "register"):
+            registered = getattr(callbacks, "_callbacks", {}).get(ActionStep, [])
+            if self not in registered:
+                callbacks.register(ActionStep, self)
 
     def __call__(self, memory_step: Any, agent: Any = None) -> None:
         """As a step callback: attach the images this step's calls returned, and bring the agent's tools
