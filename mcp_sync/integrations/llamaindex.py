@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
@@ -54,6 +55,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 __all__ = ["HubToolRetriever", "HubToolSpec", "llamaindex_tool", "llamaindex_tools", "schema_model"]
+
+# An `AudioBlock`'s format is a file extension ("mp3", "wav"), where the server gives a MIME subtype.
+_AUDIO_FORMATS = MappingProxyType({"mpeg": "mp3", "x-wav": "wav", "wave": "wav", "vnd.wave": "wav"})
 
 
 def llamaindex_tools(
@@ -233,7 +237,8 @@ def _block(part: ContentPart) -> ContentBlock:
     if part.kind == "image":
         return ImageBlock(image=part.data, image_mimetype=part.mime_type)
     if part.kind == "audio":
-        return AudioBlock(audio=part.data, format=part.mime_type.partition("/")[2] or None)
+        subtype = part.mime_type.partition("/")[2]
+        return AudioBlock(audio=part.data, format=_AUDIO_FORMATS.get(subtype, subtype) or None)
     if part.kind == "file":
         return DocumentBlock(data=part.data, document_mimetype=part.mime_type, title=part.uri or "document")
     return TextBlock(text=part.text)
