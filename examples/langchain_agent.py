@@ -6,6 +6,9 @@ NotImplementedError):
     tools = await MultiServerMCPClient({...}).get_tools()      # before
     tools = langchain_tools(hub)                               # after: invoke and ainvoke both work
 
+(`raw_names=True` gives the servers' own names, as there.) Images and files a tool returns reach the
+model as standard content blocks; the artifact is `{"structured_content": ..., "content": [...]}`.
+
 The agent is rebuilt with `langchain_tools(hub)` for each user turn, so it is offered the tools the
 servers have now: the demo server's `statistics` tool, turned on in the first turn, is used in the
 second. A tool's error reaches the model as an error `ToolMessage`, which it reads and recovers from.

@@ -3,12 +3,14 @@
 The switch from llama-index-tools-mcp:
 
     tools = await McpToolSpec(client=BasicMCPClient(...)).to_tool_list_async()   # before
-    tools = llamaindex_tools(hub)                                               # after
+    tools = await HubToolSpec(hub).to_tool_list_async()                         # after
+    tools = llamaindex_tools(hub)                                               # or
 
 or, to follow tools that come and go during a run, `FunctionAgent(tool_retriever=HubToolRetriever(hub))`,
 as here: the agent is asked for its tools at every step, and gets the hub's current ones. The demo
 server's `statistics` tool, turned on in the first turn, is used in the second. A tool's error comes
-back as `ToolOutput(is_error=True)`, which the model reads and recovers from. The LLM is scripted
+back as `ToolOutput(is_error=True)`, which the model reads and recovers from; images, audio and files
+come as the `ImageBlock`s, `AudioBlock`s and `DocumentBlock`s of the `ToolOutput`. The LLM is scripted
 (see `agent_script.py`): no network, no API key.
 
 Run from the repository root, with the virtualenv active (`pip install -e '.[llamaindex]'`):

@@ -5,12 +5,18 @@ per-call timeout, no cancellation on the server, and two servers' `echo` both na
 
     with ToolCollection.from_mcp(params, trust_remote_code=True) as tool_collection:   # before
     with HubToolCollection(hub) as tool_collection:                                     # after
+    with HubToolCollection.from_config("servers.yaml") as tool_collection:    # or, with a hub of its own
+
+    with MCPClient(server_parameters, structured_output=False) as tools:      # before
+    with HubMCPClient("servers.yaml", raw_names=True) as tools:               # after
 
 `tool_collection.tools` is the hub's tool list as of each access. The agent keeps the tools it was
 built with, so the collection updates it: as a step callback during a run, and with
-`update_agent(agent)` before the next one. The demo server's `statistics` tool, turned on in the first
-turn, is used in the second. A tool's error is raised, and the agent shows it to the model, which
-recovers. The model is scripted (see `agent_script.py`): no network, no API key.
+`update_agent(agent)` before the next one. As a step callback it also shows the model the images its
+tools return (smolagents shows a model images only as a step's `observations_images`). The demo
+server's `statistics` tool, turned on in the first turn, is used in the second. A tool's error is
+raised, and the agent shows it to the model, which recovers. The model is scripted (see
+`agent_script.py`): no network, no API key.
 
 Run from the repository root, with the virtualenv active (`pip install -e '.[smolagents]'`):
 

@@ -1,5 +1,6 @@
-"""What every framework adapter shares: which tools to offer under which names, and calls made from
-blocking or async code that keep the hub's timeouts and its cancellation on the server.
+"""What every framework adapter shares: which tools to offer under which names, calls made from
+blocking or async code that keep the hub's timeouts and its cancellation on the server, and a result's
+content as framework-neutral parts (text, image, audio, file) for each framework's own content types.
 
 Nothing here imports a framework.
 """
@@ -7,33 +8,49 @@ Nothing here imports a framework.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import copy
+import os
 import re
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import mcp_types as types
 
 from mcp_sync import (
     ConfigError,
+    MCPHub,
     ToolCallCancelledError,
     ToolCallError,
 )
 from mcp_sync._hub.agent import message_for_model
 
 if TYPE_CHECKING:
-    from mcp_sync import MCPHub, Tool, ToolResult
+    from mcp_sync import Tool, ToolResult
 
 __all__ = [
+    "ContentPart",
     "ExposedTool",
+    "HubConfig",
+    "PartKind",
     "ToolFilter",
     "ToolResultError",
     "acall",
+    "content_parts",
     "exposed_tools",
     "inline_refs",
     "message_for_model",
     "openai_safe_name",
+    "parts_text",
+    "raw_blocks",
+    "started_hub",
 ]
+
+HubConfig: TypeAlias = str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Mapping[str, Any]
+"""Where an adapter that opens its own hub finds the servers: a configuration file, or what `MCPHub` takes."""
 
 ToolFilter = Callable[["Tool"], bool]
 """Chooses which registry tools an adapter offers: `include=lambda tool: tool.server_name == "docs"`."""
@@ -109,6 +126,13 @@ def _wanted_name(tool: Tool, raw_names: bool) -> str:
     return tool.raw_name if raw_names and tool.raw_name is not None else tool.name
 
 
+def started_hub(config: HubConfig) -> MCPHub:
+    """A started hub for `config`: a path is read with `MCPHub.from_file`, anything else given to `MCPHub`."""
+    if isinstance(config, str | os.PathLike):
+        return MCPHub.from_file(config).start()
+    return MCPHub(config).start()
+
+
 async def acall(
     hub: MCPHub,
     name: str,
@@ -137,6 +161,89 @@ async def acall(
     except asyncio.CancelledError:
         future.cancel()
         raise
+
+
+PartKind = Literal["text", "image", "audio", "file"]
+
+
+@dataclass(frozen=True, slots=True)
+class ContentPart:
+    """One piece of a tool result, as a framework's content type takes it: a text, or the bytes of an image,
+    a sound or a file with their MIME type (`uri` names an embedded resource)."""
+
+    kind: PartKind
+    text: str = ""
+    mime_type: str = ""
+    data: bytes = field(default=b"", repr=False)
+    uri: str | None = None
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def left_out(self) -> ContentPart:
+        """A text part that tells the model what was left out here: kind, MIME type and size."""
+        where = f" {self.uri}" if self.uri else ""
+        return ContentPart(
+            "text", f"[left out: {self.kind}{where}, {self.mime_type}, {len(self.data)} bytes]"
+        )
+
+
+def content_parts(
+    result: ToolResult, *, shown: Collection[PartKind] = ("text", "image", "audio", "file")
+) -> list[ContentPart]:
+    """The result's content in the server's order, one part per block, for a framework that can show the
+    kinds in `shown`; each part of another kind becomes a text saying what was left out.
+
+    Texts, text resources and resource links are text, as in `result.text`; images, audio and binary
+    resources keep their decoded bytes (a resource whose MIME type is image/* or audio/* is an image or a
+    sound, any other a file). A result without blocks (a host tool's) is its text and its images.
+    """
+    if result.content:
+        parts = [_part(block) for block in result.content]
+    else:
+        texts = [ContentPart("text", result.text)] if result.text else []
+        parts = texts + [ContentPart("image", mime_type=i.mime_type, data=i.data) for i in result.images]
+    return [part if part.kind in shown else part.left_out() for part in parts]
+
+
+def parts_text(parts: Sequence[ContentPart]) -> str:
+    """The text parts joined with newlines, as `ToolResult.text` joins text blocks."""
+    return "\n".join(part.text for part in parts if part.kind == "text")
+
+
+def raw_blocks(result: ToolResult) -> list[dict[str, Any]]:
+    """The result's content blocks as the server sent them (their JSON form), for hosts that want them."""
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+
+
+def _part(block: types.ContentBlock) -> ContentPart:
+    if isinstance(block, types.TextContent):
+        return ContentPart("text", block.text)
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return _binary(block.type, block.mime_type, block.data, None)
+    if isinstance(block, types.ResourceLink):
+        return ContentPart("text", f"[resource link: {block.name} {block.uri}]")
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, types.TextResourceContents):
+            return ContentPart("text", resource.text)
+        mime_type = resource.mime_type or "application/octet-stream"
+        kind: PartKind = "file"
+        if mime_type.startswith("image/"):
+            kind = "image"
+        elif mime_type.startswith("audio/"):
+            kind = "audio"
+        return _binary(kind, mime_type, resource.blob, str(resource.uri))
+    return ContentPart("text", f"[left out: a {getattr(block, 'type', 'content')} block]")
+
+
+def _binary(kind: PartKind, mime_type: str, data: str, uri: str | None) -> ContentPart:
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return ContentPart("text", f"[left out: {kind}, {mime_type}: not valid base64]")
+    return ContentPart(kind, mime_type=mime_type, data=decoded, uri=uri)
 
 
 def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:

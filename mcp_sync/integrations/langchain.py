@@ -6,11 +6,16 @@ loop, and cancelling the awaiting task cancels the request on the server.
 
 Each tool keeps the server's JSON schema as its `args_schema` (descriptions, required fields, enums,
 nested objects and arrays reach the model untouched; the server validates the arguments). A result is
-`(text, structured_content)` (`response_format="content_and_artifact"`). A tool's error result, a timeout,
-a lost server or an unknown tool raises `ToolException`, which `handle_tool_error` (True by default) turns
-into a `ToolMessage` with `status="error"` for the model; a cancelled call raises `ToolCallCancelledError`
-and ends the run. LangChain has no per-tool timeout of its own: pass `timeout=`, or the server's
-`tool_call_timeout_ms` applies.
+content and an artifact (`response_format="content_and_artifact"`): the content is the text or, when the
+tool returned images, audio or binary resources, langchain-core's standard content blocks in the
+server's order (text, image and file blocks, as langchain-mcp-adapters makes them; audio, which a tool
+message cannot hold, becomes a note saying what was left out). The artifact is
+`{"structured_content": ..., "content": [the blocks as the server sent them, as JSON]}`.
+
+A tool's error result, a timeout, a lost server or an unknown tool raises `ToolException`, which
+`handle_tool_error` (True by default) turns into a `ToolMessage` with `status="error"` for the model;
+a cancelled call raises `ToolCallCancelledError` and ends the run. LangChain has no per-tool timeout of
+its own: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
 """
 
 from __future__ import annotations
@@ -21,16 +26,43 @@ from typing import Any
 
 from mcp_sync import MCPHub, MCPSyncError, ToolCallCancelledError, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, acall, exposed_tools, message_for_model
+from ._common import (
+    ContentPart,
+    ExposedTool,
+    PartKind,
+    ToolFilter,
+    acall,
+    content_parts,
+    exposed_tools,
+    message_for_model,
+    parts_text,
+    raw_blocks,
+)
 
 try:
+    from langchain_core.messages.content import (
+        create_audio_block,
+        create_file_block,
+        create_image_block,
+        create_text_block,
+    )
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from langchain_core.tools.base import TOOL_MESSAGE_BLOCK_TYPES
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-sync[langchain]'"
     ) from exc
 
 __all__ = ["ErrorHandler", "langchain_tool", "langchain_tools"]
+
+Content = str | list[str | dict[str, Any]]
+"""A `ToolMessage`'s content: the text, or standard content blocks when there is more than text."""
+
+# The kinds of content a tool message may hold: LangChain turns a list with a block of any other type
+# into one JSON text, so a part of another kind (audio, in langchain-core 1.x) becomes a note instead.
+_SHOWN: tuple[PartKind, ...] = tuple(
+    kind for kind in ("text", "image", "audio", "file") if kind in TOOL_MESSAGE_BLOCK_TYPES
+)
 
 ErrorHandler = bool | str | Callable[[ToolException], str]
 """LangChain's `handle_tool_error`: True sends the error text to the model, False raises."""
@@ -80,7 +112,7 @@ def _structured_tool(
 ) -> StructuredTool:
     public = exposed.tool.name
 
-    def run(**arguments: Any) -> tuple[str, dict[str, Any] | None]:
+    def run(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
             result = hub.call_tool(public, arguments, timeout=timeout, cancel=cancel)
         except ToolCallCancelledError:
@@ -89,7 +121,7 @@ def _structured_tool(
             raise ToolException(message_for_model(public, exc)) from exc
         return _content_and_artifact(result)
 
-    async def arun(**arguments: Any) -> tuple[str, dict[str, Any] | None]:
+    async def arun(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
             result = await acall(hub, public, arguments, timeout=timeout, cancel=cancel)
         except ToolCallCancelledError:
@@ -110,8 +142,24 @@ def _structured_tool(
     )
 
 
-def _content_and_artifact(result: ToolResult) -> tuple[str, dict[str, Any] | None]:
-    """The text for the model and the structured content as the message's artifact; an error result raises."""
+def _content_and_artifact(result: ToolResult) -> tuple[Content, dict[str, Any]]:
+    """The content for the model and the message's artifact (keyed as langchain-mcp-adapters keys it, with
+    the raw blocks beside); an error result raises."""
     if result.is_error:
         raise ToolException(result.text or "the tool reported an error")
-    return result.text, result.structured_content
+    parts = content_parts(result, shown=_SHOWN)
+    content: Content = parts_text(parts)
+    if any(part.kind != "text" for part in parts):
+        content = [_block(part) for part in parts]
+    return content, {"structured_content": result.structured_content, "content": raw_blocks(result)}
+
+
+def _block(part: ContentPart) -> dict[str, Any]:
+    """One part as a standard content block of langchain-core."""
+    if part.kind == "image":
+        return dict(create_image_block(base64=part.base64, mime_type=part.mime_type))
+    if part.kind == "audio":
+        return dict(create_audio_block(base64=part.base64, mime_type=part.mime_type))
+    if part.kind == "file":
+        return dict(create_file_block(base64=part.base64, mime_type=part.mime_type))
+    return dict(create_text_block(part.text))

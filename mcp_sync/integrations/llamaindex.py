@@ -5,11 +5,16 @@ blocking the event loop; cancelling the awaiting task cancels the request on the
 
 The model sees the server's JSON schema as it is (descriptions, required fields, enums, nested objects,
 arrays, `$defs`): the tool's `fn_schema` reports it instead of a schema rebuilt from pydantic fields.
+A result reaches the model as the `blocks` of its `ToolOutput`, in the server's order: `TextBlock`s,
+and `ImageBlock`, `AudioBlock` and `DocumentBlock` for images, audio and binary resources (`content` is
+the text alone, `raw_output` the `ToolResult`).
+
 A tool's error result comes back as `ToolOutput(is_error=True)`; a timeout, a lost server or an unknown
 tool raises its typed error, which LlamaIndex agents turn into `ToolOutput(is_error=True, exception=...)`
 for the model. LlamaIndex has no per-tool timeout (a workflow's `timeout` bounds the whole run): pass
 `timeout=`, or the server's `tool_call_timeout_ms` applies. `HubToolRetriever` gives an agent the current
-tools at every step, so tools that appear or disappear mid-run are followed.
+tools at every step, so tools that appear or disappear mid-run are followed; `HubToolSpec` is the tool
+spec (`to_tool_list()`, `to_tool_list_async()`, `allowed_tools`) that stands in for `McpToolSpec`.
 """
 
 from __future__ import annotations
@@ -17,22 +22,42 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
+from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, acall, exposed_tools
+from ._common import (
+    ContentPart,
+    ExposedTool,
+    ToolFilter,
+    acall,
+    content_parts,
+    exposed_tools,
+    openai_safe_name,
+)
 
 try:
+    from llama_index.core.base.llms.types import (
+        AudioBlock,
+        ContentBlock,
+        DocumentBlock,
+        ImageBlock,
+        TextBlock,
+    )
     from llama_index.core.objects import ObjectRetriever
     from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata, ToolOutput
+    from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
     from pydantic import BaseModel, ConfigDict
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "mcp_sync.integrations.llamaindex needs llama-index-core: pip install 'mcp-sync[llamaindex]'"
     ) from exc
 
-__all__ = ["HubToolRetriever", "llamaindex_tool", "llamaindex_tools", "schema_model"]
+__all__ = ["HubToolRetriever", "HubToolSpec", "llamaindex_tool", "llamaindex_tools", "schema_model"]
+
+# An `AudioBlock`'s format is a file extension ("mp3", "wav"), where the server gives a MIME subtype.
+_AUDIO_FORMATS = MappingProxyType({"mpeg": "mp3", "x-wav": "wav", "wave": "wav", "vnd.wave": "wav"})
 
 
 def llamaindex_tools(
@@ -99,6 +124,59 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
         return self.retrieve(str_or_query_bundle)
 
 
+class HubToolSpec(BaseToolSpec):
+    """A tool spec over the hub, where `McpToolSpec(client, allowed_tools=[...])` was.
+
+    `to_tool_list()` and `to_tool_list_async()` give the hub's tools as of the call (with the hub's
+    timeouts and cancellation, as `llamaindex_tools`). `allowed_tools` keeps only the tools it names,
+    by the name the model sees, the public name or the server's own name; names of tools that are not
+    there are ignored, as tools come and go.
+    """
+
+    spec_functions: list[SPEC_FUNCTION_TYPE]  # empty: the tools come from the hub, not from methods
+
+    def __init__(
+        self,
+        hub: MCPHub,
+        allowed_tools: list[str] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        raw_names: bool = False,
+        include: ToolFilter | None = None,
+    ) -> None:
+        self.spec_functions = []
+        self.hub = hub
+        self.allowed_tools = list(allowed_tools or [])
+        self._timeout = timeout
+        self._cancel = cancel
+        self._raw_names = raw_names
+        self._include = include
+
+    def to_tool_list(
+        self,
+        spec_functions: list[SPEC_FUNCTION_TYPE] | None = None,
+        func_to_metadata_mapping: dict[str, ToolMetadata] | None = None,
+    ) -> list[FunctionTool]:
+        """The hub's tools as of now (the arguments of other tool specs do not apply: they are ignored)."""
+        allowed = set(self.allowed_tools)
+
+        def chosen(tool: Tool) -> bool:
+            named = {tool.name, tool.raw_name, openai_safe_name(tool.raw_name or tool.name)}
+            return (not allowed or bool(named & allowed)) and (self._include is None or self._include(tool))
+
+        exposed = exposed_tools(self.hub, framework="llamaindex", raw_names=self._raw_names, include=chosen)
+        return [_function_tool(self.hub, item, self._timeout, self._cancel) for item in exposed]
+
+    async def to_tool_list_async(
+        self,
+        spec_functions: list[SPEC_FUNCTION_TYPE] | None = None,
+        func_to_metadata_mapping: dict[str, ToolMetadata] | None = None,
+    ) -> list[FunctionTool]:
+        """`to_tool_list()` for async code: reading the registry does not wait on any server."""
+        return self.to_tool_list(spec_functions, func_to_metadata_mapping)
+
+
 def schema_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
     """A pydantic model whose JSON schema is `schema` itself, for LlamaIndex's `fn_schema`.
 
@@ -126,7 +204,7 @@ def _function_tool(
     def output(arguments: dict[str, Any], result: ToolResult) -> ToolOutput:
         return ToolOutput(
             tool_name=exposed.name,
-            content=result.text,
+            blocks=[_block(part) for part in content_parts(result)],
             raw_input={"args": (), "kwargs": arguments},
             raw_output=result,
             is_error=result.is_error,
@@ -152,3 +230,15 @@ def _function_tool(
         fn_schema=schema_model(exposed.name, exposed.tool.input_schema),
     )
     return FunctionTool(fn=call, async_fn=acall_, metadata=metadata, callback=keep, async_callback=keep_async)
+
+
+def _block(part: ContentPart) -> ContentBlock:
+    """One part as LlamaIndex's content block of its kind."""
+    if part.kind == "image":
+        return ImageBlock(image=part.data, image_mimetype=part.mime_type)
+    if part.kind == "audio":
+        subtype = part.mime_type.partition("/")[2]
+        return AudioBlock(audio=part.data, format=_AUDIO_FORMATS.get(subtype, subtype) or None)
+    if part.kind == "file":
+        return DocumentBlock(data=part.data, document_mimetype=part.mime_type, title=part.uri or "document")
+    return TextBlock(text=part.text)

@@ -11,33 +11,61 @@ local `$ref`s are inlined), typed with smolagents' types, and `nullable` when it
 Tools fail by raising, as smolagents expects (the agent shows the error to the model): an error
 result raises `ToolResultError`, a timeout `ToolCallTimeoutError`, and so on. smolagents has no
 per-tool timeout of its own: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
+
+A tool returns its text. smolagents shows a model images only as a step's `observations_images`, which
+a tool cannot reach: the tools of a `HubToolCollection` hand their images to the collection, and the
+collection, as a step callback (`step_callbacks=[collection]`, or registered by `update_agent(agent)`),
+attaches them to the step that made the call; the text says they are there. Audio, files, and the
+images of a tool without a collection are named in the text (kind, MIME type, size) as left out.
 """
 
 from __future__ import annotations
 
+import io
 import keyword
+import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from mcp_sync import MCPHub, ToolNotFoundError
+from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, ToolResultError, exposed_tools, inline_refs
+from ._common import (
+    ContentPart,
+    ExposedTool,
+    HubConfig,
+    PartKind,
+    ToolFilter,
+    ToolResultError,
+    content_parts,
+    exposed_tools,
+    inline_refs,
+    parts_text,
+    started_hub,
+)
 
 try:
     import smolagents
+    from PIL import Image, UnidentifiedImageError
+    from smolagents.memory import ActionStep
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-sync[smolagents]'"
     ) from exc
 
-__all__ = ["HubToolCollection", "smolagents_inputs", "smolagents_tool", "smolagents_tools"]
+__all__ = ["HubMCPClient", "HubToolCollection", "smolagents_inputs", "smolagents_tool", "smolagents_tools"]
+
+logger = logging.getLogger("mcp_sync")
 
 # The JSON schema types smolagents accepts in `inputs` (its AUTHORIZED_TYPES, less image and audio).
 _JSON_TYPES = ("string", "boolean", "integer", "number", "array", "object", "null")
 _NOT_IDENTIFIER = re.compile(r"\W", re.ASCII)
+# Images a collection keeps for the next step callback; a collection that no agent calls back (not in its
+# step_callbacks) would otherwise keep every image: beyond this many the oldest are dropped.
+_PENDING_IMAGES = 32
 
 
 def smolagents_tools(
@@ -59,7 +87,7 @@ def smolagents_tools(
     exposed = exposed_tools(
         hub, framework="smolagents", raw_names=raw_names, include=include, fix_name=_identifier
     )
-    return [_HubTool(hub, item, timeout, cancel, structured_output) for item in exposed]
+    return [_HubTool(hub, item, timeout, cancel, structured_output, None) for item in exposed]
 
 
 def smolagents_tool(
@@ -74,16 +102,18 @@ def smolagents_tool(
     tool = hub.registry.get(name)
     if tool is None:
         raise ToolNotFoundError(name)
-    return _HubTool(hub, ExposedTool(_identifier(name), tool), timeout, cancel, structured_output)
+    return _HubTool(hub, ExposedTool(_identifier(name), tool), timeout, cancel, structured_output, None)
 
 
-class HubToolCollection:
+class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smolagents has no type information
     """A `ToolCollection` over the hub: `tools` is the hub's tool list as of each access.
 
-    Use it where `ToolCollection.from_mcp(...)` was (also as a `with` block; leaving it does not close the
-    hub). An agent keeps the tools it was given: call `update_agent(agent)` before each `agent.run(...)`,
-    or pass the collection in `step_callbacks=[...]` so a `ToolCallingAgent` is offered the current tools
-    at every step of a run.
+    Use it where `ToolCollection.from_mcp(...)` was (also as a `with` block, which closes the hub only
+    if the collection opened it: `HubToolCollection.from_config(...)`). An agent keeps the tools it was
+    given: call `update_agent(agent)` before each `agent.run(...)`, or pass the collection in
+    `step_callbacks=[...]`, so that the agent is offered the current tools at every step of a run and
+    the model sees the images its tools return. One collection serves one agent at a time: the images
+    of a call go to the next step the collection is called back for.
     """
 
     def __init__(
@@ -96,32 +126,96 @@ class HubToolCollection:
         include: ToolFilter | None = None,
         structured_output: bool = False,
     ) -> None:
+        # No `super().__init__()`: it would store a fixed list where `tools` is read from the hub.
         self.hub = hub
-        self._options: dict[str, Any] = {
-            "timeout": timeout,
-            "cancel": cancel,
-            "raw_names": raw_names,
-            "include": include,
-            "structured_output": structured_output,
-        }
+        self._timeout = timeout
+        self._cancel = cancel
+        self._raw_names = raw_names
+        self._include = include
+        self._structured_output = structured_output
+        self._owns_hub = False
+        self._images_lock = threading.Lock()
+        self._images: deque[Image.Image] = deque(maxlen=_PENDING_IMAGES)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: HubConfig,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        raw_names: bool = False,
+        include: ToolFilter | None = None,
+        structured_output: bool = False,
+    ) -> HubToolCollection:
+        """A collection over a hub of its own, started from `config` (a configuration file, or what
+        `MCPHub` takes); leaving its `with` block, or `close()`, closes the hub."""
+        hub = started_hub(config)
+        collection = cls(
+            hub,
+            timeout=timeout,
+            cancel=cancel,
+            raw_names=raw_names,
+            include=include,
+            structured_output=structured_output,
+        )
+        collection._owns_hub = True
+        return collection
 
     @property
     def tools(self) -> list[smolagents.Tool]:
-        return smolagents_tools(self.hub, **self._options)
+        exposed = exposed_tools(
+            self.hub,
+            framework="smolagents",
+            raw_names=self._raw_names,
+            include=self._include,
+            fix_name=_identifier,
+        )
+        return [
+            _HubTool(self.hub, item, self._timeout, self._cancel, self._structured_output, self)
+            for item in exposed
+        ]
 
     def update_agent(self, agent: Any) -> None:
-        """Give `agent` this hub's current tools in place of the ones it had from it; its other tools stay."""
+        """Give `agent` this hub's current tools in place of the ones it had from it (its other tools
+        stay), and make this collection one of its step callbacks if it is not yet."""
         kept = {
             name: tool
             for name, tool in agent.tools.items()
             if not (isinstance(tool, _HubTool) and tool.hub is self.hub)
         }
         agent.tools = {**kept, **{tool.name: tool for tool in self.tools}}
+        callbacks: Any = getattr(agent, "step_callbacks", None)
+        if isinstance(callbacks, list):  # smolagents before its CallbackRegistry
+            if self not in callbacks:
+                callbacks.append(self)
+        elif hasattr(callbacks, "register"):
+            registered = getattr(callbacks, "_callbacks", {}).get(ActionStep, [])
+            if self not in registered:
+                callbacks.register(ActionStep, self)
 
     def __call__(self, memory_step: Any, agent: Any = None) -> None:
-        """As a step callback: bring the agent's tools up to date after each step."""
+        """As a step callback: attach the images this step's calls returned, and bring the agent's tools
+        up to date."""
+        with self._images_lock:
+            images = list(self._images)
+            self._images.clear()
+        if images and isinstance(memory_step, ActionStep):
+            # A new list: the step's own may be the run's `images`, which every step starts with.
+            memory_step.observations_images = [*(memory_step.observations_images or ()), *images]
         if agent is not None:
             self.update_agent(agent)
+
+    def _keep_images(self, images: Sequence[Image.Image]) -> None:
+        with self._images_lock:
+            if len(self._images) + len(images) > _PENDING_IMAGES:
+                logger.debug("no step took the images of earlier smolagents calls: the oldest are dropped")
+            self._images.extend(images)
+
+    def close(self) -> None:
+        """Close the hub if this collection opened it (`from_config`); otherwise the hub stays as it is."""
+        if self._owns_hub:
+            self.hub.close()
 
     def __enter__(self) -> HubToolCollection:
         return self
@@ -129,7 +223,55 @@ class HubToolCollection:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        return None
+        self.close()
+
+
+class HubMCPClient:
+    """`smolagents.MCPClient`'s form over a hub of its own: `with HubMCPClient("servers.yaml") as tools:`.
+
+    The hub starts here (as `MCPClient` connects) and closes on leaving the `with` block or on
+    `disconnect()`. `get_tools()` gives the current tools; `collection` is the `HubToolCollection` to put
+    in an agent's `step_callbacks` (or `collection.update_agent(agent)`), for changing tools and images.
+    """
+
+    def __init__(
+        self,
+        config: HubConfig,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        raw_names: bool = False,
+        include: ToolFilter | None = None,
+        structured_output: bool = False,
+    ) -> None:
+        self.collection = HubToolCollection.from_config(
+            config,
+            timeout=timeout,
+            cancel=cancel,
+            raw_names=raw_names,
+            include=include,
+            structured_output=structured_output,
+        )
+
+    @property
+    def hub(self) -> MCPHub:
+        return self.collection.hub
+
+    def get_tools(self) -> list[smolagents.Tool]:
+        """The hub's tools as of now."""
+        return self.collection.tools
+
+    def disconnect(self) -> None:
+        """Close the hub: its servers stop, and its tools' calls fail from now on."""
+        self.collection.close()
+
+    def __enter__(self) -> list[smolagents.Tool]:
+        return self.get_tools()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.disconnect()
 
 
 class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type information
@@ -144,6 +286,7 @@ class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type
         timeout: float | None,
         cancel: threading.Event | None,
         structured_output: bool,
+        collection: HubToolCollection | None,
     ) -> None:
         schema = exposed.tool.input_schema
         self.hub = hub
@@ -157,6 +300,7 @@ class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type
         self._timeout = timeout
         self._cancel = cancel
         self._none_means_absent = _optional_non_null(schema)
+        self._collection = collection
         super().__init__()
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -170,9 +314,47 @@ class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type
         result = self.hub.call_tool(self.mcp_sync_name, arguments, timeout=self._timeout, cancel=self._cancel)
         if result.is_error:
             raise ToolResultError(result, tool=self.mcp_sync_name)
+        text = self._text_and_images(result)
         if self._structured and result.structured_content is not None:
             return result.structured_content
-        return result.text
+        return text
+
+    def _text_and_images(self, result: ToolResult) -> str:
+        """The result's text for the model; its images go to the collection, which shows them to the model."""
+        shown: tuple[PartKind, ...] = ("text", "image") if self._collection is not None else ("text",)
+        parts = content_parts(result, shown=shown)
+        images: list[Image.Image] = []
+        described: list[ContentPart] = []
+        for index, part in enumerate(parts):
+            if part.kind != "image":
+                continue
+            image = _pil_image(part)
+            if image is None:
+                parts[index] = part.left_out()
+            else:
+                images.append(image)
+                described.append(part)
+        if self._collection is not None and images:
+            self._collection._keep_images(images)
+            listed = "; ".join(f"{part.mime_type}, {len(part.data)} bytes" for part in described)
+            count = f"{len(images)} image{'s' if len(images) > 1 else ''}"
+            parts.append(
+                ContentPart("text", f"[the tool also returned {count} ({listed}), shown with this step]")
+            )
+        return parts_text(parts)
+
+
+def _pil_image(part: ContentPart) -> Image.Image | None:
+    """The image as smolagents shows it to models (PIL), or None if it cannot be read."""
+    try:
+        image = Image.open(io.BytesIO(part.data))
+        image.load()
+    except (UnidentifiedImageError, OSError, ValueError):
+        logger.warning(
+            "an image (%s, %d bytes) that a tool returned cannot be read", part.mime_type, len(part.data)
+        )
+        return None
+    return image
 
 
 def smolagents_inputs(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -9,7 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_sync import MCPHub
-from tests.integrations.support import TRANSPORTS, TwoServers, register_rich_tool, two_servers
+from tests.integrations.support import (
+    TRANSPORTS,
+    TwoServers,
+    register_media_tool,
+    register_rich_tool,
+    two_servers,
+)
 
 
 @pytest.fixture(scope="package", params=TRANSPORTS)
@@ -24,4 +30,12 @@ def rich_hub() -> Iterator[MCPHub]:
     """A hub without servers; its native tool `book_trip` has `RICH_SCHEMA` and echoes its arguments."""
     with MCPHub([]) as hub:
         register_rich_tool(hub)
+        yield hub
+
+
+@pytest.fixture(scope="package")
+def media_hub() -> Iterator[MCPHub]:
+    """A hub without servers; its native tool `media` returns text, audio, a PDF and a PNG resource."""
+    with MCPHub([]) as hub:
+        register_media_tool(hub)
         yield hub

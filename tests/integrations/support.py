@@ -3,6 +3,7 @@ schema with every feature an adapter must keep, and a native tool that echoes it
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import json
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 
-from mcp_sync import MCPHub
+from mcp_sync import MCPHub, ToolResult
 from tests.hub_harness import ToolEvents, started_hub
 from tests.support import EventLog, HttpServer, http_config, stdio_config
 
@@ -71,6 +73,39 @@ def register_rich_tool(hub: MCPHub, name: str = "book_trip") -> None:
         lambda **arguments: json.dumps(arguments, sort_keys=True),
         description="Book a trip for a group.",
         input_schema=RICH_SCHEMA,
+    )
+
+
+PNG_BASE64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+"""The 1x1 PNG of the fixture server's `blocks` tool (text "first", "second", this image, "third")."""
+PNG = base64.b64decode(PNG_BASE64)
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "  # the start of a WAV file: the adapters pass bytes on unread
+PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
+MEDIA_CONTENT: tuple[types.ContentBlock, ...] = (
+    types.TextContent(type="text", text="the recording"),
+    types.AudioContent(type="audio", data=base64.b64encode(WAV).decode(), mime_type="audio/wav"),
+    types.EmbeddedResource(
+        type="resource",
+        resource=types.BlobResourceContents(
+            uri="file:///report.pdf", blob=base64.b64encode(PDF).decode(), mime_type="application/pdf"
+        ),
+    ),
+    types.EmbeddedResource(
+        type="resource",
+        resource=types.BlobResourceContents(uri="file:///pixel.png", blob=PNG_BASE64, mime_type="image/png"),
+    ),
+)
+"""Text, audio, an embedded PDF and an embedded PNG, as the native tool `media` returns them."""
+
+
+def register_media_tool(hub: MCPHub, name: str = "media") -> None:
+    """A native tool whose result holds `MEDIA_CONTENT`: the blocks no fixture server tool returns."""
+    hub.registry.register_native(
+        name,
+        lambda: ToolResult(text="the recording", content=MEDIA_CONTENT),
+        description="Return a recording, a report and a picture.",
     )
 
 

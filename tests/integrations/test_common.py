@@ -1,13 +1,16 @@
-"""What the adapters share: no framework is imported until its adapter is, and `$ref`s are inlined for
-frameworks that take each argument's schema on its own."""
+"""What the adapters share: no framework is imported until its adapter is, `$ref`s are inlined for
+frameworks that take each argument's schema on its own, and a result's content becomes parts in order."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from mcp_sync.integrations._common import inline_refs
-from tests.integrations.support import RICH_SCHEMA
+import mcp_types as types
+
+from mcp_sync import ToolImage, ToolResult
+from mcp_sync.integrations._common import content_parts, inline_refs
+from tests.integrations.support import MEDIA_CONTENT, PNG, PNG_BASE64, RICH_SCHEMA, WAV
 from tests.support import REPO_ROOT
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "smolagents", "llama_index", "dspy", "haystack")
@@ -43,3 +46,37 @@ def test_inline_refs_stops_at_a_recursive_type() -> None:
     }
     child = inline_refs(schema)["properties"]["root"]["properties"]["child"]
     assert child == {"type": "object", "description": "d"}
+
+
+def test_content_parts_keep_the_servers_order_and_name_what_is_left_out() -> None:
+    result = ToolResult(
+        text="see\n[resource link: notes file:///notes.txt]",
+        content=(
+            types.TextContent(type="text", text="see"),
+            types.ImageContent(type="image", data=PNG_BASE64, mime_type="image/png"),
+            types.ResourceLink(type="resource_link", name="notes", uri="file:///notes.txt"),
+            *MEDIA_CONTENT[1:2],
+        ),
+    )
+    parts = content_parts(result, shown=("text", "image"))
+    assert [(part.kind, part.text) for part in parts] == [
+        ("text", "see"),
+        ("image", ""),
+        ("text", "[resource link: notes file:///notes.txt]"),
+        ("text", f"[left out: audio, audio/wav, {len(WAV)} bytes]"),
+    ]
+    assert (parts[1].mime_type, parts[1].data) == ("image/png", PNG)
+
+
+def test_content_parts_of_a_host_tool_result_are_its_text_and_images() -> None:
+    result = ToolResult(text="drawn", images=(ToolImage("image/png", PNG),))
+    assert [(part.kind, part.text, part.data) for part in content_parts(result)] == [
+        ("text", "drawn", b""),
+        ("image", "", PNG),
+    ]
+
+
+def test_an_image_that_is_not_base64_is_named_as_left_out() -> None:
+    broken = types.ImageContent(type="image", data="not base64!", mime_type="image/png")
+    [part] = content_parts(ToolResult(text="", content=(broken,)))
+    assert (part.kind, part.text) == ("text", "[left out: image, image/png: not valid base64]")

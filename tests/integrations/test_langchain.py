@@ -4,6 +4,7 @@ calls MCP tools through `langchain_tools(hub)` over stdio and Streamable HTTP.""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -20,7 +21,16 @@ from pydantic import Field
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations.langchain import langchain_tool, langchain_tools
-from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from tests.integrations.support import (
+    MEDIA_CONTENT,
+    PDF,
+    PNG_BASE64,
+    RICH_ARGUMENTS,
+    RICH_SCHEMA,
+    WAV,
+    TwoServers,
+    unique,
+)
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -29,11 +39,13 @@ Step = Calls | str | Callable[[list[str]], Calls | str]
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers turn n with step n of its script: tool calls, or a final text.
 
-    A step may be a function of the tool names it is offered. `offered` records each `bind_tools`.
+    A step may be a function of the tool names it is offered. `offered` records each `bind_tools`,
+    `received` the messages of each turn.
     """
 
     steps: list[Any]
     offered: list[list[dict[str, Any]]] = Field(default_factory=list)
+    received: list[list[BaseMessage]] = Field(default_factory=list)
     tool_names: list[str] = Field(default_factory=list)
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
@@ -44,6 +56,7 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
+        self.received.append(list(messages))
         # Turns count from the latest user message: a conversation may carry earlier turns.
         last_user = max(i for i, message in enumerate(messages) if isinstance(message, HumanMessage))
         turn = sum(isinstance(message, AIMessage) for message in messages[last_user:])
@@ -83,6 +96,12 @@ def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
     return [message for message in messages if isinstance(message, ToolMessage)]
 
 
+def without_ids(content: str | list[Any]) -> list[dict[str, Any]]:
+    """A message's content blocks without the ids LangChain gives them."""
+    assert isinstance(content, list)
+    return [{key: value for key, value in block.items() if key != "id"} for block in content]
+
+
 # -- agents over both transports -----------------------------------------------------------------------
 
 
@@ -91,8 +110,32 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
     messages = run_agent(model, langchain_tools(servers.hub))
     [result] = tool_messages(messages)
     assert (result.content, result.status, result.name) == ("hello", "success", "mcp__a__echo")
-    assert result.artifact == {"result": "hello"}
+    assert result.artifact["structured_content"] == {"result": "hello"}
     assert messages[-1].content == "done"
+
+
+def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: TwoServers) -> None:
+    model = scripted([("mcp__a__blocks", {})], "done")
+    run_agent(model, langchain_tools(servers.hub))
+    [received] = tool_messages(model.received[-1])
+    assert without_ids(received.content) == [
+        {"type": "text", "text": "first"},
+        {"type": "text", "text": "second"},
+        {"type": "image", "base64": PNG_BASE64, "mime_type": "image/png"},
+        {"type": "text", "text": "third"},
+    ]
+
+
+def test_artifact_holds_the_structured_content_and_the_blocks_as_sent(servers: TwoServers) -> None:
+    model = scripted([("mcp__a__blocks", {}), ("mcp__a__add", {"a": 2, "b": 3})], "done")
+    blocks, added = tool_messages(run_agent(model, langchain_tools(servers.hub)))
+    assert blocks.artifact["structured_content"] is None
+    assert [block["type"] for block in blocks.artifact["content"]] == ["text", "text", "image", "text"]
+    assert blocks.artifact["content"][2] == {"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}
+    assert added.artifact == {
+        "structured_content": {"result": 5},
+        "content": [{"type": "text", "text": "5"}],
+    }
 
 
 def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoServers) -> None:
@@ -205,3 +248,17 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
     with pytest.raises(ToolCallCancelledError):
         tool.invoke({"seconds": 30, "tag": tag})
     servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_embedded_files_become_file_blocks_and_audio_a_note(media_hub: MCPHub) -> None:
+    """langchain-core takes no audio block in a tool message (it would turn all the content into JSON)."""
+    model = scripted([("media", {})], "done")
+    run_agent(model, langchain_tools(media_hub))
+    [received] = tool_messages(model.received[-1])
+    assert without_ids(received.content) == [
+        {"type": "text", "text": "the recording"},
+        {"type": "text", "text": f"[left out: audio, audio/wav, {len(WAV)} bytes]"},
+        {"type": "file", "base64": base64.b64encode(PDF).decode(), "mime_type": "application/pdf"},
+        {"type": "image", "base64": PNG_BASE64, "mime_type": "image/png"},
+    ]
+    assert len(received.artifact["content"]) == len(MEDIA_CONTENT)

@@ -11,12 +11,25 @@ from typing import Any
 
 import pytest
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.base.llms.types import (
+    AudioBlock,
+    ChatMessage,
+    DocumentBlock,
+    ImageBlock,
+    MessageRole,
+    TextBlock,
+    ToolCallBlock,
+)
 from llama_index.core.llms import MockFunctionCallingLLM
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
-from mcp_sync.integrations.llamaindex import HubToolRetriever, llamaindex_tool, llamaindex_tools
-from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from mcp_sync.integrations.llamaindex import (
+    HubToolRetriever,
+    HubToolSpec,
+    llamaindex_tool,
+    llamaindex_tools,
+)
+from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
 
 # LlamaIndex's workflows inspect every attribute of an agent, including pydantic's deprecated ones.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")
@@ -28,15 +41,18 @@ Step = Calls | str | Callable[[list[str]], Calls | str]
 class Script:
     """A scripted function-calling LLM: step n of a run answers with tool calls or a final text.
 
-    A step may be a function of the tool names it is offered. `offered` records each step's tool specs.
+    A step may be a function of the tool names it is offered. `offered` records each step's tool specs,
+    `received` its messages.
     """
 
     def __init__(self, *steps: Step) -> None:
         self.steps = list(steps)
         self.offered: list[list[dict[str, Any]]] = []
+        self.received: list[list[ChatMessage]] = []
         self.llm = MockFunctionCallingLLM(response_generator=self.respond)
 
     def respond(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        self.received.append(list(messages))
         specs = [tool.metadata.to_openai_tool() for tool in kwargs.get("tools") or ()]
         self.offered.append(specs)
         last_user = max(i for i, message in enumerate(messages) if message.role == MessageRole.USER)
@@ -68,6 +84,27 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
     assert (result.tool_output.content, result.tool_output.is_error) == ("hello", False)
     assert result.tool_output.raw_output.structured_content == {"result": "hello"}
     assert answer == "done"
+
+
+def blocks_received(script: Script) -> list[Any]:
+    """The blocks of the tool messages the LLM received in its latest step."""
+    return [
+        block
+        for message in script.received[-1]
+        if message.role == MessageRole.TOOL
+        for block in message.blocks
+    ]
+
+
+def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: TwoServers) -> None:
+    script = Script([("mcp__a__blocks", {})])
+    _, [result] = run(script, llamaindex_tools(servers.hub))
+    blocks = blocks_received(script)
+    assert [type(block) for block in blocks] == [TextBlock, TextBlock, ImageBlock, TextBlock]
+    assert [block.text for block in blocks if isinstance(block, TextBlock)] == ["first", "second", "third"]
+    image = blocks[2]
+    assert (image.image_mimetype, image.resolve_image().read()) == ("image/png", PNG)
+    assert result.tool_output.content == "first\nsecond\nthird"
 
 
 def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
@@ -169,3 +206,32 @@ def test_call_works_without_an_event_loop(rich_hub: MCPHub) -> None:
         False,
         RICH_ARGUMENTS,
     )
+
+
+def test_audio_and_embedded_resources_become_audio_document_and_image_blocks(media_hub: MCPHub) -> None:
+    script = Script([("media", {})])
+    run(script, llamaindex_tools(media_hub))
+    text, audio, document, image = blocks_received(script)
+    assert isinstance(text, TextBlock) and text.text == "the recording"
+    assert isinstance(audio, AudioBlock) and audio.format == "wav"
+    assert audio.resolve_audio().read() == WAV
+    assert isinstance(document, DocumentBlock) and document.document_mimetype == "application/pdf"
+    assert (document.title, document.resolve_document().read()) == ("file:///report.pdf", PDF)
+    assert isinstance(image, ImageBlock) and image.resolve_image().read() == PNG
+
+
+def test_tool_spec_lists_the_allowed_tools_sync_and_async(servers: TwoServers) -> None:
+    spec = HubToolSpec(servers.hub, allowed_tools=["echo", "mcp__b__add"])
+    names = sorted(tool.metadata.name for tool in spec.to_tool_list())
+    assert names == ["mcp__a__echo", "mcp__b__add", "mcp__b__echo"]
+    assert sorted(tool.metadata.name for tool in asyncio.run(spec.to_tool_list_async())) == names
+    raw = HubToolSpec(
+        servers.hub, allowed_tools=["pid"], raw_names=True, include=lambda t: t.server_name == "b"
+    )
+    _, [result] = run(Script([("pid", {})]), raw.to_tool_list())
+    assert result.tool_output.content.isdigit()
+
+
+def test_tool_spec_refuses_raw_names_that_collide(servers: TwoServers) -> None:
+    with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\); 'pid' \("):
+        HubToolSpec(servers.hub, allowed_tools=["echo", "pid"], raw_names=True).to_tool_list()

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from smolagents import LogLevel, Model, ToolCallingAgent
+from PIL import Image
+from smolagents import LogLevel, Model, ToolCallingAgent, ToolCollection
 from smolagents.memory import ActionStep
 from smolagents.models import (
     ChatMessage,
@@ -21,8 +22,14 @@ from smolagents.models import (
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations import ToolResultError
-from mcp_sync.integrations.smolagents import HubToolCollection, smolagents_inputs, smolagents_tool
-from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from mcp_sync.integrations.smolagents import (
+    HubMCPClient,
+    HubToolCollection,
+    smolagents_inputs,
+    smolagents_tool,
+)
+from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
+from tests.support import stdio_config
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -31,15 +38,18 @@ Step = Calls | str | Callable[[list[str]], Calls | str]
 class ScriptedModel(Model):
     """Answers step n of a run with step n of its script: tool calls, or a final answer (a string).
 
-    A step may be a function of the tool names it is offered. `offered` records the specs of each step.
+    A step may be a function of the tool names it is offered. `offered` records the specs of each step,
+    `received` its messages.
     """
 
     def __init__(self, *steps: Step) -> None:
         super().__init__(model_id="scripted")
         self.steps = list(steps)
         self.offered: list[list[dict[str, Any]]] = []
+        self.received: list[list[ChatMessage]] = []
 
     def generate(self, messages: Any, tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+        self.received.append(list(messages))
         specs = [get_tool_json_schema(tool) for tool in tools_to_call_from or []]
         turn = len(self.offered)
         self.offered.append(specs)
@@ -74,6 +84,77 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
     assert agent.run("go") == "done"
     first = action_steps(agent)[0]
     assert (first.observations, first.error) == ("hello", None)
+
+
+def images_received(model: ScriptedModel) -> list[Image.Image]:
+    """The images in the messages of the model's latest step."""
+    return [
+        part["image"]
+        for message in model.received[-1]
+        for part in message.content or []
+        if isinstance(part, dict) and part.get("type") == "image"
+    ]
+
+
+@pytest.mark.parametrize("attach", ["step_callbacks", "update_agent"])
+def test_image_reaches_the_model_after_the_observation(servers: TwoServers, attach: str) -> None:
+    collection = HubToolCollection(servers.hub)
+    model = ScriptedModel([("mcp__a__blocks", {})])
+    if attach == "step_callbacks":
+        agent = make_agent(model, collection.tools, step_callbacks=[collection])
+    else:
+        agent = make_agent(model, [])
+        collection.update_agent(agent)
+    assert agent.run("go") == "done"
+    [image] = images_received(model)
+    assert (image.format, image.size) == ("PNG", (1, 1))
+    observation = str(action_steps(agent)[0].observations)
+    assert observation.startswith("first\nsecond\nthird\n")
+    assert "1 image (image/png, 70 bytes)" in observation
+
+
+def test_tool_without_a_collection_says_which_image_it_left_out(servers: TwoServers) -> None:
+    text = smolagents_tool(servers.hub, "mcp__a__blocks")()
+    assert text == "first\nsecond\n[left out: image, image/png, 70 bytes]\nthird"
+
+
+def test_audio_and_files_are_named_as_left_out_and_image_resources_shown(media_hub: MCPHub) -> None:
+    collection = HubToolCollection(media_hub)
+    model = ScriptedModel([("media", {})])
+    make_agent(model, collection.tools, step_callbacks=[collection]).run("go")
+    [image] = images_received(model)
+    assert image.size == (1, 1)
+    [observation] = [
+        part["text"]
+        for message in model.received[-1]
+        for part in message.content or []
+        if part.get("type") == "text" and part["text"].startswith("Observation:")
+    ]
+    assert f"[left out: audio, audio/wav, {len(WAV)} bytes]" in observation
+    assert f"[left out: file file:///report.pdf, application/pdf, {len(PDF)} bytes]" in observation
+    assert f"1 image (image/png, {len(PNG)} bytes)" in observation
+
+
+def test_collection_is_a_tool_collection(servers: TwoServers) -> None:
+    assert isinstance(HubToolCollection(servers.hub), ToolCollection)
+
+
+def test_client_opens_a_hub_from_a_config_and_closes_it_after() -> None:
+    client = HubMCPClient([stdio_config("solo")], raw_names=True)
+    with client as tools:
+        by_name = {tool.name: tool for tool in tools}
+        assert by_name["echo"](text="hi") == "hi"
+        agent = make_agent(ScriptedModel([("blocks", {})]), [])
+        client.collection.update_agent(agent)
+        agent.run("go")
+        assert len(images_received(agent.model)) == 1
+    assert client.hub.state == "closed"
+
+
+def test_collection_from_a_config_closes_its_hub_after() -> None:
+    with HubToolCollection.from_config([stdio_config("solo")]) as collection:
+        assert "mcp__solo__echo" in [tool.name for tool in collection.tools]
+    assert collection.hub.state == "closed"
 
 
 def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) -> None:
