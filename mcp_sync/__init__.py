@@ -11,6 +11,7 @@ answered by plain Python handlers.
 from ._config import (
     AuthConfig,
     ConfigEntries,
+    HostInput,
     HttpServerConfig,
     InvalidServerEntry,
     ReconnectConfig,
@@ -18,6 +19,7 @@ from ._config import (
     StdioServerConfig,
     load_config_entries,
     load_config_file,
+    load_host_entries,
     parse_server_configs,
     parse_server_entries,
 )
@@ -37,6 +39,7 @@ from ._errors import (
     ToolCallTimeoutError,
     ToolListError,
     ToolNotFoundError,
+    UnresolvedInputError,
     UnsupportedFeatureError,
 )
 from ._handlers import openai_sampling, terminal_elicitation
@@ -71,6 +74,7 @@ __all__ = [
     "ElicitationRequest",
     "ElicitationResponse",
     "FileTokenStorage",
+    "HostInput",
     "HttpServerConfig",
     "InvalidServerEntry",
     "MCPHub",
@@ -107,12 +111,14 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "UnresolvedInputError",
     "UnsupportedFeatureError",
     "UnusableServer",
     "decline_elicitation",
     "function_spec",
     "load_config_entries",
     "load_config_file",
+    "load_host_entries",
     "openai_sampling",
     "parse_server_configs",
     "parse_server_entries",

@@ -12,7 +12,9 @@ values are secrets: they never appear in a repr, a log line or an error message.
 - `interpolation`: `${VAR}` references;
 - `messages`: problems in plain words;
 - `raw`, `entries`: from raw entries to validated configs (`parse_server_entries`);
-- `hosts/`: one module per host file format, and how a document is recognised;
+- `context`: what a host file's references need besides the environment (project, inputs);
+- `hosts/`: one module per host file format, how a document is recognised, and where each
+  host keeps its files (`hosts/locations`);
 - `loading`: reading files (`load_config_entries`);
 - `tool_filters`: filters that match no tool.
 """
@@ -20,6 +22,7 @@ values are secrets: they never appear in a repr, a log line or an error message.
 from __future__ import annotations
 
 from .auth import AuthConfig
+from .context import HostInput, Inputs
 from .entries import (
     ConfigEntries,
     InvalidServerEntry,
@@ -32,6 +35,7 @@ from .entries import (
 from .fields import SERVER_NAME_PATTERN as SERVER_NAME_PATTERN
 from .fields import LogLevel as LogLevel
 from .fields import RedactedMapping, root_uri
+from .hosts.locations import HOSTS, HostFile, host_config_files, load_host_entries
 from .loading import load_config_entries, load_config_file
 from .messages import suggest_server_name
 from .models import (
@@ -44,17 +48,23 @@ from .models import (
 from .tool_filters import unmatched_tool_filters, warn_unmatched_tool_filters
 
 __all__ = [
+    "HOSTS",
     "AuthConfig",
     "ConfigEntries",
+    "HostFile",
+    "HostInput",
     "HttpServerConfig",
     "InheritEnv",
+    "Inputs",
     "InvalidServerEntry",
     "ReconnectConfig",
     "RedactedMapping",
     "ServerConfig",
     "StdioServerConfig",
+    "host_config_files",
     "load_config_entries",
     "load_config_file",
+    "load_host_entries",
     "parse_server_configs",
     "parse_server_entries",
     "root_uri",

@@ -18,10 +18,17 @@ from typing import Any, TypeAlias
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from .._errors import ConfigError
+from .._errors import ConfigError, UnresolvedInputError
 from .fields import _SERVER_NAME_RE
 from .hosts import _document_entries
-from .interpolation import _MAX_ENTRY_DEPTH, _MAX_ENTRY_VALUES, _EntryTooLarge, _interpolate, _path
+from .interpolation import (
+    _MAX_ENTRY_DEPTH,
+    _MAX_ENTRY_VALUES,
+    MissingInput,
+    _EntryTooLarge,
+    _interpolate,
+    _path,
+)
 from .messages import _did_you_mean, _EntryError, _name_problem, _plain, _render, suggest_server_name
 from .models import _MODELS, _TRANSPORTS, HttpServerConfig, ServerConfig, StdioServerConfig, _ServerConfigBase
 from .raw import _MAP_KEY, _RawEntry
@@ -156,7 +163,9 @@ def _validate(
         if entry.format is None:
             data = _interpolate(entry.data, (), environ, problems)
         else:  # skipped host keys go first: an unset variable in a setting we drop is no error
-            data = _interpolate(entry.format.prepare(entry.data, where), (), environ, problems)
+            prepared = entry.format.prepare(entry, entry.data, where)
+            variables = entry.environ if entry.environ is not None else environ
+            data = _interpolate(prepared, (), variables, problems)
     except _EntryTooLarge:
         too_large = f"nested deeper than {_MAX_ENTRY_DEPTH} levels or over {_MAX_ENTRY_VALUES} values"
         raise _EntryError([f"the entry is {too_large}"]) from None
@@ -233,6 +242,11 @@ def _is_disabled(data: Any) -> bool:
     return isinstance(data, Mapping) and (data.get("disabled") is True or data.get("enabled") is False)
 
 
+def _config_error(message: str, input_ids: tuple[str, ...]) -> ConfigError:
+    """An `UnresolvedInputError` when inputs were missing (the message says what else is wrong)."""
+    return UnresolvedInputError(message, input_ids) if input_ids else ConfigError(message)
+
+
 def _build(
     raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
 ) -> ConfigEntries:
@@ -244,6 +258,7 @@ def _build(
     prefix = f"{source}: " if source else ""
     results: list[ServerConfig | InvalidServerEntry | None] = []
     failures: list[tuple[int, str]] = []
+    missing_inputs: dict[int, tuple[str, ...]] = {}  # entry index -> the `${input:ID}`s nothing gave
     for index, entry in enumerate(raw_entries):
         results.append(None)
         if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
@@ -267,9 +282,14 @@ def _build(
                 _log.info("%s (the entry is disabled, so it is left out)", message)
             else:
                 failures.append((index, message))
+                ids = dict.fromkeys(p.input_id for p in exc.problems if isinstance(p, MissingInput))
+                if ids:
+                    missing_inputs[index] = tuple(ids)
             continue
         if entry.format is not None:
-            entry.format.check(entry, config, where)
+            config = entry.format.finish(entry, config, where)
+        if entry.secrets:
+            config = config.with_input_secrets(entry.secrets)
         results[index] = config
 
     first_enabled: dict[str, int] = {}
@@ -287,7 +307,8 @@ def _build(
         results[index] = None
         failures.append((index, message))
     if strict and failures:  # one error naming every entry that cannot be used, in file order
-        raise ConfigError("\n".join(message for _, message in sorted(failures)))
+        every_input = tuple(dict.fromkeys(i for ids in missing_inputs.values() for i in ids))
+        raise _config_error("\n".join(message for _, message in sorted(failures)), every_input)
 
     taken = set(first_enabled)
     for index, message in sorted(failures):
@@ -297,7 +318,8 @@ def _build(
             display = entry.label
         taken.add(display)
         required = isinstance(entry.data, Mapping) and entry.data.get("required") is True
-        results[index] = InvalidServerEntry(display, ConfigError(message), entry.label, required)
+        error = _config_error(message, missing_inputs.get(index, ()))
+        results[index] = InvalidServerEntry(display, error, entry.label, required)
     return ConfigEntries(tuple(result for result in results if result is not None), source)
 
 
@@ -309,9 +331,9 @@ ServerEntries: TypeAlias = (
 """What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
 
 
-def _raw_entries(servers: ServerEntries, source: str | None) -> list[_RawEntry]:
+def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[str, str]) -> list[_RawEntry]:
     if isinstance(servers, Mapping):
-        return _document_entries(servers, source)
+        return _document_entries(servers, source, environ)
     if isinstance(servers, str | bytes) or not isinstance(servers, Iterable):
         prefix = f"{source}: " if source else ""
         hint = (
@@ -338,8 +360,8 @@ def parse_server_entries(
     An entry that cannot be used becomes an `InvalidServerEntry` (with a `ConfigError` that
     says why in plain words) instead of failing the whole configuration.
     """
-    raw = _raw_entries(servers, source)
-    return _build(raw, os.environ if environ is None else environ, source, strict=strict)
+    environ = os.environ if environ is None else environ
+    return _build(_raw_entries(servers, source, environ), environ, source, strict=strict)
 
 
 def parse_server_configs(

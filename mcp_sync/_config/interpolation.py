@@ -3,11 +3,17 @@
 `${VAR}`, `${VAR:-default}` and `${env:VAR}` (the spellings the hosts use) read the environment;
 `$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$`. An unset variable
 without a default is a problem naming the field, never a silent empty string.
+
+`${input:ID}` is VS Code's input variable, understood only where the variables are an
+`InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
+variable `input_variable_name(ID)` (`api-key` -> `API_KEY`). An input given by neither is a
+`MissingInput` problem naming its id; elsewhere `${input:ID}` is a malformed reference.
 """
 
 from __future__ import annotations
 
 import re
+from abc import ABC
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,7 +35,42 @@ def _path(parts: Iterable[str | int]) -> str:
 # that never closes. A bare `$VAR` matches nothing and stays literal: passwords contain `$`.
 _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+_INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
+
+
+def input_variable_name(input_id: str) -> str:
+    """The environment variable that gives `${input:ID}`: the id upper-cased, other characters `_`."""
+    return re.sub(r"[^A-Z0-9_]", "_", input_id.upper())
+
+
+class MissingInput(str):
+    """A problem: a `${input:ID}` reference nothing gave a value for; `input_id` names the input."""
+
+    input_id: str
+
+    def __new__(cls, message: str, input_id: str) -> MissingInput:
+        problem = super().__new__(cls, message)
+        problem.input_id = input_id
+        return problem
+
+
+class InputVariables(Mapping[str, str], ABC):
+    """Variables that also answer `input:ID` keys: the values of a host file's inputs."""
+
+
+def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+    value = environ.get(f"input:{input_id}")
+    if value is None:
+        problems.append(
+            MissingInput(
+                f"field '{where}' references ${{input:{input_id}}}, which no inputs handler gave and no "
+                f"environment variable {input_variable_name(input_id)} sets",
+                input_id,
+            )
+        )
+        return ""
+    return value
 
 
 def _interpolate_string(text: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
@@ -38,6 +79,9 @@ def _interpolate_string(text: str, where: str, environ: Mapping[str, str], probl
         if whole == "$${":
             return "${"
         inner = match.group(1)
+        as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
+        if as_input is not None and isinstance(environ, InputVariables):
+            return _input_value(as_input.group(1), where, environ, problems)
         parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
         if parsed is None or "${" in (parsed.group(2) or ""):
             # The text itself is not echoed: it may be part of a secret.

@@ -9,12 +9,14 @@ import json
 import logging
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from .._errors import ConfigError
+from .context import Inputs, LoadContext
 from .entries import ConfigEntries, _build
 from .hosts import _document_entries
 from .models import ServerConfig
@@ -139,22 +141,51 @@ def _read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
         text = raw_bytes.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not UTF-8 text") from None
+    if source.lower().endswith(".toml"):
+        return _parse_toml(text, source), source
     return _parse_text(text, source), source
 
 
+def _parse_toml(text: str, source: str) -> Any:
+    """A TOML file (Codex's `config.toml`); tomllib's messages are fixed phrases and a position."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+
+
 def load_config_entries(
-    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None, strict: bool = False
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    strict: bool = False,
+    inputs: Inputs = None,
 ) -> ConfigEntries:
     """Read a config file (see `load_config_file`), each entry standing alone unless `strict`.
 
-    A file that cannot be read or has neither shape raises `ConfigError`. Otherwise an entry
-    that cannot be used (a name with a space, `"type": "sse"`, a misspelt key) becomes an
-    `InvalidServerEntry`, and the others load. `strict=True` raises one `ConfigError` naming
-    every problem instead (for CI). Disabled entries are never errors.
+    A file that cannot be read or has no known shape raises `ConfigError`. Otherwise an entry
+    that cannot be used (a name with a space, a misspelt key) becomes an `InvalidServerEntry`,
+    and the others load. `strict=True` raises one `ConfigError` naming every problem instead
+    (for CI). Disabled entries are never errors. `inputs` gives the values of a VS Code file's
+    `${input:ID}` references: a mapping of id to value, or a handler called with each `HostInput`.
     """
+    return read_entries(path, environ=environ, strict=strict, context=LoadContext(inputs=inputs))
+
+
+def read_entries(
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    strict: bool = False,
+    context: LoadContext,
+) -> ConfigEntries:
+    """`load_config_entries` with the folders a host file's references are resolved against."""
+    environ = os.environ if environ is None else environ
     document, source = _read_document(path)
-    raw = _document_entries(document, source)
-    entries = _build(raw, os.environ if environ is None else environ, source, strict=strict)
+    raw = _document_entries(document, source, environ, context)
+    entries = _build(raw, environ, source, strict=strict)
     _log.debug("%s: read %d server entries (%d invalid)", source, len(entries.entries), len(entries.invalid))
     return entries
 
@@ -162,10 +193,11 @@ def load_config_entries(
 def load_config_file(
     path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
 ) -> list[ServerConfig]:
-    """Read servers from a JSON (comments allowed) or YAML file: a `servers:` list or an `mcpServers` map.
+    """Read servers from a JSON (comments allowed), YAML or TOML file: our `servers:` list, or a host's file.
 
-    The `mcpServers` shape is the one Claude Desktop, Claude Code (`.mcp.json`), Cursor and
-    Gemini CLI write; other top-level settings in such a file are ignored. Any invalid entry
+    A host's file is an `mcpServers` map (Claude Desktop, Claude Code's `.mcp.json`, Cursor,
+    Gemini CLI, Windsurf), VS Code's `mcp.json` (a `servers` map) or Codex's `config.toml`
+    (`mcp_servers` tables); other top-level settings in such a file are ignored. Any invalid entry
     raises `ConfigError`; `load_config_entries` lets each entry stand alone.
     """
     return load_config_entries(path, environ=environ, strict=True).configs

@@ -7,11 +7,11 @@ pydantic's own error, without its inputs; loaders turn errors into `ConfigError`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Literal, TypeAlias
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Annotated, Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -76,6 +76,8 @@ class _ServerConfigBase(BaseModel):
     prompts: bool = True
     roots: tuple[str, ...] | None = None
     log_level: LogLevel | None = None
+    # Values a host file's inputs gave (VS Code's `${input:ID}`): secrets wherever they were used.
+    _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
 
     @field_validator("roots")
     @classmethod
@@ -88,6 +90,17 @@ class _ServerConfigBase(BaseModel):
         common = set(_ServerConfigBase.model_fields) - {"transport", "server_name"}
         yield from (arg for arg in args if arg[0] not in common)
         yield from (arg for arg in args if arg[0] in common)
+
+    @property
+    def input_secrets(self) -> frozenset[str]:
+        """The values given for the entry's `${input:ID}` references: secrets, like header values."""
+        return self._input_secrets
+
+    def with_input_secrets(self, values: Iterable[str]) -> Self:
+        """A copy that knows `values` came from inputs."""
+        copy = self.model_copy()
+        copy._input_secrets = frozenset(values)
+        return copy
 
     @property
     def tool_call_timeout(self) -> float:

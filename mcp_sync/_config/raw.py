@@ -6,7 +6,9 @@ map key and spells some settings its own way; its `HostFormat` turns such an ent
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -26,14 +28,16 @@ class HostFormat(Protocol):
     def known_keys(self) -> tuple[str, ...]:
         """Every key the host's entries may hold besides ours: for "did you mean" suggestions."""
 
-    def prepare(self, data: Any, where: str) -> dict[Any, Any]:
-        """The entry without the keys that are skipped (each logged by name), before interpolation."""
+    def prepare(self, entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+        """The entry before interpolation, without the keys that are skipped (each logged by name)."""
 
     def to_ours(self, entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
 
-    def check(self, entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str) -> None:
-        """Warnings about a valid entry (a timeout that looks like seconds, say)."""
+    def finish(
+        self, entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
+    ) -> StdioServerConfig | HttpServerConfig:
+        """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
 
 
 @dataclass
@@ -45,4 +49,6 @@ class _RawEntry:
     map_key: Any = None  # the host map's key (the server name), or None for a `servers` list entry
     key_names: dict[str, str] = field(default_factory=dict)  # our field -> the key the user wrote
     format: HostFormat | None = None  # set for an entry of a host's map
-    environ: Any = None  # the variables its `${...}` references read, when not the caller's environment
+    environ: Mapping[str, str] | None = None  # what its `${...}` references read, if not the caller's
+    secrets: set[str] = field(default_factory=set)  # values given for its `${input:ID}` references
+    project: Path | None = None  # the project folder its file belongs to: relative paths start there

@@ -13,11 +13,11 @@ and the Model Context Protocol's "Connect to local MCP servers" guide for Claude
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-
-from ..._errors import ConfigError
 
 # `type` values: Claude Code's (`stdio`, `http`, `sse`) and the spellings other hosts write.
 TYPES: Mapping[str, str] = MappingProxyType(
@@ -37,20 +37,15 @@ SKIPPED: Mapping[str, str] = MappingProxyType(
 UNSUPPORTED: Mapping[str, str] = MappingProxyType({})
 
 
-def claude_json_servers(document: Any, project: str | None, source: str) -> dict[str, Any]:
-    """The servers of `~/.claude.json` for `project` (an absolute path): user scope, then local scope.
+def local_scope(document: Any, project: Path) -> dict[str, Any]:
+    """`~/.claude.json`'s local scope for `project`: `projects.<absolute path>.mcpServers`, as a document."""
+    projects = document.get("projects") if isinstance(document, Mapping) else None
+    local = projects.get(os.fspath(project)) if isinstance(projects, Mapping) else None
+    servers = local.get("mcpServers") if isinstance(local, Mapping) else None
+    return {"mcpServers": servers if isinstance(servers, Mapping) else {}}
 
-    A local-scope entry replaces a user-scope one of the same name.
-    """
-    if not isinstance(document, Mapping):
-        raise ConfigError(f"{source}: expected a JSON object")
-    servers: dict[str, Any] = {}
-    user = document.get("mcpServers")
-    if isinstance(user, Mapping):
-        servers.update(user)
-    projects = document.get("projects")
-    if project is not None and isinstance(projects, Mapping):
-        local = projects.get(project)
-        if isinstance(local, Mapping) and isinstance(local.get("mcpServers"), Mapping):
-            servers.update(local["mcpServers"])
-    return servers
+
+def user_scope(document: Any) -> dict[str, Any]:
+    """`~/.claude.json`'s user scope: its top-level `mcpServers`, without the CLI's other settings."""
+    servers = document.get("mcpServers") if isinstance(document, Mapping) else None
+    return {"mcpServers": servers if isinstance(servers, Mapping) else {}}

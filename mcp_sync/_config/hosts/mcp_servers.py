@@ -1,10 +1,11 @@
 """The `mcpServers` map: the shape Claude Desktop, Claude Code, Cursor, Gemini CLI and Windsurf write.
 
 The map key is the server name. `command` means stdio; `url` with `type` `http` (or no type)
-means Streamable HTTP. A file does not say which host wrote it, so the keys of every such host
-are understood here; each host's module says what its own keys mean. Keys that have a meaning
-here are mapped; the skipped ones are logged by name; anything else is an unknown key, because
-dropping a setting we do not understand would run the server differently from the host.
+means Streamable HTTP; `type: sse` means the legacy SSE transport, the rest as for HTTP. A file
+does not say which host wrote it, so the keys of every such host are understood here; each
+host's module says what its own keys mean. Keys that have a meaning here are mapped; the skipped
+ones are logged by name; anything else is an unknown key, because dropping a setting we do not
+understand would run the server differently from the host.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, ClassVar
 from ..messages import _EntryError
 from ..models import HttpServerConfig, StdioServerConfig
 from ..raw import _RawEntry
-from . import claude, cursor, gemini
+from . import claude, cursor, gemini, windsurf
 from .common import EntryMapper, host_auth, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
@@ -29,7 +30,6 @@ _SKIPPED: Mapping[str, str] = MappingProxyType(
 # Skipped at warning level: mcp_sync cannot honour them.
 _UNSUPPORTED: Mapping[str, str] = MappingProxyType({**claude.UNSUPPORTED, **cursor.UNSUPPORTED})
 _UNSUPPORTED_AUTH: Mapping[str, str] = gemini.UNSUPPORTED_AUTH
-_TYPES = MappingProxyType({name: ours for name, ours in claude.TYPES.items() if ours != "sse"})
 
 
 class McpServersFormat:
@@ -42,13 +42,14 @@ class McpServersFormat:
         "oauth",
         *cursor.KEYS,
         *gemini.KEYS,
+        windsurf.URL_KEY,
         *_SKIPPED,
         *_UNSUPPORTED,
         *_UNSUPPORTED_AUTH,
     )
 
     @staticmethod
-    def prepare(data: Any, where: str) -> dict[Any, Any]:
+    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """The entry without the host keys we skip, each skip logged (the key, never its value)."""
         if not isinstance(data, Mapping):
             raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
@@ -70,20 +71,15 @@ class McpServersFormat:
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
             if key == "type":
-                if value == "sse":
+                if not isinstance(value, str) or value not in claude.TYPES:
                     problems.append(
-                        "the SSE transport is not supported; if the server also speaks Streamable HTTP, "
-                        "point 'url' at that endpoint (often ending in /mcp) and set type: http"
-                    )
-                elif not isinstance(value, str) or value not in _TYPES:
-                    problems.append(
-                        "field 'type': must be 'stdio', 'http', 'streamable-http' or 'streamableHttp'"
+                        "field 'type': must be 'stdio', 'http', 'sse', 'streamable-http' or 'streamableHttp'"
                     )
                 elif "transport" in data:
                     problems.append("both 'type' and 'transport' are given; keep one")
                 else:
-                    mapper.out["transport"] = _TYPES[value]
-            elif key == "httpUrl":  # Gemini CLI's Streamable HTTP endpoint
+                    mapper.out["transport"] = claude.TYPES[value]
+            elif key == "httpUrl" or key == windsurf.URL_KEY:  # Gemini CLI's Streamable HTTP endpoint
                 mapper.take(key, "url", value)
             elif key == "disabled":
                 if not isinstance(value, bool):
@@ -103,10 +99,14 @@ class McpServersFormat:
                     entry.key_names["auth"] = key
             else:
                 mapper.keep(key, value)
-        if "transport" not in mapper.out and "httpUrl" in data and "url" not in data:
+        remote = "httpUrl" in data or windsurf.URL_KEY in data
+        if remote and "transport" not in mapper.out and "url" not in data:
             mapper.out["transport"] = "streamable-http"
         return mapper.out
 
     @staticmethod
-    def check(entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str) -> None:
+    def finish(
+        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
+    ) -> StdioServerConfig | HttpServerConfig:
         gemini.check_timeout(entry, config, where)
+        return config
