@@ -12,6 +12,7 @@ from ._auth.token_store import FileTokenStorage, TokenStorage
 from ._config import (
     AuthConfig,
     ConfigEntries,
+    HostInput,
     HttpServerConfig,
     InvalidServerEntry,
     ReconnectConfig,
@@ -19,6 +20,7 @@ from ._config import (
     StdioServerConfig,
     load_config_entries,
     load_config_file,
+    load_host_entries,
     parse_server_configs,
     parse_server_entries,
 )
@@ -51,6 +53,7 @@ from ._values.errors import (
     ToolCallTimeoutError,
     ToolListError,
     ToolNotFoundError,
+    UnresolvedInputError,
     UnsupportedFeatureError,
 )
 from ._values.naming import public_tool_name
@@ -70,6 +73,7 @@ __all__ = [
     "ElicitationRequest",
     "ElicitationResponse",
     "FileTokenStorage",
+    "HostInput",
     "HttpServerConfig",
     "InvalidServerEntry",
     "MCPHub",
@@ -106,12 +110,14 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "UnresolvedInputError",
     "UnsupportedFeatureError",
     "UnusableServer",
     "decline_elicitation",
     "function_spec",
     "load_config_entries",
     "load_config_file",
+    "load_host_entries",
     "openai_sampling",
     "parse_server_configs",
     "parse_server_entries",

@@ -11,7 +11,7 @@ import sys
 import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-from mcp_sync._child_env import (
+from mcp_sync._config.child_env import (
     CREDENTIAL_NAME_PATTERNS,
     MINIMAL_ENV_NAMES,
     child_environment,

@@ -197,7 +197,7 @@ def test_every_hook_installed_in_the_interpreter_is_in_the_documented_table() ->
 def test_the_state_finder_sees_what_it_must() -> None:
     # The finder itself: known state is found, known constants are not.
     found = found_state()
-    for name in ("_servers._open_sets", "_lifecycle._fork_callbacks", "_lifecycle._fork_generation"):
+    for name in ("_hub.servers._open_sets", "_runtime.lifecycle._fork_callbacks", "_runtime.lifecycle._fork_generation"):
         assert name in found, name
     for name in ("_lifecycle.HUB_TRANSITIONS", "_config._SERVER_NAME_RE", "_servers.logger"):
         assert name not in found, name

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from mcp_sync import AuthConfig, ConfigError, HttpServerConfig, ReconnectConfig, parse_server_configs
-from mcp_sync._config_secrets import secrets_of
+from mcp_sync._config.secrets import secrets_of
 
 URL = "https://mcp.example.com/mcp"
 

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_sync import MCPHub
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs
-from mcp_sync._config_secrets import secrets_of
+from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
 from tests.support import HttpServer, Records
 

@@ -25,7 +25,7 @@ import mcp_types as types
 
 from .._auth.sign_in import AuthFactory
 from .._config import ServerConfig
-from .._config_secrets import secrets_of
+from .._config.secrets import secrets_of
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import NO_LIMIT, CallSlot, checked_arguments
 from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import difflib
+import functools
 import os
 import threading
 import weakref
@@ -37,8 +38,10 @@ from .._auth.token_store import FileTokenStorage, TokenStorage
 from .._config import (
     ConfigEntries,
     HttpServerConfig,
+    Inputs,
     ServerEntries,
     load_config_entries,
+    load_host_entries,
     parse_server_entries,
 )
 from .._runtime.callbacks import ProgressCallback
@@ -113,6 +116,7 @@ class MCPHub(FeatureHub):
         self._configs = entries.configs
         self._invalid = entries.invalid
         self._config_path: str | os.PathLike[str] | None = None
+        self._config_loader: Callable[[], ConfigEntries] | None = None  # what reload() re-reads
         self.registry = registry if registry is not None else ToolRegistry()
         self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
         self._auth = dict(auth or {})
@@ -159,6 +163,34 @@ class MCPHub(FeatureHub):
         """
         hub = cls(load_config_entries(path), registry=registry, **options)
         hub._config_path = path
+        return hub
+
+    @classmethod
+    def from_host(
+        cls,
+        host: str,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        inputs: Inputs = None,
+        registry: ToolRegistry | None = None,
+        **options: Any,
+    ) -> MCPHub:
+        """A hub for the servers a host application is configured with, read from that host's own files.
+
+        `host` is "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" or "windsurf".
+        The user's file is read (on Linux, macOS or Windows), then with `project=<dir>` the project's
+        (`.mcp.json` and Claude Code's local scope in `~/.claude.json`, `.cursor/mcp.json`,
+        `.vscode/mcp.json`, `.codex/config.toml`, `.gemini/settings.json`); a server named in several
+        files is taken from the last (the project's over the user's). `inputs` gives VS Code's
+        `${input:ID}` values: a mapping of id to value, or a handler called with each `HostInput`.
+        docs/hosts.md lists every file and how each key maps.
+
+        Each entry stands alone, as in `from_file`. An unknown host, or no file found, raises a
+        `ConfigError` naming what was looked for. `reload()` reads the files again.
+        """
+        load = functools.partial(load_host_entries, host, project, inputs=inputs)
+        hub = cls(load(), registry=registry, **options)
+        hub._config_loader = load
         return hub
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -232,6 +264,8 @@ class MCPHub(FeatureHub):
             return servers
         if servers is not None:
             return parse_server_entries(servers)
+        if self._config_loader is not None:
+            return self._config_loader()
         if self._config_path is not None:
             return load_config_entries(self._config_path)
         return ConfigEntries((*self._configs, *self._invalid))

@@ -19,8 +19,8 @@ import anyio
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
-from .._child_env import child_environment
 from .._config import HttpServerConfig, StdioServerConfig
+from .._config.child_env import child_environment
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
 __all__ = ["HttpObservations", "TransportStreams", "open_transport"]

@@ -2,6 +2,7 @@
 
     MCPSyncError
     ├── ConfigError               bad configuration: names the entry and the field
+    │   └── UnresolvedInputError      a host file's `${input:ID}` that nothing gave a value for
     ├── AuthError                 signing in to a server failed
     │   └── SignInRequiredError       the server needs a sign-in (none yet, or it expired or was revoked)
     ├── ServerStartError          a `required: true` server failed to start
@@ -37,6 +38,7 @@ __all__ = [
     "ToolCallTimeoutError",
     "ToolListError",
     "ToolNotFoundError",
+    "UnresolvedInputError",
     "UnsupportedFeatureError",
 ]
 
@@ -47,6 +49,15 @@ class MCPSyncError(Exception):
 
 class ConfigError(MCPSyncError, ValueError):
     """The configuration is invalid; the message names the entry and the field, never a secret."""
+
+
+class UnresolvedInputError(ConfigError):
+    """A host file's `${input:ID}` (VS Code's inputs) that no inputs handler and no environment
+    variable gave a value for; `input_ids` names them."""
+
+    def __init__(self, message: str, input_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.input_ids = input_ids
 
 
 class AuthError(MCPSyncError):

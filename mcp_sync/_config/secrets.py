@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable, Iterator
 from urllib.parse import quote, unquote, urlsplit
 
-from ._child_env import is_credential_name
-from ._config import HttpServerConfig, StdioServerConfig
-from ._values.secrets import BARE_USERINFO_TOKEN_LENGTH, CREDENTIAL_NAME_RE, plausible_secret
+from .._values.secrets import BARE_USERINFO_TOKEN_LENGTH, CREDENTIAL_NAME_RE, plausible_secret
+from .child_env import is_credential_name
+from .models import HttpServerConfig, StdioServerConfig
 
 __all__ = ["secrets_of"]
 
@@ -60,15 +60,17 @@ def _header_secrets(value: str) -> Iterator[str]:
 def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
     """Every secret value in one server's configuration, ready for `register`.
 
-    Header values (and the token after "Bearer "), `env` values, and URL credentials: the
-    password or bare user-info, and query values with credential-like names (`api_key`,
-    `token`, `sig`, ...), also percent-encoded. Values `register` would skip are left out.
+    Values given for a host file's inputs, header values (and the token after "Bearer "), `env`
+    values, and URL credentials: the password or bare user-info, and query values with
+    credential-like names (`api_key`, `token`, `sig`, ...), also percent-encoded. Values
+    `register` would skip are left out.
     """
     found: set[str] = set()
 
     def add(values: Iterable[str], *, credential_name: bool = False) -> None:
         found.update(v for v in values if plausible_secret(v, credential_name=credential_name))
 
+    add(config.input_secrets, credential_name=True)
     if isinstance(config, HttpServerConfig):
         for name, value in config.headers.items():
             credential = is_credential_name(name) or name.lower() in ("authorization", "proxy-authorization")

@@ -1,0 +1,54 @@
+"""What a host file's references may need besides the environment: project, home, and inputs.
+
+VS Code's `${workspaceFolder}` and `${userHome}`, and its `${input:ID}` values, which a caller gives
+as a mapping of input id to value or as a handler called with each `HostInput` a server uses.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeAlias
+
+
+@dataclass(frozen=True)
+class HostInput:
+    """One of VS Code's `inputs`: what the host would prompt the user for (`${input:ID}`)."""
+
+    id: str
+    description: str | None = None
+    password: bool = False  # the host hides what is typed: a secret
+    type: str = "promptString"
+    default: str | None = None
+    options: tuple[str, ...] = ()  # a `pickString` input's choices
+
+
+InputHandler: TypeAlias = Callable[[HostInput], str | None]
+"""Gives an input's value, or None when it has none (then the environment is asked)."""
+
+Inputs: TypeAlias = Mapping[str, str] | InputHandler | None
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """The folders and inputs a document's references are resolved against."""
+
+    project: Path | None = None  # the workspace folder: `${workspaceFolder}`, relative `envFile` paths
+    home: Path | None = None  # `${userHome}`; default: the user's home directory
+    inputs: Inputs = None
+
+    def home_folder(self) -> str:
+        return os.fspath(self.home) if self.home is not None else os.path.expanduser("~")
+
+    def input_value(self, item: HostInput) -> str | None:
+        """The caller's value for an input, if it gave one."""
+        if self.inputs is None:
+            return None
+        if isinstance(self.inputs, Mapping):
+            return self.inputs.get(item.id)
+        value = self.inputs(item)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"the inputs handler must return a string or None for {item.id!r}")
+        return value

@@ -1,0 +1,382 @@
+"""From raw entries to validated configs: choosing the transport, validating, and what a loader returns.
+
+Each entry stands alone (an `InvalidServerEntry` when it cannot be used) unless `strict`; every
+message names the entry and the field as the user wrote them, never a value. Errors are built from
+pydantic's error list without its inputs, and never chained to the `ValidationError` (whose text
+echoes them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
+
+from .._values.errors import ConfigError, UnresolvedInputError
+from .fields import _SERVER_NAME_RE
+from .hosts import _document_entries
+from .interpolation import (
+    _MAX_ENTRY_DEPTH,
+    _MAX_ENTRY_VALUES,
+    MissingInput,
+    _EntryTooLarge,
+    _interpolate,
+    _path,
+)
+from .messages import _did_you_mean, _EntryError, _name_problem, _plain, _render, suggest_server_name
+from .models import _MODELS, _TRANSPORTS, HttpServerConfig, ServerConfig, StdioServerConfig, _ServerConfigBase
+from .raw import _MAP_KEY, _RawEntry
+
+_log = logging.getLogger("mcp_sync.config")
+
+_HOST_KEYS_IN_OUR_FORMAT = {
+    "type": "transport",
+    "disabled": "enabled",
+    "timeout": "tool_call_timeout_ms",
+    "httpUrl": "url",
+}
+
+
+def _unknown_key(key: Any, entry: _RawEntry) -> str:
+    shown = repr(key) if isinstance(key, str) else str(key)
+    if entry.format is None and key in _HOST_KEYS_IN_OUR_FORMAT:
+        return f"unknown key {shown} (an mcpServers key); here, use {_HOST_KEYS_IN_OUR_FORMAT[key]!r}"
+    candidates = [*_ALL_SPELLINGS, *(entry.format.known_keys if entry.format is not None else ())]
+    return f"unknown key {shown}{_did_you_mean(key, candidates)}"
+
+
+def _field_spellings(model: type[_ServerConfigBase]) -> dict[str, str]:
+    """Every accepted key (snake_case name and camelCase alias) -> the field name."""
+    spellings: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        spellings[name] = name
+        if info.alias:
+            spellings[info.alias] = name
+    return spellings
+
+
+_ALL_SPELLINGS = {**_field_spellings(StdioServerConfig), **_field_spellings(HttpServerConfig)}
+
+
+def _entry_name(data: Mapping[Any, Any]) -> str | None:
+    """The entry's server name for messages, when it has a valid one."""
+    for key in ("server_name", "serverName"):
+        value = data.get(key)
+        if isinstance(value, str) and _SERVER_NAME_RE.fullmatch(value):
+            return value
+    return None
+
+
+def _written_name(entry: _RawEntry) -> str | None:
+    """The name an entry was written under, valid or not: its own `server_name`, else its map key."""
+    if isinstance(entry.data, Mapping):
+        for key in ("server_name", "serverName"):
+            value = entry.data.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None if entry.map_key is None else str(entry.map_key)
+
+
+def _choose_transport(data: dict[Any, Any], problems: list[str], *, quiet: bool = False) -> str | None:
+    """The entry's transport: given, or inferred from `command` (stdio) / `url` (Streamable HTTP).
+
+    `quiet` leaves out "missing": an unknown key (a misspelt `command`) explains it better.
+    """
+    if "transport" in data:
+        transport = data["transport"]
+        if transport == "sse":
+            problems.append("the SSE transport is not supported; use 'streamable-http'")
+            return None
+        if transport not in _TRANSPORTS:
+            problems.append("field 'transport': must be 'stdio' or 'streamable-http'")
+            return None
+        return str(transport)
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        problems.append("has both 'command' (stdio) and 'url' (streamable-http); keep one")
+        return None
+    if has_command:
+        return "stdio"
+    if has_url:
+        return "streamable-http"
+    if not quiet:
+        problems.append(
+            "field 'transport': missing, and there is no 'command' (stdio) or 'url' to infer it from"
+        )
+    return None
+
+
+def _check_double_spellings(data: Mapping[Any, Any], problems: list[str]) -> None:
+    for name, info in StdioServerConfig.model_fields.items():
+        if info.alias and info.alias != name and name in data and info.alias in data:
+            problems.append(f"both '{name}' and '{info.alias}' are given; keep one")
+
+
+def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: Mapping[Any, Any]) -> str:
+    """One pydantic error as a sentence naming the field as the user wrote it, without the input."""
+    loc: tuple[Any, ...] = tuple(error["loc"])
+    if not loc:
+        return str(error["msg"])
+    head, rest = loc[0], loc[1:]
+    if error["type"] == "extra_forbidden" and not rest:
+        if head in _ALL_SPELLINGS:
+            return f"unknown key '{head}' for transport '{transport}'"
+        return _unknown_key(head, entry)
+    field_name = _ALL_SPELLINGS.get(head, head) if isinstance(head, str) else head
+    message = _plain(error, field_name)
+    renamed = field_name == "server_name" and error["type"] == "string_pattern_mismatch"
+    if renamed:
+        message = _name_problem(data.get(head))
+    written = entry.key_names.get(field_name) if isinstance(field_name, str) else None
+    if written == _MAP_KEY:
+        map_name = entry.format.map_name if entry.format is not None else "mcpServers"
+        if renamed:
+            suggestion = suggest_server_name(str(entry.map_key))
+            return (
+                f"the server name (its key under {map_name}) {message}. Rename the key to {suggestion!r}, "
+                f'or keep it and add "server_name": {json.dumps(suggestion)} to the entry'
+            )
+        return f"the server name (its key under {map_name}) {message}"
+    if renamed:
+        message += f"; use {suggest_server_name(str(data.get(head)))!r}"
+    if written is not None:
+        return f"field '{_path((written, *rest))}': {message}"
+    if head in data or not isinstance(field_name, str):
+        return f"field '{_path(loc)}': {message}"
+    alias = to_camel(field_name)  # a missing field: name both spellings it accepts
+    also = f" (or '{alias}')" if alias != field_name else ""
+    return f"field '{_path((field_name, *rest))}'{also}: {message}"
+
+
+def _validate(
+    entry: _RawEntry, environ: Mapping[str, str], where: str
+) -> StdioServerConfig | HttpServerConfig:
+    """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
+    problems: list[str] = []
+    try:
+        if entry.format is None:
+            data = _interpolate(entry.data, (), environ, problems)
+        else:  # skipped host keys go first: an unset variable in a setting we drop is no error
+            prepared = entry.format.prepare(entry, entry.data, where)
+            variables = entry.environ if entry.environ is not None else environ
+            data = _interpolate(prepared, (), variables, problems)
+    except _EntryTooLarge:
+        too_large = f"nested deeper than {_MAX_ENTRY_DEPTH} levels or over {_MAX_ENTRY_VALUES} values"
+        raise _EntryError([f"the entry is {too_large}"]) from None
+    if entry.format is not None:
+        data = entry.format.to_ours(entry, data, problems)
+    _check_double_spellings(data, problems)
+    unknown = [key for key in data if key not in _ALL_SPELLINGS]
+    transport = _choose_transport(data, problems, quiet=bool(unknown))
+    if transport is None:
+        problems.extend(_unknown_key(key, entry) for key in unknown)
+    if problems or transport is None:
+        raise _EntryError(problems)
+    data.setdefault("transport", transport)
+    try:
+        return _MODELS[transport].model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_input=False, include_url=False, include_context=False)
+    # Raised outside the `except`: a chained ValidationError would print the inputs in a traceback.
+    raise _EntryError([_describe(e, transport, entry, data) for e in errors])
+
+
+# --------------------------------------------------------------------------- what a loader returns
+
+
+@dataclass(frozen=True, eq=False)
+class InvalidServerEntry:
+    """An entry that cannot be used; the hub shows it as a `failed` server with `error`.
+
+    `server_name` is the name it was written under (or its place, like `servers[2]`, when it
+    has none, or when that name is also a valid server's); it is unique within one load, but
+    it may not be a valid server name: it is for display. `label` says where the entry is.
+    """
+
+    server_name: str
+    error: ConfigError
+    label: str
+    required: bool = False
+
+    def _key(self) -> tuple[str, str, str, bool]:
+        return (self.server_name, self.label, str(self.error), self.required)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InvalidServerEntry):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+@dataclass(frozen=True)
+class ConfigEntries:
+    """Every entry of a configuration, in order: each a valid config or an `InvalidServerEntry`."""
+
+    entries: tuple[StdioServerConfig | HttpServerConfig | InvalidServerEntry, ...]
+    source: str | None = None
+
+    @property
+    def configs(self) -> list[ServerConfig]:
+        """The valid entries (enabled or not), in order."""
+        return [entry for entry in self.entries if not isinstance(entry, InvalidServerEntry)]
+
+    @property
+    def invalid(self) -> list[InvalidServerEntry]:
+        """The entries that cannot be used, in order."""
+        return [entry for entry in self.entries if isinstance(entry, InvalidServerEntry)]
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _is_disabled(data: Any) -> bool:
+    """Whether a raw entry says it is switched off (`disabled: true` or `enabled: false`)."""
+    return isinstance(data, Mapping) and (data.get("disabled") is True or data.get("enabled") is False)
+
+
+def _config_error(message: str, input_ids: tuple[str, ...]) -> ConfigError:
+    """An `UnresolvedInputError` when inputs were missing (the message says what else is wrong)."""
+    return UnresolvedInputError(message, input_ids) if input_ids else ConfigError(message)
+
+
+def _build(
+    raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
+) -> ConfigEntries:
+    """Validate every entry. Strict: any problem raises one `ConfigError` naming them all.
+
+    Otherwise each entry stands alone: one that cannot be used becomes an `InvalidServerEntry`.
+    Either way a disabled entry is never an error: when invalid, it is left out with a log line.
+    """
+    prefix = f"{source}: " if source else ""
+    results: list[ServerConfig | InvalidServerEntry | None] = []
+    failures: list[tuple[int, str]] = []
+    missing_inputs: dict[int, tuple[str, ...]] = {}  # entry index -> the `${input:ID}`s nothing gave
+    for index, entry in enumerate(raw_entries):
+        results.append(None)
+        if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
+            results[index] = entry.data
+            continue
+        if entry.format is None and not isinstance(entry.data, Mapping):
+            failures.append(
+                (
+                    index,
+                    f"{prefix}{entry.label}: expected a mapping of settings, got {type(entry.data).__name__}",
+                )
+            )
+            continue
+        name = _entry_name(entry.data) if entry.format is None else None
+        where = prefix + (f'{entry.label} ("{name}")' if name else entry.label)
+        try:
+            config = _validate(entry, environ, where)
+        except _EntryError as exc:
+            message = _render(where, exc.problems)
+            if _is_disabled(entry.data):
+                _log.info("%s (the entry is disabled, so it is left out)", message)
+            else:
+                failures.append((index, message))
+                ids = dict.fromkeys(p.input_id for p in exc.problems if isinstance(p, MissingInput))
+                if ids:
+                    missing_inputs[index] = tuple(ids)
+            continue
+        if entry.format is not None:
+            config = entry.format.finish(entry, config, where)
+        if entry.secrets:
+            config = config.with_input_secrets(entry.secrets)
+        results[index] = config
+
+    first_enabled: dict[str, int] = {}
+    for index, result in enumerate(results):
+        if not isinstance(result, StdioServerConfig | HttpServerConfig) or not result.enabled:
+            continue
+        if result.server_name not in first_enabled:
+            first_enabled[result.server_name] = index
+            continue
+        earlier = raw_entries[first_enabled[result.server_name]].label
+        message = (
+            f"{prefix}duplicate server_name '{result.server_name}': {earlier} and "
+            f"{raw_entries[index].label} are both enabled; rename one or disable one (enabled: false)"
+        )
+        results[index] = None
+        failures.append((index, message))
+    if strict and failures:  # one error naming every entry that cannot be used, in file order
+        every_input = tuple(dict.fromkeys(i for ids in missing_inputs.values() for i in ids))
+        raise _config_error("\n".join(message for _, message in sorted(failures)), every_input)
+
+    taken = set(first_enabled)
+    for index, message in sorted(failures):
+        entry = raw_entries[index]
+        display = _written_name(entry)
+        if display is None or display in taken:
+            display = entry.label
+        taken.add(display)
+        required = isinstance(entry.data, Mapping) and entry.data.get("required") is True
+        error = _config_error(message, missing_inputs.get(index, ()))
+        results[index] = InvalidServerEntry(display, error, entry.label, required)
+    return ConfigEntries(tuple(result for result in results if result is not None), source)
+
+
+# --------------------------------------------------------------------------- public functions
+
+ServerEntries: TypeAlias = (
+    Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig] | Mapping[str, Any]
+)
+"""What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
+
+
+def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[str, str]) -> list[_RawEntry]:
+    if isinstance(servers, Mapping):
+        return _document_entries(servers, source, environ)
+    if isinstance(servers, str | bytes) or not isinstance(servers, Iterable):
+        prefix = f"{source}: " if source else ""
+        hint = (
+            "; to read a file, use load_config_file() or MCPHub.from_file()"
+            if isinstance(servers, str)
+            else ""
+        )
+        raise ConfigError(
+            f"{prefix}expected a list of server entries or a mapping with 'servers' or 'mcpServers', "
+            f"got {type(servers).__name__}{hint}"
+        )
+    return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers)]
+
+
+def parse_server_entries(
+    servers: ServerEntries,
+    *,
+    environ: Mapping[str, str] | None = None,
+    source: str | None = None,
+    strict: bool = False,
+) -> ConfigEntries:
+    """Like `parse_server_configs`, but each entry stands alone unless `strict`.
+
+    An entry that cannot be used becomes an `InvalidServerEntry` (with a `ConfigError` that
+    says why in plain words) instead of failing the whole configuration.
+    """
+    environ = os.environ if environ is None else environ
+    return _build(_raw_entries(servers, source, environ), environ, source, strict=strict)
+
+
+def parse_server_configs(
+    servers: ServerEntries,
+    *,
+    environ: Mapping[str, str] | None = None,
+    source: str | None = None,
+) -> list[ServerConfig]:
+    """Validate server entries (dicts or models) in order; raises `ConfigError` naming entry and field.
+
+    `servers` is a list of entries, or a mapping shaped like a file (`{"mcpServers": {...}}`
+    or `{"servers": [...]}`), so `json.load(...)` of a host's file works too. Dicts are
+    interpolated against `environ` (default `os.environ`) first; a dict without `transport`
+    is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass through as
+    they are. Two enabled entries may not share a `server_name`. `source` (a file name, say)
+    prefixes every message.
+    """
+    return parse_server_entries(servers, environ=environ, source=source, strict=True).configs

@@ -1,0 +1,141 @@
+"""The value types the models share: secret mappings, timeouts, roots, server names, redacted URLs."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+
+SERVER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"  # the RFC's serverName: it becomes part of public tool names
+_SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
+_MASK = "***"
+
+# RFC 9110 token characters: a header name outside them is rejected by the HTTP client at connect time.
+_HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
+
+
+class RedactedMapping(Mapping[str, str]):
+    """An immutable, hashable `str -> str` mapping whose repr shows keys and masks values.
+
+    The type of `env` and `headers`: the config stays hashable for `reload()`'s diff,
+    and printing a config (or a traceback's locals) never shows a secret.
+    Read it like a dict; `dict(mapping)` gives the real values.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        self._data: dict[str, str] = dict(data)
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RedactedMapping):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(dict.fromkeys(self._data, _MASK))
+
+
+class _Redacted:
+    """Annotation marker: validate as a `str -> str` mapping, store a `RedactedMapping`, dump a dict.
+
+    The field stays typed `Mapping[str, str]`, so callers pass an ordinary dict.
+    """
+
+    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            RedactedMapping,
+            handler(source_type),
+            serialization=core_schema.plain_serializer_function_ser_schema(dict),
+        )
+
+
+_SecretMapping = Annotated[Mapping[str, str], _Redacted()]
+
+
+def _reject_bool(value: Any) -> Any:
+    """`true` is an int to Python; as a timeout it is a mistake, not 1 ms."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+_TimeoutMs = Annotated[int, Field(gt=0, le=_MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""The protocol's log levels, lowest first."""
+
+
+def root_uri(root: str | os.PathLike[str]) -> str:
+    """A root as the protocol wants it: a `file://` URI; a path (`~` expanded) becomes an absolute one."""
+    text = os.fspath(root)
+    if "://" in text:
+        if not text.startswith("file://"):
+            raise PydanticCustomError("config", "roots must be paths or file:// URIs")
+        return text
+    if not text.strip():
+        raise PydanticCustomError("config", "a root must not be blank")
+    return Path(os.path.expanduser(text)).absolute().as_uri()
+
+
+_NESTED_CONFIG = ConfigDict(
+    frozen=True,
+    extra="forbid",
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    hide_input_in_errors=True,
+)
+
+
+def _shorthand(kind: str) -> Any:
+    """`reconnect: true` means the defaults, `false` means off; `auth: oauth` means `{type: oauth}`."""
+
+    def expand(value: Any) -> Any:
+        if kind == "reconnect" and value is True:
+            return {}
+        if kind == "reconnect" and value is False:
+            return None
+        if kind == "auth" and isinstance(value, str):
+            return {"type": value}
+        return value
+
+    return expand
+
+
+def _scopes(value: Any) -> Any:
+    """Scopes as a list, or as one space-separated string (OAuth's own spelling)."""
+    return value.split() if isinstance(value, str) else value
+
+
+def _redact_url(url: str) -> str:
+    """The URL with its password and query values masked: both are common places for tokens."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username or ''}:{_MASK}@{netloc.rpartition('@')[2]}"
+    query = "&".join(f"{key}={_MASK}" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, _MASK if parts.fragment else ""))

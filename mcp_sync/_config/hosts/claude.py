@@ -1,0 +1,51 @@
+"""Claude Desktop and Claude Code: the `mcpServers` map, and where each keeps it.
+
+As documented in Claude Code's "Connect Claude Code to tools via MCP" (MCP installation scopes)
+and the Model Context Protocol's "Connect to local MCP servers" guide for Claude Desktop:
+
+- Claude Desktop: `claude_desktop_config.json`, an `mcpServers` map of `command`, `args`, `env`.
+- Claude Code: `.mcp.json` in a project (project scope), and `~/.claude.json`, whose top-level
+  `mcpServers` is the user scope and whose `projects.<absolute project path>.mcpServers` is the
+  local scope (one project, this user). Entries add `type` (`stdio`, `http`, `sse`), `url`,
+  `headers`, `oauth` (`clientId`, `callbackPort`) and `headersHelper`. When one name is in
+  several scopes, local wins over project, project over user.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+# `type` values: Claude Code's (`stdio`, `http`, `sse`) and the spellings other hosts write.
+TYPES: Mapping[str, str] = MappingProxyType(
+    {
+        "stdio": "stdio",
+        "http": "streamable-http",
+        "streamable-http": "streamable-http",
+        "streamableHttp": "streamable-http",  # Cline
+        "sse": "sse",
+    }
+)
+SKIPPED: Mapping[str, str] = MappingProxyType(
+    {"autoApprove": "host approval policy (Cline, Roo, Claude Desktop extensions)"}
+)
+# `headersHelper` (a command that makes headers) is not here: without the headers the server would
+# refuse us, so it stays an unknown key and the entry fails, saying so.
+UNSUPPORTED: Mapping[str, str] = MappingProxyType({})
+
+
+def local_scope(document: Any, project: Path) -> dict[str, Any]:
+    """`~/.claude.json`'s local scope for `project`: `projects.<absolute path>.mcpServers`, as a document."""
+    projects = document.get("projects") if isinstance(document, Mapping) else None
+    local = projects.get(os.fspath(project)) if isinstance(projects, Mapping) else None
+    servers = local.get("mcpServers") if isinstance(local, Mapping) else None
+    return {"mcpServers": servers if isinstance(servers, Mapping) else {}}
+
+
+def user_scope(document: Any) -> dict[str, Any]:
+    """`~/.claude.json`'s user scope: its top-level `mcpServers`, without the CLI's other settings."""
+    servers = document.get("mcpServers") if isinstance(document, Mapping) else None
+    return {"mcpServers": servers if isinstance(servers, Mapping) else {}}

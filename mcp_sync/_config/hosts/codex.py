@@ -1,0 +1,158 @@
+"""Codex: `[mcp_servers.<name>]` tables in `~/.codex/config.toml` (or `$CODEX_HOME/config.toml`).
+
+As documented in Codex's "Configuration" (config.md, MCP servers) and its configuration reference:
+stdio servers have `command`, `args`, `env`, `env_vars` (variables forwarded from Codex's own
+environment) and `cwd`; Streamable HTTP servers `url`, `bearer_token_env_var`, `http_headers`
+and `env_http_headers` (header name to the variable holding its value). Both have `enabled`,
+`required`, `enabled_tools` / `disabled_tools` (allow and deny lists), `startup_timeout_sec`
+(or `startup_timeout_ms`) and `tool_timeout_sec`. A trusted project may add `.codex/config.toml`,
+whose servers win over the user's.
+
+Values are read as written, except that `${VAR}` references are interpolated as in every file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from ..._values.errors import ConfigError
+from ..context import LoadContext
+from ..messages import _EntryError
+from ..models import HttpServerConfig, StdioServerConfig
+from ..raw import _RawEntry
+from .common import EntryMapper, warn_unsupported
+
+_log = logging.getLogger("mcp_sync.config")
+
+# Codex key -> ours, where only the name differs.
+RENAMED: Mapping[str, str] = MappingProxyType(
+    {"enabled_tools": "include_tools", "disabled_tools": "exclude_tools"}
+)
+# Codex key -> (our field, milliseconds per unit).
+TIMEOUTS: Mapping[str, tuple[str, int]] = MappingProxyType(
+    {
+        "startup_timeout_sec": ("connect_timeout_ms", 1000),
+        "startup_timeout_ms": ("connect_timeout_ms", 1),
+        "tool_timeout_sec": ("tool_call_timeout_ms", 1000),
+    }
+)
+UNSUPPORTED: Mapping[str, str] = MappingProxyType(
+    {
+        "scopes": "the OAuth scopes Codex asks for when it signs in",
+        "oauth_resource": "the OAuth resource Codex asks for when it signs in",
+    }
+)
+HEADER_KEYS = ("bearer_token_env_var", "http_headers", "env_http_headers")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def codex_entries(
+    document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
+) -> list[_RawEntry]:
+    """The raw entries of a Codex `config.toml`: its `mcp_servers` tables."""
+    prefix = f"{source}: " if source else ""
+    servers = document["mcp_servers"]
+    if not isinstance(servers, Mapping):
+        raise ConfigError(f"{prefix}'mcp_servers' must be a table of server name to settings")
+    entries = []
+    for name, settings in servers.items():
+        entry = _RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
+        entry.environ, entry.project = environ, context.project
+        entries.append(entry)
+    return entries
+
+
+def _milliseconds(key: str, value: Any, unit: int, problems: list[str]) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        what = "seconds" if unit == 1000 else "milliseconds"
+        problems.append(f"field '{key}': must be a positive number of {what}")
+        return None
+    return max(1, round(value * unit))
+
+
+def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
+    """`http_headers`, `env_http_headers` and `bearer_token_env_var` as our `headers` (references kept)."""
+    headers: dict[str, Any] = {}
+    plain = data.get("http_headers", {})
+    if not isinstance(plain, Mapping):
+        problems.append("field 'http_headers': must be a table of header name to value")
+    else:
+        headers.update(plain)
+    from_env = data.get("env_http_headers", {})
+    if not isinstance(from_env, Mapping):
+        problems.append("field 'env_http_headers': must be a table of header name to variable name")
+    else:
+        for header, variable in from_env.items():
+            if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
+                problems.append(f"field 'env_http_headers.{header}': must be an environment variable name")
+            elif variable in environ:  # like Codex: a header whose variable is unset is left out
+                headers[header] = "${" + variable + "}"
+    if "bearer_token_env_var" in data:
+        variable = data["bearer_token_env_var"]
+        if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
+            problems.append("field 'bearer_token_env_var': must be an environment variable name")
+        else:
+            headers["Authorization"] = "Bearer ${" + variable + "}"  # unset: an error naming it
+    return headers
+
+
+class CodexFormat:
+    """Codex's `mcp_servers` tables in our keys (see `raw.HostFormat`; the class itself is the format)."""
+
+    map_name: ClassVar[str] = "mcp_servers"
+    known_keys: ClassVar[tuple[str, ...]] = ("env_vars", *RENAMED, *TIMEOUTS, *UNSUPPORTED, *HEADER_KEYS)
+
+    @staticmethod
+    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+        """Mapped before interpolation, so that variables the entry names are read like `${VAR}`."""
+        if not isinstance(data, Mapping):
+            raise _EntryError([f"expected a table of settings, got {type(data).__name__}"])
+        environ = entry.environ or {}
+        problems: list[str] = []
+        out: dict[Any, Any] = {}
+        for key, value in data.items():
+            if key in RENAMED:
+                out[RENAMED[key]] = value
+                entry.key_names[RENAMED[key]] = key
+            elif key in TIMEOUTS:
+                ours, unit = TIMEOUTS[key]
+                if ours in entry.key_names:
+                    problems.append(f"both '{entry.key_names[ours]}' and '{key}' are given; keep one")
+                milliseconds = _milliseconds(key, value, unit, problems)
+                if milliseconds is not None:
+                    out[ours] = milliseconds
+                    entry.key_names[ours] = key
+            elif key in UNSUPPORTED:
+                warn_unsupported(where, key, UNSUPPORTED[key])
+            elif key == "env_vars":
+                if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+                    problems.append("field 'env_vars': must be a list of variable names")
+                    continue
+                forwarded = {name: environ[name] for name in value if name in environ}
+                out["env"] = {**forwarded, **(out.get("env") or {})}
+            elif key == "env" and isinstance(value, Mapping):
+                out["env"] = {**(out.get("env") or {}), **value}
+            elif key not in HEADER_KEYS:
+                out[key] = value
+        if any(key in data for key in HEADER_KEYS):
+            out["headers"] = _headers(data, environ, problems)
+        if problems:
+            raise _EntryError(problems)
+        return out
+
+    @staticmethod
+    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+        mapper = EntryMapper(entry, data, problems)
+        for key, value in data.items():
+            mapper.keep(key, value)
+        return mapper.out
+
+    @staticmethod
+    def finish(
+        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
+    ) -> StdioServerConfig | HttpServerConfig:
+        return config

@@ -1,0 +1,52 @@
+"""Gemini CLI: the `mcpServers` map in `~/.gemini/settings.json` and a project's `.gemini/settings.json`.
+
+As documented in Gemini CLI's "MCP servers with the Gemini CLI" page: `command`, `args`, `env`,
+`cwd` for stdio; `url` (SSE) or `httpUrl` (Streamable HTTP) with `headers`; `timeout` in
+milliseconds; `trust` (skip confirmations); `includeTools` / `excludeTools`; `oauth`;
+`authProviderType` with `targetAudience` / `targetServiceAccount` for Google credentials.
+Other top-level settings in the file are the CLI's own. A project's entry wins over the user's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ..models import HttpServerConfig, StdioServerConfig
+from ..raw import _RawEntry
+
+_log = logging.getLogger("mcp_sync.config")
+
+SKIPPED: Mapping[str, str] = MappingProxyType(
+    {
+        "trust": "host approval policy (Gemini CLI)",
+        "description": "a note for humans (Gemini CLI)",
+    }
+)
+# Authentication settings we cannot honour: skipped at warning level, since the server will
+# probably refuse an unauthenticated connection and the user should know why.
+UNSUPPORTED_AUTH: Mapping[str, str] = MappingProxyType(
+    {
+        "authProviderType": "Google credentials provider (Gemini CLI)",
+        "targetAudience": "Google ID token audience (Gemini CLI)",
+        "targetServiceAccount": "Google service account impersonation (Gemini CLI)",
+    }
+)
+KEYS: tuple[str, ...] = ("httpUrl", "timeout")
+
+_SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
+
+
+def check_timeout(entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str) -> None:
+    """Warn when `timeout` (milliseconds in Gemini CLI) looks like seconds, as Cline and Roo write it."""
+    if (
+        entry.key_names.get("tool_call_timeout_ms") == "timeout"
+        and config.tool_call_timeout_ms < _SHORT_TIMEOUT_MS
+    ):
+        _log.warning(
+            "%s: 'timeout' is read as milliseconds (Gemini CLI's unit), so calls time out after %d ms; "
+            "Cline and Roo write seconds: multiply by 1000",
+            where,
+            config.tool_call_timeout_ms,
+        )

@@ -1,0 +1,142 @@
+"""Where each host keeps its MCP configuration, and loading all of a host's files as one configuration.
+
+`host_config_files(host, project)` lists the files that exist, in merge order (user level first,
+then the project's); `load_host_entries(host, project)` reads them, entry by entry. When one
+server name is in several files, the later file's entry wins (a project's over the user's, and
+Claude Code's local scope over both). Home, environment and platform can be given, for tests and
+for looking at another machine's layout; by default they are this process's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..._values.errors import ConfigError
+from ..context import Inputs, LoadContext
+from ..entries import ConfigEntries, _build
+from ..loading import _read_document
+from . import _document_entries
+from .claude import local_scope, user_scope
+
+HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
+
+
+@dataclass(frozen=True)
+class HostFile:
+    """One file a host reads; `part` picks the servers out of a file shared with other settings."""
+
+    path: Path
+    scope: str  # "user", "project" or "local"
+    part: Callable[[Any], Any] | None = None
+
+
+def _user_config_dir(home: Path, environ: Mapping[str, str], platform: str) -> Path:
+    """Where desktop applications keep their settings: Application Support, %APPDATA%, XDG."""
+    if platform == "darwin":
+        return home / "Library" / "Application Support"
+    if platform.startswith("win"):
+        return Path(environ["APPDATA"]) if environ.get("APPDATA") else home / "AppData" / "Roaming"
+    xdg = environ.get("XDG_CONFIG_HOME")
+    return Path(xdg) if xdg else home / ".config"
+
+
+def _candidates(
+    host: str, project: Path | None, home: Path, environ: Mapping[str, str], platform: str
+) -> list[HostFile]:
+    """Every file `host` may read, in merge order, whether it exists or not."""
+    config_dir = _user_config_dir(home, environ, platform)
+    files: list[HostFile] = []
+    if host == "claude-desktop":
+        files.append(HostFile(config_dir / "Claude" / "claude_desktop_config.json", "user"))
+    elif host == "claude-code":
+        files.append(HostFile(home / ".claude.json", "user", user_scope))
+        if project is not None:
+            files.append(HostFile(project / ".mcp.json", "project"))
+            files.append(HostFile(home / ".claude.json", "local", lambda doc: local_scope(doc, project)))
+    elif host == "cursor":
+        files.append(HostFile(home / ".cursor" / "mcp.json", "user"))
+        if project is not None:
+            files.append(HostFile(project / ".cursor" / "mcp.json", "project"))
+    elif host == "vscode":
+        files.append(HostFile(config_dir / "Code" / "User" / "mcp.json", "user"))
+        if project is not None:
+            files.append(HostFile(project / ".vscode" / "mcp.json", "project"))
+    elif host == "codex":
+        codex_home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
+        files.append(HostFile(codex_home / "config.toml", "user"))
+        if project is not None:
+            files.append(HostFile(project / ".codex" / "config.toml", "project"))
+    elif host == "gemini":
+        files.append(HostFile(home / ".gemini" / "settings.json", "user"))
+        if project is not None:
+            files.append(HostFile(project / ".gemini" / "settings.json", "project"))
+    elif host == "windsurf":
+        files.append(HostFile(home / ".codeium" / "windsurf" / "mcp_config.json", "user"))
+    else:
+        raise ConfigError(f"unknown host {host!r}; known hosts: {', '.join(HOSTS)}")
+    return files
+
+
+def host_config_files(
+    host: str,
+    project: str | os.PathLike[str] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    platform: str | None = None,
+) -> list[HostFile]:
+    """The files `host` reads that exist, in merge order; raises `ConfigError` naming what was looked for.
+
+    `host` is one of `HOSTS`; `project` adds the project's files (`.mcp.json`, `.cursor/mcp.json`,
+    `.vscode/mcp.json`, `.codex/config.toml`, `.gemini/settings.json`) and Claude Code's local scope.
+    """
+    environ = os.environ if environ is None else environ
+    home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
+    project_dir = Path(project).expanduser().absolute() if project is not None else None
+    candidates = _candidates(host, project_dir, home_dir, environ, platform or sys.platform)
+    found = [candidate for candidate in candidates if candidate.path.is_file()]
+    if not found:
+        looked = ", ".join(dict.fromkeys(str(candidate.path) for candidate in candidates))
+        raise ConfigError(f"no {host} configuration found; looked for {looked}")
+    return found
+
+
+def load_host_entries(
+    host: str,
+    project: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    inputs: Inputs = None,
+    strict: bool = False,
+    home: str | os.PathLike[str] | None = None,
+    platform: str | None = None,
+) -> ConfigEntries:
+    """The servers `host` is configured with, read from its files (see `host_config_files`).
+
+    Entry by entry, as `load_config_entries`: one that cannot be used is an `InvalidServerEntry`.
+    A file that cannot be read or parsed raises `ConfigError`, as does finding none.
+    """
+    environ = os.environ if environ is None else environ
+    files = host_config_files(host, project, home=home, environ=environ, platform=platform)
+    project_dir = Path(project).expanduser().absolute() if project is not None else None
+    context = LoadContext(project=project_dir, home=Path(home) if home is not None else None, inputs=inputs)
+    by_name: dict[Any, Any] = {}
+    unnamed = []
+    for file in files:
+        document, source = _read_document(file.path)
+        if file.part is not None:
+            document = file.part(document)
+        for entry in _document_entries(document, source, environ, context):
+            entry.label = f"{source}: {entry.label}"
+            if entry.map_key is None:
+                unnamed.append(entry)
+            else:
+                by_name.pop(entry.map_key, None)  # a later file's entry replaces it, in the later place
+                by_name[entry.map_key] = entry
+    raw = [*unnamed, *by_name.values()]
+    return _build(raw, environ, None, strict=strict)

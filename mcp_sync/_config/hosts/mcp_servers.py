@@ -1,0 +1,112 @@
+"""The `mcpServers` map: the shape Claude Desktop, Claude Code, Cursor, Gemini CLI and Windsurf write.
+
+The map key is the server name. `command` means stdio; `url` with `type` `http` (or no type)
+means Streamable HTTP; `type: sse` means the legacy SSE transport, the rest as for HTTP. A file
+does not say which host wrote it, so the keys of every such host are understood here; each
+host's module says what its own keys mean. Keys that have a meaning here are mapped; the skipped
+ones are logged by name; anything else is an unknown key, because dropping a setting we do not
+understand would run the server differently from the host.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from ..messages import _EntryError
+from ..models import HttpServerConfig, StdioServerConfig
+from ..raw import _RawEntry
+from . import claude, cursor, gemini, windsurf
+from .common import EntryMapper, host_auth, warn_unsupported
+
+_log = logging.getLogger("mcp_sync.config")
+
+# Skipped at debug level: they change nothing about how the server runs.
+_SKIPPED: Mapping[str, str] = MappingProxyType(
+    {"alwaysAllow": "host approval policy (Cline, Roo)", **claude.SKIPPED, **gemini.SKIPPED}
+)
+# Skipped at warning level: mcp_sync cannot honour them.
+_UNSUPPORTED: Mapping[str, str] = MappingProxyType({**claude.UNSUPPORTED, **cursor.UNSUPPORTED})
+_UNSUPPORTED_AUTH: Mapping[str, str] = gemini.UNSUPPORTED_AUTH
+
+
+class McpServersFormat:
+    """The `mcpServers` map's entries in our keys (see `raw.HostFormat`; the class itself is the format)."""
+
+    map_name: ClassVar[str] = "mcpServers"
+    known_keys: ClassVar[tuple[str, ...]] = (
+        "type",
+        "disabled",
+        "oauth",
+        *cursor.KEYS,
+        *gemini.KEYS,
+        windsurf.URL_KEY,
+        *_SKIPPED,
+        *_UNSUPPORTED,
+        *_UNSUPPORTED_AUTH,
+    )
+
+    @staticmethod
+    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+        """The entry without the host keys we skip, each skip logged (the key, never its value)."""
+        if not isinstance(data, Mapping):
+            raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
+        kept: dict[Any, Any] = {}
+        for key, value in data.items():
+            if key in _SKIPPED:
+                _log.debug("%s: ignoring %r (%s)", where, key, _SKIPPED[key])
+            elif key in _UNSUPPORTED_AUTH:
+                warn_unsupported(where, key, _UNSUPPORTED_AUTH[key], "; the server may refuse to connect")
+            elif key in _UNSUPPORTED:
+                warn_unsupported(where, key, _UNSUPPORTED[key])
+            else:
+                kept[key] = value
+        return kept
+
+    @staticmethod
+    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+        """An mcpServers entry in our own keys; the map key is the server name unless it names itself."""
+        mapper = EntryMapper(entry, data, problems)
+        for key, value in data.items():
+            if key == "type":
+                if not isinstance(value, str) or value not in claude.TYPES:
+                    problems.append(
+                        "field 'type': must be 'stdio', 'http', 'sse', 'streamable-http' or 'streamableHttp'"
+                    )
+                elif "transport" in data:
+                    problems.append("both 'type' and 'transport' are given; keep one")
+                else:
+                    mapper.out["transport"] = claude.TYPES[value]
+            elif key == "httpUrl" or key == windsurf.URL_KEY:  # Gemini CLI's Streamable HTTP endpoint
+                mapper.take(key, "url", value)
+            elif key == "disabled":
+                if not isinstance(value, bool):
+                    problems.append("field 'disabled': must be true or false")
+                else:
+                    mapper.take(key, "enabled", not value)
+            elif key == "timeout":  # Gemini CLI: milliseconds
+                mapper.take(key, "tool_call_timeout_ms", value)
+            elif key in ("oauth", "auth"):
+                if "oauth" in data and "auth" in data:
+                    if key == "oauth":
+                        problems.append("both 'oauth' and 'auth' are given; keep one")
+                    continue
+                auth = host_auth(key, value, entry.label, problems)
+                if auth is not None:
+                    mapper.out["auth"] = auth
+                    entry.key_names["auth"] = key
+            else:
+                mapper.keep(key, value)
+        remote = "httpUrl" in data or windsurf.URL_KEY in data
+        if remote and "transport" not in mapper.out and "url" not in data:
+            mapper.out["transport"] = "streamable-http"
+        return mapper.out
+
+    @staticmethod
+    def finish(
+        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
+    ) -> StdioServerConfig | HttpServerConfig:
+        gemini.check_timeout(entry, config, where)
+        return config

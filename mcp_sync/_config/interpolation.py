@@ -1,0 +1,138 @@
+"""`${VAR}` interpolation of an entry's strings, before validation.
+
+`${VAR}`, `${VAR:-default}` and `${env:VAR}` (the spellings the hosts use) read the environment;
+`$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$`. An unset variable
+without a default is a problem naming the field, never a silent empty string.
+
+`${input:ID}` is VS Code's input variable, understood only where the variables are an
+`InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
+variable `input_variable_name(ID)` (`api-key` -> `API_KEY`). An input given by neither is a
+`MissingInput` problem naming its id; elsewhere `${input:ID}` is a malformed reference.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def _path(parts: Iterable[str | int]) -> str:
+    """`('headers', 'Authorization')` -> `headers.Authorization`; `('args', 1)` -> `args[1]`."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part == "[key]":
+            out += " (a key)"  # pydantic's marker for a failed dict key
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+# One scan finds, in order: the `$${` escape (a literal `${`), a `${...}` reference, or a `${`
+# that never closes. A bare `$VAR` matches nothing and stays literal: passwords contain `$`.
+_REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+_INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+_INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
+_REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
+
+
+def input_variable_name(input_id: str) -> str:
+    """The environment variable that gives `${input:ID}`: the id upper-cased, other characters `_`."""
+    return re.sub(r"[^A-Z0-9_]", "_", input_id.upper())
+
+
+class MissingInput(str):
+    """A problem: a `${input:ID}` reference nothing gave a value for; `input_id` names the input."""
+
+    input_id: str
+
+    def __new__(cls, message: str, input_id: str) -> MissingInput:
+        problem = super().__new__(cls, message)
+        problem.input_id = input_id
+        return problem
+
+
+class InputVariables(Mapping[str, str], ABC):
+    """Variables that also answer `input:ID` keys: the values of a host file's inputs."""
+
+
+def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+    value = environ.get(f"input:{input_id}")
+    if value is None:
+        problems.append(
+            MissingInput(
+                f"field '{where}' references ${{input:{input_id}}}, which no inputs handler gave and no "
+                f"environment variable {input_variable_name(input_id)} sets",
+                input_id,
+            )
+        )
+        return ""
+    return value
+
+
+def _interpolate_string(text: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole == "$${":
+            return "${"
+        inner = match.group(1)
+        as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
+        if as_input is not None and isinstance(environ, InputVariables):
+            return _input_value(as_input.group(1), where, environ, problems)
+        parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
+        if parsed is None or "${" in (parsed.group(2) or ""):
+            # The text itself is not echoed: it may be part of a secret.
+            problems.append(f"field '{where}' has a malformed ${{...}} reference ({_REFERENCE_FORMS})")
+            return ""
+        name, default = parsed.group(1), parsed.group(2)
+        value = environ.get(name)
+        if default is not None:
+            return value if value else default  # like the shell: unset or empty takes the default
+        if value is None:
+            problems.append(f"field '{where}' references ${{{name}}}, which is not set")
+            return ""
+        return value
+
+    return _REFERENCE_RE.sub(replace, text)
+
+
+# A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
+# alias bomb expands a few hundred bytes into millions of values).
+_MAX_ENTRY_DEPTH = 32
+_MAX_ENTRY_VALUES = 100_000
+
+
+class _EntryTooLarge(Exception):
+    """An entry past `_MAX_ENTRY_DEPTH` or `_MAX_ENTRY_VALUES`."""
+
+
+# Fields whose value must come from the environment, never be written in the configuration itself.
+_REFERENCE_ONLY = frozenset({("auth", "private_key"), ("auth", "assertion")})
+
+
+def _interpolate(
+    value: Any,
+    parts: tuple[str | int, ...],
+    environ: Mapping[str, str],
+    problems: list[str],
+    budget: list[int] | None = None,
+) -> Any:
+    """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
+    budget = [_MAX_ENTRY_VALUES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
+        raise _EntryTooLarge
+    if isinstance(value, str):
+        if "${" not in value:  # most values: no reference, and no need to name the field
+            if parts[-2:] in _REFERENCE_ONLY:
+                problems.append(f"field '{_path(parts)}' must be a ${{VAR}} reference, not the key itself")
+            return value
+        return _interpolate_string(value, _path(parts), environ, problems)
+    if isinstance(value, Mapping):
+        return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
+    return value

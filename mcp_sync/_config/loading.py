@@ -1,0 +1,203 @@
+"""Reading configuration files: JSON (comments allowed), YAML or TOML, by content; then their entries.
+
+Errors name the file and the line, never the file's text (it may hold secrets).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from .._values.errors import ConfigError
+from .context import Inputs, LoadContext
+from .entries import ConfigEntries, _build
+from .hosts import _document_entries
+from .models import ServerConfig
+
+_log = logging.getLogger("mcp_sync.config")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a repeated mapping key instead of keeping the last one silently."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *base` keys may be overridden: that is what merging is for
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:
+            continue  # unhashable: construct_mapping reports it
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"found duplicate key {key!r}",
+                key_node.start_mark,
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class _DuplicateJsonKey(ValueError):
+    """A JSON object repeats a key; YAML's loader reports it with its line."""
+
+
+def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateJsonKey(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+# One scan over JSON text: a string (kept whole, so `//` inside a URL stays), a `//` or `/* */`
+# comment, or a comma that only whitespace and comments separate from a closing bracket.
+_JSONC_RE = re.compile(
+    r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.DOTALL
+)
+
+
+def _without_json_comments(text: str) -> str:
+    """JSON with comments (JSONC: VS Code, Cursor) as JSON: comments and trailing commas become spaces.
+
+    Newlines are kept, so error positions still match the file.
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return token if token.startswith('"') else re.sub(r"[^\n]", " ", token)
+
+    return _JSONC_RE.sub(blank, text)
+
+
+def _parse_text(text: str, source: str) -> Any:
+    """JSON (comments allowed) or YAML, by content. Errors name the file and line, never the file's text."""
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+    except ValueError:
+        pass  # not plain JSON: JSON with comments, or YAML
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    json_problem: str | None = None
+    yaml_text = text
+    if text.lstrip()[:1] in ("{", "/"):
+        stripped = _without_json_comments(text)
+        if stripped.lstrip().startswith("{"):
+            try:
+                return json.loads(stripped, object_pairs_hook=_reject_duplicate_json_keys)
+            except json.JSONDecodeError as exc:  # its message is a fixed phrase, never the text
+                json_problem = (
+                    f"{source}: not valid YAML or JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                )
+            except ValueError:  # a repeated key, or a number too long to convert
+                yaml_text = stripped  # YAML reads the same document and says what and where
+            except RecursionError:
+                raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    problem: str | None = None
+    try:
+        return yaml.load(yaml_text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+    except RecursionError:
+        problem = f"{source}: nested too deeply to be a configuration"
+    except ValueError as exc:  # a value PyYAML cannot build, such as an integer of thousands of digits
+        problem = f"{source}: not valid YAML or JSON: {type(exc).__name__} building a value"
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML's str(exc) quotes the offending line; only its fixed phrases and positions are used.
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = f"{source}: not valid YAML or JSON{where}: {exc.problem or exc.context or 'syntax error'}"
+        if exc.problem and exc.context and exc.context_mark is not None:
+            problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
+    except yaml.YAMLError:
+        problem = f"{source}: not valid YAML or JSON"
+    raise ConfigError(json_problem or problem)
+
+
+def _read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
+    """The parsed file and its name for messages; `~` in the path is the home directory."""
+    source = os.fspath(path)
+    try:
+        with open(os.path.expanduser(source), "rb") as handle:
+            raw_bytes = handle.read()
+    except OSError as exc:
+        raise ConfigError(
+            f"{source}: cannot read the config file: {exc.strerror or type(exc).__name__}"
+        ) from None
+    try:
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8 text") from None
+    if source.lower().endswith(".toml"):
+        return _parse_toml(text, source), source
+    return _parse_text(text, source), source
+
+
+def _parse_toml(text: str, source: str) -> Any:
+    """A TOML file (Codex's `config.toml`); tomllib's messages are fixed phrases and a position."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+
+
+def load_config_entries(
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    strict: bool = False,
+    inputs: Inputs = None,
+) -> ConfigEntries:
+    """Read a config file (see `load_config_file`), each entry standing alone unless `strict`.
+
+    A file that cannot be read or has no known shape raises `ConfigError`. Otherwise an entry
+    that cannot be used (a name with a space, a misspelt key) becomes an `InvalidServerEntry`,
+    and the others load. `strict=True` raises one `ConfigError` naming every problem instead
+    (for CI). Disabled entries are never errors. `inputs` gives the values of a VS Code file's
+    `${input:ID}` references: a mapping of id to value, or a handler called with each `HostInput`.
+    """
+    return read_entries(path, environ=environ, strict=strict, context=LoadContext(inputs=inputs))
+
+
+def read_entries(
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    strict: bool = False,
+    context: LoadContext,
+) -> ConfigEntries:
+    """`load_config_entries` with the folders a host file's references are resolved against."""
+    environ = os.environ if environ is None else environ
+    document, source = _read_document(path)
+    raw = _document_entries(document, source, environ, context)
+    entries = _build(raw, environ, source, strict=strict)
+    _log.debug("%s: read %d server entries (%d invalid)", source, len(entries.entries), len(entries.invalid))
+    return entries
+
+
+def load_config_file(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> list[ServerConfig]:
+    """Read servers from a JSON (comments allowed), YAML or TOML file: our `servers:` list, or a host's file.
+
+    A host's file is an `mcpServers` map (Claude Desktop, Claude Code's `.mcp.json`, Cursor,
+    Gemini CLI, Windsurf), VS Code's `mcp.json` (a `servers` map) or Codex's `config.toml`
+    (`mcp_servers` tables); other top-level settings in such a file are ignored. Any invalid entry
+    raises `ConfigError`; `load_config_entries` lets each entry stand alone.
+    """
+    return load_config_entries(path, environ=environ, strict=True).configs

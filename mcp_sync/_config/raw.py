@@ -1,0 +1,54 @@
+"""One entry before validation, and the hook through which a host's file format maps it onto ours.
+
+A host file (`mcpServers`, VS Code's `servers`, Codex's `mcp_servers`) names each server by its
+map key and spells some settings its own way; its `HostFormat` turns such an entry into our keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .models import HttpServerConfig, StdioServerConfig
+
+_MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
+
+
+class HostFormat(Protocol):
+    """How one host's entries become ours; `entries._validate` calls these in this order."""
+
+    @property
+    def map_name(self) -> str:
+        """What the map holding the entries is called in messages (`mcpServers`)."""
+
+    @property
+    def known_keys(self) -> tuple[str, ...]:
+        """Every key the host's entries may hold besides ours: for "did you mean" suggestions."""
+
+    def prepare(self, entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+        """The entry before interpolation, without the keys that are skipped (each logged by name)."""
+
+    def to_ours(self, entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+        """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
+
+    def finish(
+        self, entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
+    ) -> StdioServerConfig | HttpServerConfig:
+        """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
+
+
+@dataclass
+class _RawEntry:
+    """One entry before validation, with where it came from."""
+
+    label: str  # `servers[2]` or `mcpServers.fs`
+    data: Any
+    map_key: Any = None  # the host map's key (the server name), or None for a `servers` list entry
+    key_names: dict[str, str] = field(default_factory=dict)  # our field -> the key the user wrote
+    format: HostFormat | None = None  # set for an entry of a host's map
+    environ: Mapping[str, str] | None = None  # what its `${...}` references read, if not the caller's
+    secrets: set[str] = field(default_factory=set)  # values given for its `${input:ID}` references
+    project: Path | None = None  # the project folder its file belongs to: relative paths start there

@@ -1,0 +1,52 @@
+"""Tool filters that match nothing: found after a server's first listing, and warned about."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Iterable
+
+from .messages import _SUGGESTION_CUTOFF
+from .models import ServerConfig
+
+_log = logging.getLogger("mcp_sync.config")
+
+
+def unmatched_tool_filters(config: ServerConfig, raw_names: Iterable[str]) -> list[str]:
+    """The `include_tools` and `exclude_tools` entries that name none of `raw_names`, in order, once each."""
+    offered = set(raw_names)
+    unmatched: list[str] = []
+    for name in (*(config.include_tools or ()), *config.exclude_tools):
+        if name not in offered and name not in unmatched:
+            unmatched.append(name)
+    return unmatched
+
+
+def warn_unmatched_tool_filters(config: ServerConfig, raw_names: Iterable[str]) -> list[str]:
+    """Log a warning naming the filter entries that match no tool; returns them.
+
+    Call after the server's first tool listing: a filter that matches nothing is usually a
+    public name (`mcp__fs__read_file`) or a typo where the raw name (`read_file`) belongs.
+    """
+    offered = sorted(set(raw_names))
+    unmatched = unmatched_tool_filters(config, offered)
+    if not unmatched:
+        return unmatched
+    public_prefix = f"mcp__{config.server_name}__"
+    described: list[str] = []
+    for name in unmatched:
+        if name.startswith(public_prefix) and name[len(public_prefix) :] in offered:
+            described.append(f"{name!r} (did you mean {name[len(public_prefix) :]!r}?)")
+        else:
+            close = difflib.get_close_matches(name, offered, n=1, cutoff=_SUGGESTION_CUTOFF)
+            described.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+    example = offered[0] if offered else "read_file"
+    _log.warning(
+        "server %r: include_tools/exclude_tools name no tool the server offers: %s; these lists take "
+        "the server's raw tool names (like %r), not public names (like %r)",
+        config.server_name,
+        ", ".join(described),
+        example,
+        public_prefix + example,
+    )
+    return unmatched
