@@ -4,8 +4,13 @@ Run as ``python fixture_server.py [flags]``. One process serves one transport.
 
 Flags
 -----
---transport stdio|http   stdio (default), or Streamable HTTP on 127.0.0.1 at path ``/mcp``.
---port N                 HTTP port; 0 (default) picks a free one. Once listening the server
+--transport stdio|http|sse
+                         stdio (default), Streamable HTTP on 127.0.0.1 at path ``/mcp``, or the
+                         legacy HTTP+SSE transport (the SDK's ``sse_app``) on 127.0.0.1: the event
+                         stream at ``/sse``, messages POSTed to ``/messages/``. Every tool works over
+                         each; ``http_error`` and ``get_header`` as over HTTP (the error answers the
+                         message POST).
+--port N                 HTTP or SSE port; 0 (default) picks a free one. Once listening the server
                          prints exactly one line ``LISTENING <port>`` to stdout.
 --era modern|legacy      modern (default): a normal 2.x server; a ``mode="auto"`` client
                          negotiates 2026-07-28. legacy: a handshake-era (2025) server that
@@ -205,7 +210,7 @@ class Options:
 
 def parse_args(argv: list[str] | None = None) -> Options:
     parser = argparse.ArgumentParser(description="mcp_sync test fixture MCP server (mcp 2.x SDK)")
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--era", choices=["modern", "legacy"], default="modern")
     parser.add_argument("--events", default=None)
@@ -1007,7 +1012,11 @@ def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
 
 
 async def serve_http(server: MCPServer, options: Options, events: EventSink) -> None:
-    app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"))
+    """Serve Streamable HTTP (``--transport http``) or legacy SSE (``--transport sse``) until stopped."""
+    if options.transport == "sse":
+        app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"))
+    else:
+        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
@@ -1022,7 +1031,7 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
             await task
             raise SystemExit("uvicorn stopped before it started listening")
         await asyncio.sleep(0.01)
-    events.write("ready", pid=os.getpid(), transport="http", era=options.era, port=port)
+    events.write("ready", pid=os.getpid(), transport=options.transport, era=options.era, port=port)
     sys.stdout.write(f"LISTENING {port}\n")
     sys.stdout.flush()
     await task
@@ -1076,7 +1085,7 @@ def main(argv: list[str] | None = None) -> None:
     if options.helper is not None:
         start_helper(options, events)
     server = build_server(options, events)
-    if options.transport == "http":
+    if options.transport in ("http", "sse"):
         asyncio.run(serve_http(server, options, events))
     else:
         anyio.run(serve_stdio, server, options, events)
