@@ -1,11 +1,12 @@
 """Server configuration: the models, environment interpolation, and loading files.
 
-An entry describes one MCP server, over stdio (`command`) or Streamable HTTP
-(`url`). Entries come from Python (dicts or models), from our own file format
-(a `servers:` list), or from the `mcpServers` map that Claude Desktop, Claude
-Code, Cursor and Gemini CLI write, so users can point us at the file they
-already have. Models are frozen and compare by value: `reload()` diffs old and
-new configurations with `==`.
+An entry describes one MCP server, over stdio (`command`), Streamable HTTP
+(`url`), or legacy SSE (`transport: sse`, opt-in: never inferred). Entries come
+from Python (dicts or models), from our own file format (a `servers:` list), or
+from the `mcpServers` map that Claude Desktop, Claude Code, Cursor and Gemini
+CLI write, so users can point us at the file they already have. Models are
+frozen and compare by value: `reload()` diffs old and new configurations with
+`==`.
 
 Every failure is a `ConfigError` that names the file, the entry and the field.
 Header and env values are secrets: they never appear in a repr, a log line or
@@ -36,6 +37,7 @@ from pydantic import (
     GetCoreSchemaHandler,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
@@ -51,6 +53,7 @@ __all__ = [
     "ReconnectConfig",
     "RedactedMapping",
     "ServerConfig",
+    "SseServerConfig",
     "StdioServerConfig",
     "load_config_entries",
     "load_config_file",
@@ -68,7 +71,7 @@ SERVER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"  # the RFC's serverName: it becom
 _SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
 _MASK = "***"
-_TRANSPORTS = ("stdio", "streamable-http")
+_TRANSPORTS = ("stdio", "streamable-http", "sse")
 
 # RFC 9110 token characters: a header name outside them is rejected by the HTTP client at connect time.
 _HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -447,6 +450,43 @@ class HttpServerConfig(_ServerConfigBase):
             yield name, (_redact_url(value) if name == "url" else value)
 
 
+class SseServerConfig(_ServerConfigBase):
+    """A server reached over the legacy HTTP+SSE transport (protocol 2024-11-05): opt-in, never inferred.
+
+    `url` is the SSE endpoint (often ending in /sse); `headers` go with the event stream and every message.
+    The configured sign-in (`auth`) is Streamable HTTP's alone: a token goes in `headers` here.
+    """
+
+    transport: Literal["sse"] = "sse"
+    url: str
+    headers: _SecretMapping = RedactedMapping()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_sign_in(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "auth" in data:
+            raise PydanticCustomError(
+                "config",
+                "'auth' (sign-in) is not available over the legacy SSE transport: put the token in 'headers' "
+                "(Authorization: Bearer ${TOKEN}), or use 'streamable-http' if the server offers it",
+            )
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, value: str) -> str:
+        return HttpServerConfig._url_is_http(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        return HttpServerConfig._headers_valid(value)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, (_redact_url(value) if name == "url" else value)
+
+
 def _redact_url(url: str) -> str:
     """The URL with its password and query values masked: both are common places for tokens."""
     parts = urlsplit(url)
@@ -457,11 +497,15 @@ def _redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, _MASK if parts.fragment else ""))
 
 
-ServerConfig: TypeAlias = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
+ServerConfig: TypeAlias = Annotated[
+    StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
+]
+_ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
 
-_MODELS: dict[str, type[StdioServerConfig] | type[HttpServerConfig]] = {
+_MODELS: dict[str, type[_ServerModel]] = {
     "stdio": StdioServerConfig,
     "streamable-http": HttpServerConfig,
+    "sse": SseServerConfig,
 }
 
 
@@ -681,7 +725,11 @@ def _field_spellings(model: type[_ServerConfigBase]) -> dict[str, str]:
     return spellings
 
 
-_ALL_SPELLINGS = {**_field_spellings(StdioServerConfig), **_field_spellings(HttpServerConfig)}
+_ALL_SPELLINGS = {
+    **_field_spellings(StdioServerConfig),
+    **_field_spellings(HttpServerConfig),
+    **_field_spellings(SseServerConfig),
+}
 
 
 def _entry_name(data: Mapping[Any, Any]) -> str | None:
@@ -710,11 +758,8 @@ def _choose_transport(data: dict[Any, Any], problems: list[str], *, quiet: bool 
     """
     if "transport" in data:
         transport = data["transport"]
-        if transport == "sse":
-            problems.append("the SSE transport is not supported; use 'streamable-http'")
-            return None
         if transport not in _TRANSPORTS:
-            problems.append("field 'transport': must be 'stdio' or 'streamable-http'")
+            problems.append("field 'transport': must be 'stdio', 'streamable-http' or 'sse'")
             return None
         return str(transport)
     has_command, has_url = "command" in data, "url" in data
@@ -778,7 +823,7 @@ def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: 
 
 def _validate(
     entry: _RawEntry, environ: Mapping[str, str], where: str
-) -> StdioServerConfig | HttpServerConfig:
+) -> _ServerModel:
     """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
     problems: list[str] = []
     try:
@@ -831,6 +876,7 @@ _HOST_TYPES = {
     "http": "streamable-http",
     "streamable-http": "streamable-http",
     "streamableHttp": "streamable-http",
+    "sse": "sse",
 }
 # Every key an mcpServers entry may hold besides ours: for "did you mean" suggestions.
 _HOST_KEYS = (
@@ -930,14 +976,9 @@ def _from_host_entry(entry: _RawEntry, data: dict[Any, Any], problems: list[str]
 
     for key, value in data.items():
         if key == "type":
-            if value == "sse":
+            if not isinstance(value, str) or value not in _HOST_TYPES:
                 problems.append(
-                    "the SSE transport is not supported; if the server also speaks Streamable HTTP, "
-                    "point 'url' at that endpoint (often ending in /mcp) and set type: http"
-                )
-            elif not isinstance(value, str) or value not in _HOST_TYPES:
-                problems.append(
-                    "field 'type': must be 'stdio', 'http', 'streamable-http' or 'streamableHttp'"
+                    "field 'type': must be 'stdio', 'http', 'streamable-http', 'streamableHttp' or 'sse'"
                 )
             elif "transport" in data:
                 problems.append("both 'type' and 'transport' are given; keep one")
@@ -1001,7 +1042,7 @@ class InvalidServerEntry:
 class ConfigEntries:
     """Every entry of a configuration, in order: each a valid config or an `InvalidServerEntry`."""
 
-    entries: tuple[StdioServerConfig | HttpServerConfig | InvalidServerEntry, ...]
+    entries: tuple[_ServerModel | InvalidServerEntry, ...]
     source: str | None = None
 
     @property
@@ -1036,7 +1077,7 @@ def _build(
     failures: list[tuple[int, str]] = []
     for index, entry in enumerate(raw_entries):
         results.append(None)
-        if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
+        if isinstance(entry.data, _ServerModel):
             results[index] = entry.data
             continue
         if entry.map_key is None and not isinstance(entry.data, Mapping):
@@ -1072,7 +1113,7 @@ def _build(
 
     first_enabled: dict[str, int] = {}
     for index, result in enumerate(results):
-        if not isinstance(result, StdioServerConfig | HttpServerConfig) or not result.enabled:
+        if not isinstance(result, _ServerModel) or not result.enabled:
             continue
         if result.server_name not in first_enabled:
             first_enabled[result.server_name] = index
@@ -1135,7 +1176,7 @@ def _document_entries(document: Any, source: str | None) -> list[_RawEntry]:
 # --------------------------------------------------------------------------- public functions
 
 ServerEntries: TypeAlias = (
-    Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig] | Mapping[str, Any]
+    Iterable[Mapping[str, Any] | _ServerModel] | Mapping[str, Any]
 )
 """What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
 
@@ -1317,7 +1358,7 @@ def load_config_entries(
     """Read a config file (see `load_config_file`), each entry standing alone unless `strict`.
 
     A file that cannot be read or has neither shape raises `ConfigError`. Otherwise an entry
-    that cannot be used (a name with a space, `"type": "sse"`, a misspelt key) becomes an
+    that cannot be used (a name with a space, `"type": "websocket"`, a misspelt key) becomes an
     `InvalidServerEntry`, and the others load. `strict=True` raises one `ConfigError` naming
     every problem instead (for CI). Disabled entries are never errors.
     """
