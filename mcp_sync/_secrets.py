@@ -35,7 +35,7 @@ from typing import Any, Self, TypeVar, overload
 from urllib.parse import quote, unquote, urlsplit
 
 from ._child_env import is_credential_name
-from ._config import HttpServerConfig, StdioServerConfig
+from ._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from ._errors import MCPSyncError
 
 __all__ = [
@@ -432,7 +432,7 @@ def _header_secrets(value: str) -> Iterator[str]:
         yield scheme.group(1)
 
 
-def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
+def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -> set[str]:
     """Every secret value in one server's configuration, ready for `register`.
 
     Header values (and the token after "Bearer "), `env` values, and URL credentials: the
@@ -444,11 +444,12 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
     def add(values: Iterable[str], *, credential_name: bool = False) -> None:
         found.update(v for v in values if _plausible_secret(v, credential_name=credential_name))
 
-    if isinstance(config, HttpServerConfig):
+    if isinstance(config, HttpServerConfig | SseServerConfig):
         for name, value in config.headers.items():
             credential = is_credential_name(name) or name.lower() in ("authorization", "proxy-authorization")
             add(_header_secrets(value), credential_name=credential)
         add(_url_secrets(config.url), credential_name=True)
+    if isinstance(config, HttpServerConfig):
         if config.auth is not None and config.auth.client_secret is not None:
             add([config.auth.client_secret], credential_name=True)
         if config.auth is not None:

@@ -36,7 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ._auth import ServerAuth
 from ._callbacks import CallbackDispatcher, ProgressCallback
 from ._calls import LoopCalls, request_failure, timed_out
-from ._config import ServerConfig
+from ._config import ServerConfig, SseServerConfig
 from ._errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError
 from ._features import ServerFeatures
 from ._lifecycle import ConnectionState
@@ -173,6 +173,8 @@ class Session:
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
+        if isinstance(self._config, SseServerConfig):
+            options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
         client = Client(transport, cache=None, message_handler=self._on_message, **options)
         await stack.enter_async_context(client)
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
