@@ -228,10 +228,19 @@ class Session:
 
     def _transport_ended(self) -> None:
         self._output_ended = True
-        if self.process.pid is None:  # HTTP: nothing more to learn
+        if self.process.pid is not None:  # stdio: the owner waits for how the process ended
+            if self._wake is not None:
+                self._wake.set()
+        elif self._connection.state == "connecting" and self._owner is not None and not self._stopping:
+            # HTTP, in the handshake: its answer can no longer come (over SSE a refused message POST
+            # stops the SDK's writer), so fail now, with what the transport saw, rather than wait it out.
+            ended = self._end_details()
+            self._end_cause = self._end_cause or ServerDisconnectedError(
+                scrub(f"server {self._name!r} went away while connecting{ended}")
+            )
+            self._owner.cancel()
+        else:  # HTTP: nothing more to learn
             self._lose("closed its connection")
-        elif self._wake is not None:  # stdio: the owner waits for how the process ended
-            self._wake.set()
 
     def _transport_over(self) -> bool:
         """Whether the transport has ended (or is being closed): failing requests then say nothing new."""

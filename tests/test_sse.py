@@ -375,3 +375,18 @@ def test_a_host_file_oauth_on_an_sse_entry_is_refused_clearly(tmp_path: Path) ->
     assert "mcpServers.legacy: 'auth' (sign-in) is not available over the legacy SSE transport" in str(
         raised.value
     )
+
+
+def test_a_message_endpoint_that_refuses_the_handshake_fails_the_server_with_the_status(
+    events: EventLog,
+) -> None:
+    with (
+        HttpServer("--refuse-messages", "401", events=events, transport="sse") as server,
+        MCPHub([sse_config("web", server.url, connect_timeout_ms=20_000)]) as hub,
+    ):
+        failed = hub.servers["web"]
+        assert failed.state == "failed"
+        message = str(failed.error)
+        assert "did not connect" not in message  # failed on the refusal, not on waiting it out
+        assert "HTTP 401 Unauthorized from POST" in message
+        assert "the server wants credentials" in message

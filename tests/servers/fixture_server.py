@@ -56,6 +56,10 @@ Flags
 --echo-in-errors         ``get_env`` and ``get_header`` answer with a JSON-RPC error (not a result)
                          whose message holds the value, as a server that echoes a rejected
                          credential back does.
+--refuse-messages STATUS (http, sse) answer every POST with that HTTP status and an echoing error
+                         (as ``http_error`` does), from the first one on: over SSE the event stream
+                         opens, but no message gets through (a message endpoint that refuses the
+                         credentials).
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
 
@@ -206,6 +210,7 @@ class Options:
     hold_start: str | None = None
     echo_in_errors: bool = False
     stderr_env: str | None = None
+    refuse_messages: int = 0
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -232,6 +237,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--hold-start", default=None)
     parser.add_argument("--echo-in-errors", action="store_true")
     parser.add_argument("--stderr-env", default=None)
+    parser.add_argument("--refuse-messages", type=int, default=0)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -260,6 +266,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         hold_start=ns.hold_start,
         echo_in_errors=ns.echo_in_errors,
         stderr_env=ns.stderr_env,
+        refuse_messages=ns.refuse_messages,
     )
 
 
@@ -940,10 +947,12 @@ class EchoingErrorRoute:
     """ASGI wrapper: a POST calling the tool ``http_error`` or reading ``fixture://http-error/<status>``
     is answered with that HTTP status and a JSON-RPC error whose message and data echo the request's
     Authorization and X-Api-Key headers and its query string, as a careless server might. Every
-    other request goes through untouched (its body replayed)."""
+    other request goes through untouched (its body replayed), unless `refuse_status` answers every
+    POST that way (``--refuse-messages``)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, refuse_status: int = 0) -> None:
         self.app = app
+        self.refuse_status = refuse_status
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -956,6 +965,8 @@ class EchoingErrorRoute:
             body += message.get("body", b"")
             more = message.get("more_body", False)
         found = _echoing_error_request(body)
+        if found is None and self.refuse_status:
+            found = _request_id(body), self.refuse_status
         if found is None:
             replayed = False
 
@@ -994,6 +1005,15 @@ class EchoingErrorRoute:
         await send({"type": "http.response.body", "body": answer})
 
 
+def _request_id(body: bytes) -> Any:
+    """The JSON-RPC id of the message in `body`, or None (a notification, or not JSON)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
 def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
     """(request id, HTTP status) if the body asks for an echoing error (see `EchoingErrorRoute`)."""
     try:
@@ -1014,9 +1034,9 @@ def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
 async def serve_http(server: MCPServer, options: Options, events: EventSink) -> None:
     """Serve Streamable HTTP (``--transport http``) or legacy SSE (``--transport sse``) until stopped."""
     if options.transport == "sse":
-        app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"))
+        app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"), options.refuse_messages)
     else:
-        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"))
+        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"), options.refuse_messages)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
