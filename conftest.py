@@ -53,9 +53,12 @@ def _end_page(namespace: dict[str, Any]) -> None:
 
 
 class _EveryVariableSet(Mapping[str, str]):
-    """An environment in which every `${VAR}` a sample writes is set, to a value long enough for a secret."""
+    """An environment in which every `${VAR}` a sample writes is set, to a value long enough for a secret
+    (a variable named like a URL holds a URL, as a sample that builds one from it expects)."""
 
     def __getitem__(self, name: str) -> str:
+        if "URL" in name.upper():
+            return f"https://{name.lower().replace('_', '-')}.example"
         return f"value-of-{name}"
 
     def __contains__(self, name: object) -> bool:

@@ -288,6 +288,7 @@ class HttpServer:
     Waits (bounded by `startup_timeout`) for its ``LISTENING <port>`` line, then exposes
     `url` (``http://127.0.0.1:<port>/mcp``), `port`, `pid`, `kill()` (SIGKILL, for "server
     went away" tests) and `stop()`. Leaving the block terminates and reaps it (bounded).
+    ``transport="sse"`` runs the legacy SSE mode instead (`url` then ends in ``/sse``).
     Runs the fixture server by default; for the 1.x server pass
     ``script=LEGACY_V1_SERVER, python=legacy_v1_python``. Its stderr goes to a temporary
     file (`stderr_text()`), never to a pipe that could fill up.
@@ -302,12 +303,14 @@ class HttpServer:
         env: dict[str, str] | None = None,
         cwd: PathLike | None = None,
         startup_timeout: float = 20.0,
+        transport: str = "http",
     ) -> None:
+        self.transport = transport
         self.argv = [
             os.fspath(python),
             os.fspath(script),
             "--transport",
-            "http",
+            transport,
             "--port",
             "0",
             *flags,
@@ -335,7 +338,7 @@ class HttpServer:
     def url(self) -> str:
         if self.port is None:
             raise RuntimeError("HttpServer is not listening")
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"http://127.0.0.1:{self.port}/{'sse' if self.transport == 'sse' else 'mcp'}"
 
     def _pump_stdout(self, stream: IO[bytes]) -> None:
         # Reads the child's stdout to the end so it can never block on a full pipe.

@@ -44,8 +44,8 @@ HOST_WITH_PROBLEMS = {
     "mcpServers": {
         "demo": DEMO,
         "brave search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"]},
-        "legacy": {"type": "sse", "url": "https://mcp.example.com/sse"},
-        "paused": {"type": "sse", "url": "https://old.example.com/sse", "disabled": True},
+        "legacy": {"type": "websocket", "url": "wss://mcp.example.com/ws"},
+        "paused": {"type": "websocket", "url": "wss://old.example.com/ws", "disabled": True},
     }
 }
 HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "authProviderType": "google_credentials"}}}
@@ -259,12 +259,12 @@ def test_unusable_entries_fail_alone_and_the_other_servers_run(cli: Runs) -> Non
     rows = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
     assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "8"]
     assert "'brave search' cannot be used" in rows["brave"]
-    assert "SSE transport is not supported" in rows["legacy"]
+    assert "field 'type': must be" in rows["legacy"]
     assert "paused" not in rows
     lines = done.stderr.splitlines()
     assert len(lines) == 2
     assert "Rename the key to 'brave_search'" in lines[0]
-    assert "mcpServers.legacy: the SSE transport is not supported" in lines[1]
+    assert "mcpServers.legacy: field 'type': must be" in lines[1]
 
 
 def test_unusable_entries_are_failed_servers_in_json(cli: Runs) -> None:
@@ -279,7 +279,7 @@ def test_unusable_entries_are_failed_servers_in_json(cli: Runs) -> None:
 def test_strict_refuses_a_file_with_an_unusable_entry_in_one_line(cli: Runs) -> None:
     done = result(cli, "servers_host_with_problems_strict")
     assert_one_line_error(done, 2, "mcpServers.brave search: the server name")
-    assert "mcpServers.legacy: the SSE transport is not supported" in done.stderr
+    assert "mcpServers.legacy: field 'type': must be" in done.stderr
     assert done.stdout == ""
 
 

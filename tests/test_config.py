@@ -18,6 +18,7 @@ from mcp_sync._config import (
     HttpServerConfig,
     RedactedMapping,
     ServerConfig,
+    SseServerConfig,
     StdioServerConfig,
     load_config_entries,
     load_config_file,
@@ -41,7 +42,7 @@ def http(**fields: Any) -> dict[str, Any]:
     return {"server_name": "web", "url": "https://mcp.example.com/mcp", **fields}
 
 
-def parse_one(entry: Any, environ: dict[str, str] | None = None) -> StdioServerConfig | HttpServerConfig:
+def parse_one(entry: Any, environ: dict[str, str] | None = None) -> ServerConfig:
     [config] = parse_server_configs([entry], environ=NO_ENV if environ is None else environ)
     return config
 
@@ -354,22 +355,24 @@ def test_entry_with_command_and_url_but_no_transport_is_refused() -> None:
 def test_unknown_transport_is_refused(transport: Any) -> None:
     message = config_error([stdio(transport=transport)])
 
-    assert "field 'transport': must be 'stdio' or 'streamable-http'" in message
+    assert "field 'transport': must be 'stdio', 'streamable-http' or 'sse'" in message
 
 
-def test_sse_transport_is_refused_as_unsupported() -> None:
-    message = config_error([http(transport="sse")])
+def test_sse_transport_is_opt_in_and_gives_an_sse_config() -> None:
+    config = parse_one(http(transport="sse", url="https://mcp.example.com/sse"))
 
-    assert "SSE transport is not supported" in message
+    assert isinstance(config, SseServerConfig)
+    assert config.url == "https://mcp.example.com/sse"
 
 
 def test_discriminated_union_validates_to_the_matching_model() -> None:
-    adapter: TypeAdapter[StdioServerConfig | HttpServerConfig] = TypeAdapter(ServerConfig)
+    adapter: TypeAdapter[ServerConfig] = TypeAdapter(ServerConfig)
 
     assert isinstance(adapter.validate_python({"transport": "stdio", **stdio()}), StdioServerConfig)
     assert isinstance(adapter.validate_python({"transport": "streamable-http", **http()}), HttpServerConfig)
+    assert isinstance(adapter.validate_python({"transport": "sse", **http()}), SseServerConfig)
     with pytest.raises(ValidationError):
-        adapter.validate_python({"transport": "sse", **http()})
+        adapter.validate_python({"transport": "websocket", **http()})
 
 
 def test_stdio_key_on_an_http_entry_is_an_unknown_key() -> None:
@@ -1095,10 +1098,10 @@ def test_gemini_http_url_means_streamable_http(tmp_path: Path) -> None:
     assert config == HttpServerConfig(server_name="web", url="https://mcp.example.com/mcp")
 
 
-def test_sse_type_in_the_map_is_refused_as_unsupported(tmp_path: Path) -> None:
-    message = map_error(tmp_path, {"old": {"type": "sse", "url": "https://mcp.example.com/sse"}})
+def test_sse_type_in_the_map_means_the_legacy_sse_transport(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"old": {"type": "sse", "url": "https://mcp.example.com/sse"}})
 
-    assert "mcpServers.old: the SSE transport is not supported" in message
+    assert config == SseServerConfig(server_name="old", url="https://mcp.example.com/sse")
 
 
 def test_unknown_type_in_the_map_is_refused(tmp_path: Path) -> None:
@@ -1544,8 +1547,8 @@ CLAUDE_DESKTOP_WITH_PROBLEMS = {
     "mcpServers": {
         "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
         "brave search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"]},
-        "legacy": {"type": "sse", "url": "https://mcp.example.com/sse", "required": True},
-        "paused": {"type": "sse", "url": "https://old.example.com/sse", "disabled": True},
+        "legacy": {"type": "websocket", "url": "wss://mcp.example.com/ws", "required": True},
+        "paused": {"type": "websocket", "url": "wss://old.example.com/ws", "disabled": True},
         "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
     },
     "globalShortcut": "Ctrl+Space",
@@ -1574,7 +1577,7 @@ def test_invalid_entry_error_explains_and_suggests_a_valid_name(tmp_path: Path) 
     assert isinstance(brave.error, ConfigError)
     assert str(brave.error).startswith(f"{path}: mcpServers.brave search: the server name")
     assert "Rename the key to 'brave_search'" in str(brave.error)
-    assert "the SSE transport is not supported" in str(legacy.error)
+    assert "field 'type': must be" in str(legacy.error)
 
 
 def test_invalid_entry_keeps_required(tmp_path: Path) -> None:
@@ -1600,7 +1603,7 @@ def test_strict_loading_raises_naming_every_invalid_entry(tmp_path: Path) -> Non
 
     message = str(info.value)
     assert "mcpServers.brave search: the server name" in message
-    assert "mcpServers.legacy: the SSE transport is not supported" in message
+    assert "mcpServers.legacy: field 'type': must be" in message
     assert "paused" not in message
 
 

@@ -255,7 +255,7 @@ def claude_desktop_file(tmp_path: Path, *, required_invalid: bool = False) -> Pa
             "good": {"command": sys.executable, "args": [fixture]},
             "also-good": {"command": sys.executable, "args": [fixture, "--era", "legacy"]},
             "brave search": {"command": sys.executable, "args": [fixture], "required": required_invalid},
-            "legacy-sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+            "websocket": {"type": "websocket", "url": "ws://127.0.0.1:9/ws"},
             "off": {"command": sys.executable, "args": [fixture], "disabled": True},
         }
     }
@@ -271,10 +271,10 @@ def test_a_file_with_unusable_entries_starts_the_others_and_shows_why(tmp_path: 
             "good": "ready",
             "also-good": "ready",
             "brave search": "failed",
-            "legacy-sse": "failed",
+            "websocket": "failed",
         }
         assert "brave_search" in str(hub.servers["brave search"].error)  # a valid name is suggested
-        assert "sse" in str(hub.servers["legacy-sse"].error)
+        assert "field 'type': must be" in str(hub.servers["websocket"].error)
         assert hub.call_tool("mcp__good__echo", {"text": "ok"}).text == "ok"
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_sync._config.secrets import secrets_of
 
 from mcp_sync import (
     ConfigError,
@@ -29,6 +28,7 @@ from mcp_sync._config.hosts.codex import CodexFormat
 from mcp_sync._config.hosts.mcp_servers import McpServersFormat
 from mcp_sync._config.hosts.vscode import VsCodeFormat
 from mcp_sync._config.raw import _RawEntry
+from mcp_sync._config.secrets import secrets_of
 from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
 
 SAMPLES = REPO_ROOT / "tests" / "data" / "hosts"

@@ -197,9 +197,18 @@ def test_every_hook_installed_in_the_interpreter_is_in_the_documented_table() ->
 def test_the_state_finder_sees_what_it_must() -> None:
     # The finder itself: known state is found, known constants are not.
     found = found_state()
-    for name in ("_hub.servers._open_sets", "_runtime.lifecycle._fork_callbacks", "_runtime.lifecycle._fork_generation"):
+    for name in (
+        "_hub.servers._open_sets",
+        "_runtime.lifecycle._fork_callbacks",
+        "_runtime.lifecycle._fork_generation",
+    ):
         assert name in found, name
-    for name in ("_lifecycle.HUB_TRANSITIONS", "_config._SERVER_NAME_RE", "_servers.logger"):
+    constants = (
+        "_runtime.lifecycle.HUB_TRANSITIONS",
+        "_config.fields._SERVER_NAME_RE",
+        "_hub.servers.logger",
+    )
+    for name in constants:
         assert name not in found, name
     assert "os.register_at_fork" in found_hooks()
 

@@ -47,6 +47,7 @@ from .models import (
     InheritEnv,
     ReconnectConfig,
     ServerConfig,
+    SseServerConfig,
     StdioServerConfig,
 )
 from .tool_filters import unmatched_tool_filters, warn_unmatched_tool_filters
@@ -64,6 +65,7 @@ __all__ = [
     "ReconnectConfig",
     "RedactedMapping",
     "ServerConfig",
+    "SseServerConfig",
     "StdioServerConfig",
     "host_config_files",
     "load_config_entries",

@@ -30,7 +30,16 @@ from .interpolation import (
     _path,
 )
 from .messages import _did_you_mean, _EntryError, _name_problem, _plain, _render, suggest_server_name
-from .models import _MODELS, _TRANSPORTS, HttpServerConfig, ServerConfig, StdioServerConfig, _ServerConfigBase
+from .models import (
+    _MODELS,
+    _TRANSPORTS,
+    HttpServerConfig,
+    ServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    _ServerConfigBase,
+    _ServerModel,
+)
 from .raw import _MAP_KEY, _RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
@@ -61,7 +70,11 @@ def _field_spellings(model: type[_ServerConfigBase]) -> dict[str, str]:
     return spellings
 
 
-_ALL_SPELLINGS = {**_field_spellings(StdioServerConfig), **_field_spellings(HttpServerConfig)}
+_ALL_SPELLINGS = {
+    **_field_spellings(StdioServerConfig),
+    **_field_spellings(HttpServerConfig),
+    **_field_spellings(SseServerConfig),
+}
 
 
 def _entry_name(data: Mapping[Any, Any]) -> str | None:
@@ -90,11 +103,8 @@ def _choose_transport(data: dict[Any, Any], problems: list[str], *, quiet: bool 
     """
     if "transport" in data:
         transport = data["transport"]
-        if transport == "sse":
-            problems.append("the SSE transport is not supported; use 'streamable-http'")
-            return None
         if transport not in _TRANSPORTS:
-            problems.append("field 'transport': must be 'stdio' or 'streamable-http'")
+            problems.append("field 'transport': must be 'stdio', 'streamable-http' or 'sse'")
             return None
         return str(transport)
     has_command, has_url = "command" in data, "url" in data
@@ -154,9 +164,7 @@ def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: 
     return f"field '{_path((field_name, *rest))}'{also}: {message}"
 
 
-def _validate(
-    entry: _RawEntry, environ: Mapping[str, str], where: str
-) -> StdioServerConfig | HttpServerConfig:
+def _validate(entry: _RawEntry, environ: Mapping[str, str], where: str) -> _ServerModel:
     """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
     problems: list[str] = []
     try:
@@ -220,7 +228,7 @@ class InvalidServerEntry:
 class ConfigEntries:
     """Every entry of a configuration, in order: each a valid config or an `InvalidServerEntry`."""
 
-    entries: tuple[StdioServerConfig | HttpServerConfig | InvalidServerEntry, ...]
+    entries: tuple[_ServerModel | InvalidServerEntry, ...]
     source: str | None = None
 
     @property
@@ -261,7 +269,7 @@ def _build(
     missing_inputs: dict[int, tuple[str, ...]] = {}  # entry index -> the `${input:ID}`s nothing gave
     for index, entry in enumerate(raw_entries):
         results.append(None)
-        if isinstance(entry.data, StdioServerConfig | HttpServerConfig):
+        if isinstance(entry.data, _ServerModel):
             results[index] = entry.data
             continue
         if entry.format is None and not isinstance(entry.data, Mapping):
@@ -294,7 +302,7 @@ def _build(
 
     first_enabled: dict[str, int] = {}
     for index, result in enumerate(results):
-        if not isinstance(result, StdioServerConfig | HttpServerConfig) or not result.enabled:
+        if not isinstance(result, _ServerModel) or not result.enabled:
             continue
         if result.server_name not in first_enabled:
             first_enabled[result.server_name] = index
@@ -325,9 +333,7 @@ def _build(
 
 # --------------------------------------------------------------------------- public functions
 
-ServerEntries: TypeAlias = (
-    Iterable[Mapping[str, Any] | StdioServerConfig | HttpServerConfig] | Mapping[str, Any]
-)
+ServerEntries: TypeAlias = Iterable[Mapping[str, Any] | _ServerModel] | Mapping[str, Any]
 """What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
 
 

@@ -11,7 +11,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -30,7 +38,7 @@ from .fields import (
     root_uri,
 )
 
-_TRANSPORTS = ("stdio", "streamable-http")
+_TRANSPORTS = ("stdio", "streamable-http", "sse")
 
 
 class ReconnectConfig(BaseModel):
@@ -248,9 +256,50 @@ class HttpServerConfig(_ServerConfigBase):
             yield name, (_redact_url(value) if name == "url" else value)
 
 
-ServerConfig: TypeAlias = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
+class SseServerConfig(_ServerConfigBase):
+    """A server reached over the legacy HTTP+SSE transport (protocol 2024-11-05): opt-in, never inferred.
 
-_MODELS: dict[str, type[StdioServerConfig] | type[HttpServerConfig]] = {
+    `url` is the SSE endpoint (often ending in /sse); `headers` go with the event stream and every message.
+    The configured sign-in (`auth`) is Streamable HTTP's alone: a token goes in `headers` here.
+    """
+
+    transport: Literal["sse"] = "sse"
+    url: str
+    headers: _SecretMapping = RedactedMapping()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_sign_in(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "auth" in data:
+            raise PydanticCustomError(
+                "config",
+                "'auth' (sign-in) is not available over the legacy SSE transport: put the token in 'headers' "
+                "(Authorization: Bearer ${TOKEN}), or use 'streamable-http' if the server offers it",
+            )
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, value: str) -> str:
+        return HttpServerConfig._url_is_http(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        return HttpServerConfig._headers_valid(value)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, (_redact_url(value) if name == "url" else value)
+
+
+ServerConfig: TypeAlias = Annotated[
+    StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
+]
+_ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
+
+_MODELS: dict[str, type[_ServerModel]] = {
     "stdio": StdioServerConfig,
     "streamable-http": HttpServerConfig,
+    "sse": SseServerConfig,
 }

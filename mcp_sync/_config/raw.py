@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .models import HttpServerConfig, StdioServerConfig
+    from .models import _ServerModel
 
 _MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
 
@@ -35,8 +35,8 @@ class HostFormat(Protocol):
         """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
 
     def finish(
-        self, entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
-    ) -> StdioServerConfig | HttpServerConfig:
+        self, entry: _RawEntry, config: _ServerModel, where: str
+    ) -> _ServerModel:
         """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
 
 

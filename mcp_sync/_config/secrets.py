@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from .._values.secrets import BARE_USERINFO_TOKEN_LENGTH, CREDENTIAL_NAME_RE, plausible_secret
 from .child_env import is_credential_name
-from .models import HttpServerConfig, StdioServerConfig
+from .models import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 __all__ = ["secrets_of"]
 
@@ -57,7 +57,7 @@ def _header_secrets(value: str) -> Iterator[str]:
         yield scheme.group(1)
 
 
-def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
+def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -> set[str]:
     """Every secret value in one server's configuration, ready for `register`.
 
     Values given for a host file's inputs, header values (and the token after "Bearer "), `env`
@@ -71,11 +71,12 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig) -> set[str]:
         found.update(v for v in values if plausible_secret(v, credential_name=credential_name))
 
     add(config.input_secrets, credential_name=True)
-    if isinstance(config, HttpServerConfig):
+    if isinstance(config, HttpServerConfig | SseServerConfig):
         for name, value in config.headers.items():
             credential = is_credential_name(name) or name.lower() in ("authorization", "proxy-authorization")
             add(_header_secrets(value), credential_name=credential)
         add(_url_secrets(config.url), credential_name=True)
+    if isinstance(config, HttpServerConfig):
         if config.auth is not None and config.auth.client_secret is not None:
             add([config.auth.client_secret], credential_name=True)
         if config.auth is not None:

@@ -40,6 +40,7 @@ from .._config import (
     HttpServerConfig,
     Inputs,
     ServerEntries,
+    SseServerConfig,
     load_config_entries,
     load_host_entries,
     parse_server_entries,
@@ -140,14 +141,15 @@ class MCPHub(FeatureHub):
         )
 
     def _check_custom_auth(self) -> None:
-        http = {config.server_name for config in self._configs if isinstance(config, HttpServerConfig)}
+        http = {c.server_name for c in self._configs if isinstance(c, HttpServerConfig | SseServerConfig)}
         invalid = {entry.server_name for entry in self._invalid}  # failed already, with their own error
         for name, value in self._auth.items():
             if not isinstance(value, httpx2.Auth):
                 raise TypeError(f"auth[{name!r}] must be an httpx2.Auth, not {type(value).__name__}")
             if name not in http and name not in invalid:
                 raise ConfigError(
-                    f"auth given for {name!r}, which is not a Streamable HTTP server of this hub"
+                    f"auth given for {name!r}, which is not a Streamable HTTP server "
+                    "(or an SSE one) of this hub"
                 )
 
     @classmethod
@@ -157,7 +159,7 @@ class MCPHub(FeatureHub):
         """A hub for the servers in a file: our YAML `servers:` list, or an `mcpServers` JSON/YAML map.
         `options` are the constructor's (`elicitation=`, `sampling=`, ...).
 
-        Each entry stands alone: one that cannot be used (a name with a space, `"type": "sse"`, a
+        Each entry stands alone: one that cannot be used (a name with a space, `"type": "websocket"`, a
         misspelt key) is shown in `servers` as `failed` with a `ConfigError` saying why, and the
         others start. A file that cannot be read at all raises `ConfigError`.
         """

@@ -37,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._auth.server_auth import ServerAuth
-from .._config import ServerConfig
+from .._config import ServerConfig, SseServerConfig
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out
 from .._runtime.lifecycle import ConnectionState
@@ -178,6 +178,8 @@ class Session:
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
+        if isinstance(self._config, SseServerConfig):
+            options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
         client = Client(transport, cache=None, message_handler=self._on_message, **options)
         await stack.enter_async_context(client)
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
@@ -231,10 +233,19 @@ class Session:
 
     def _transport_ended(self) -> None:
         self._output_ended = True
-        if self.process.pid is None:  # HTTP: nothing more to learn
+        if self.process.pid is not None:  # stdio: the owner waits for how the process ended
+            if self._wake is not None:
+                self._wake.set()
+        elif self._connection.state == "connecting" and self._owner is not None and not self._stopping:
+            # HTTP, in the handshake: its answer can no longer come (over SSE a refused message POST
+            # stops the SDK's writer), so fail now, with what the transport saw, rather than wait it out.
+            ended = self._end_details()
+            self._end_cause = self._end_cause or ServerDisconnectedError(
+                scrub(f"server {self._name!r} went away while connecting{ended}")
+            )
+            self._owner.cancel()
+        else:  # HTTP: nothing more to learn
             self._lose("closed its connection")
-        elif self._wake is not None:  # stdio: the owner waits for how the process ended
-            self._wake.set()
 
     def _transport_over(self) -> bool:
         """Whether the transport has ended (or is being closed): failing requests then say nothing new."""

@@ -1,29 +1,37 @@
-"""Opening one server's transport: our own stdio child, or the SDK's Streamable HTTP client, observed.
+"""Opening one server's transport: our own stdio child, or the SDK's Streamable HTTP or legacy SSE
+client, observed.
 
 What the connection needs to know and the SDK does not say:
 
 - when the transport ends by itself (a stdio server that dies while idle fires nothing
-  public): the stdio transport reports its stdout's end; over HTTP, `_ObservedReadStream`
+  public): the stdio transport reports its stdout's end; over HTTP and SSE, `_ObservedReadStream`
   reports the end of the SDK's read stream;
 - when an HTTP server stops accepting connections: the SDK retries its GET stream quietly
-  and gives up without a word, so `_ObservedHTTPTransport` reports the refused connection.
+  and gives up without a word, so `_ObservedHTTPTransport` reports the refused connection;
+- when a message POST of the legacy SSE transport fails: the SDK's writer logs it and stops for
+  good, so no request is sent again and the call waits for an answer that never comes;
+  `_SseHttpClient` reports it as the transport's end.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from .._config import HttpServerConfig, StdioServerConfig
+from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
 __all__ = ["HttpObservations", "TransportStreams", "open_transport"]
+
+logger = logging.getLogger("mcp_sync")
 
 # The SDK's own HTTP client settings: 30 s for a request, 5 min between events of a stream.
 _HTTP_TIMEOUT = 30.0
@@ -46,6 +54,8 @@ class HttpObservations:
     def __init__(self) -> None:
         self.problem: str | None = None
         self.session_id: str | None = None
+        self.usual_path = "/mcp"
+        """Where most servers serve this transport, for the advice on a 404 or 405."""
 
     def saw_response(self, request: httpx2.Request, response: httpx2.Response) -> None:
         self.session_id = response.headers.get("mcp-session-id") or self.session_id
@@ -53,6 +63,7 @@ class HttpObservations:
         if status < 400:
             return
         advice = _STATUS_ADVICE.get(status, "the server failed" if status >= 500 else "")
+        advice = advice.replace("/mcp", self.usual_path)
         self.problem = (
             f"HTTP {status} {response.reason_phrase} from {request.method} {_endpoint(request.url)}"
             + (f": {advice}" if advice else "")
@@ -71,7 +82,7 @@ def _endpoint(url: httpx2.URL) -> str:
 
 @asynccontextmanager
 async def open_transport(
-    config: StdioServerConfig | HttpServerConfig,
+    config: StdioServerConfig | HttpServerConfig | SseServerConfig,
     *,
     process: StdioProcess,
     http: HttpObservations,
@@ -82,6 +93,10 @@ async def open_transport(
     """Open the server's transport; `on_end` fires when it ends by itself, `on_refused` when an HTTP
     server refuses a connection. A stdio child is described by `process` (pid, exit, stderr), an HTTP
     server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
+    if isinstance(config, SseServerConfig):
+        async with _open_sse(config, http=http, on_end=on_end, on_refused=on_refused, auth=auth) as streams:
+            yield streams
+        return
     if isinstance(config, StdioServerConfig):
         async with open_stdio(
             config.command,
@@ -102,6 +117,69 @@ async def open_transport(
     async with http_client, streamable_http_client(config.url, http_client=http_client) as streams:
         read_stream, write_stream = streams
         yield _ObservedReadStream(read_stream, on_end), write_stream
+
+
+@asynccontextmanager
+async def _open_sse(
+    config: SseServerConfig,
+    *,
+    http: HttpObservations,
+    on_end: Callable[[], None],
+    on_refused: Callable[[], None],
+    auth: httpx2.Auth | None,
+) -> AsyncIterator[Any]:
+    """The SDK's legacy SSE client on an observed HTTP client, after a one-line deprecation notice."""
+    logger.warning(
+        "server %r uses the legacy SSE transport (deprecated in MCP 2025-03-26); "
+        "prefer streamable-http if the server offers it",
+        config.server_name,
+    )
+    http.usual_path = "/sse"
+
+    def client(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return _SseHttpClient(
+            on_end,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+            transport=_ObservedHTTPTransport(http, on_refused),
+        )
+
+    async with sse_client(
+        config.url,
+        headers=dict(config.headers),
+        timeout=_HTTP_TIMEOUT,
+        sse_read_timeout=_HTTP_STREAM_READ_TIMEOUT,
+        httpx_client_factory=client,
+        auth=auth,
+    ) as streams:
+        read_stream, write_stream = streams
+        yield _ObservedReadStream(read_stream, on_end), write_stream
+
+
+class _SseHttpClient(httpx2.AsyncClient):
+    """An HTTP client that calls `on_broken` when a message POST fails (after any sign-in retry): the
+    SDK's SSE writer stops at the first failure, so the session can send nothing more."""
+
+    def __init__(self, on_broken: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._on_broken = on_broken
+
+    async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        if request.method != "POST":
+            return await super().send(request, **kwargs)
+        try:
+            response = await super().send(request, **kwargs)
+        except Exception:
+            self._on_broken()
+            raise
+        if response.status_code >= 400:
+            self._on_broken()
+        return response
 
 
 class _ObservedReadStream:

@@ -4,8 +4,13 @@ Run as ``python fixture_server.py [flags]``. One process serves one transport.
 
 Flags
 -----
---transport stdio|http   stdio (default), or Streamable HTTP on 127.0.0.1 at path ``/mcp``.
---port N                 HTTP port; 0 (default) picks a free one. Once listening the server
+--transport stdio|http|sse
+                         stdio (default), Streamable HTTP on 127.0.0.1 at path ``/mcp``, or the
+                         legacy HTTP+SSE transport (the SDK's ``sse_app``) on 127.0.0.1: the event
+                         stream at ``/sse``, messages POSTed to ``/messages/``. Every tool works over
+                         each; ``http_error`` and ``get_header`` as over HTTP (the error answers the
+                         message POST).
+--port N                 HTTP or SSE port; 0 (default) picks a free one. Once listening the server
                          prints exactly one line ``LISTENING <port>`` to stdout.
 --era modern|legacy      modern (default): a normal 2.x server; a ``mode="auto"`` client
                          negotiates 2026-07-28. legacy: a handshake-era (2025) server that
@@ -51,6 +56,10 @@ Flags
 --echo-in-errors         ``get_env`` and ``get_header`` answer with a JSON-RPC error (not a result)
                          whose message holds the value, as a server that echoes a rejected
                          credential back does.
+--refuse-messages STATUS (http, sse) answer every POST with that HTTP status and an echoing error
+                         (as ``http_error`` does), from the first one on: over SSE the event stream
+                         opens, but no message gets through (a message endpoint that refuses the
+                         credentials).
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
 
@@ -202,11 +211,12 @@ class Options:
     hold_start: str | None = None
     echo_in_errors: bool = False
     stderr_env: str | None = None
+    refuse_messages: int = 0
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
     parser = argparse.ArgumentParser(description="mcp_sync test fixture MCP server (mcp 2.x SDK)")
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--era", choices=["modern", "legacy"], default="modern")
     parser.add_argument("--events", default=None)
@@ -228,6 +238,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--hold-start", default=None)
     parser.add_argument("--echo-in-errors", action="store_true")
     parser.add_argument("--stderr-env", default=None)
+    parser.add_argument("--refuse-messages", type=int, default=0)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -256,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         hold_start=ns.hold_start,
         echo_in_errors=ns.echo_in_errors,
         stderr_env=ns.stderr_env,
+        refuse_messages=ns.refuse_messages,
     )
 
 
@@ -941,10 +953,12 @@ class EchoingErrorRoute:
     """ASGI wrapper: a POST calling the tool ``http_error`` or reading ``fixture://http-error/<status>``
     is answered with that HTTP status and a JSON-RPC error whose message and data echo the request's
     Authorization and X-Api-Key headers and its query string, as a careless server might. Every
-    other request goes through untouched (its body replayed)."""
+    other request goes through untouched (its body replayed), unless `refuse_status` answers every
+    POST that way (``--refuse-messages``)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, refuse_status: int = 0) -> None:
         self.app = app
+        self.refuse_status = refuse_status
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -957,6 +971,8 @@ class EchoingErrorRoute:
             body += message.get("body", b"")
             more = message.get("more_body", False)
         found = _echoing_error_request(body)
+        if found is None and self.refuse_status:
+            found = _request_id(body), self.refuse_status
         if found is None:
             replayed = False
 
@@ -995,6 +1011,15 @@ class EchoingErrorRoute:
         await send({"type": "http.response.body", "body": answer})
 
 
+def _request_id(body: bytes) -> Any:
+    """The JSON-RPC id of the message in `body`, or None (a notification, or not JSON)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
 def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
     """(request id, HTTP status) if the body asks for an echoing error (see `EchoingErrorRoute`)."""
     try:
@@ -1013,7 +1038,11 @@ def _echoing_error_request(body: bytes) -> tuple[Any, int] | None:
 
 
 async def serve_http(server: MCPServer, options: Options, events: EventSink) -> None:
-    app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"))
+    """Serve Streamable HTTP (``--transport http``) or legacy SSE (``--transport sse``) until stopped."""
+    if options.transport == "sse":
+        app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"), options.refuse_messages)
+    else:
+        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"), options.refuse_messages)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
@@ -1028,7 +1057,7 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
             await task
             raise SystemExit("uvicorn stopped before it started listening")
         await asyncio.sleep(0.01)
-    events.write("ready", pid=os.getpid(), transport="http", era=options.era, port=port)
+    events.write("ready", pid=os.getpid(), transport=options.transport, era=options.era, port=port)
     sys.stdout.write(f"LISTENING {port}\n")
     sys.stdout.flush()
     await task
@@ -1082,7 +1111,7 @@ def main(argv: list[str] | None = None) -> None:
     if options.helper is not None:
         start_helper(options, events)
     server = build_server(options, events)
-    if options.transport == "http":
+    if options.transport in ("http", "sse"):
         asyncio.run(serve_http(server, options, events))
     else:
         anyio.run(serve_stdio, server, options, events)

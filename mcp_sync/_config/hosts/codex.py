@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from ..._values.errors import ConfigError
 from ..context import LoadContext
 from ..messages import _EntryError
-from ..models import HttpServerConfig, StdioServerConfig
+from ..models import _ServerModel
 from ..raw import _RawEntry
 from .common import EntryMapper, warn_unsupported
 
@@ -153,6 +153,6 @@ class CodexFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
-    ) -> StdioServerConfig | HttpServerConfig:
+        entry: _RawEntry, config: _ServerModel, where: str
+    ) -> _ServerModel:
         return config

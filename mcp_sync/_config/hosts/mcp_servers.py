@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..messages import _EntryError
-from ..models import HttpServerConfig, StdioServerConfig
+from ..models import _ServerModel
 from ..raw import _RawEntry
 from . import claude, cursor, gemini, windsurf
 from .common import EntryMapper, host_auth, warn_unsupported
@@ -106,7 +106,7 @@ class McpServersFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
-    ) -> StdioServerConfig | HttpServerConfig:
+        entry: _RawEntry, config: _ServerModel, where: str
+    ) -> _ServerModel:
         gemini.check_timeout(entry, config, where)
         return config

@@ -26,7 +26,7 @@ from ..._values.errors import ConfigError
 from ..context import HostInput, LoadContext
 from ..interpolation import InputVariables, input_variable_name
 from ..messages import _EntryError
-from ..models import HttpServerConfig, StdioServerConfig
+from ..models import _ServerModel
 from ..raw import _RawEntry
 from .common import EntryMapper, warn_unsupported
 
@@ -201,8 +201,8 @@ class VsCodeFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: StdioServerConfig | HttpServerConfig, where: str
-    ) -> StdioServerConfig | HttpServerConfig:
+        entry: _RawEntry, config: _ServerModel, where: str
+    ) -> _ServerModel:
         return config
 
 
