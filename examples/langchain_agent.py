@@ -92,11 +92,10 @@ def main() -> None:
             tools = langchain_tools(hub, timeout=TOOL_TIMEOUT)  # the tools as they are now
             print(f"  ({len(tools)} tools offered)")
             state = create_agent(model, tools).invoke({"messages": [*messages, HumanMessage(question)]})
-            show(state["messages"][len(messages) + 1 :])
+            turn = state["messages"][len(messages) + 1 :]  # this turn's replies and tool results
+            show(turn)
             messages = state["messages"]
-            called = {
-                short_name(c["name"]) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
-            }
+            called = {short_name(c["name"]) for m in turn if isinstance(m, AIMessage) for c in m.tool_calls}
             watch.after_turn(called)  # the next turn's tools then include the change
 
 
