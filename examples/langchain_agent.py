@@ -11,7 +11,7 @@ servers have now: the demo server's `statistics` tool, turned on in the first tu
 second. A tool's error reaches the model as an error `ToolMessage`, which it reads and recovers from.
 The chat model is scripted (see `agent_script.py`): no network, no API key.
 
-Run from the repository root, with the virtualenv active (`pip install -e '.[langchain]' langchain`):
+Run from the repository root, with the virtualenv active (`pip install -e '.[langchain]'`):
 
     python examples/langchain_agent.py
 """

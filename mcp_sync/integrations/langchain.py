@@ -27,7 +27,7 @@ try:
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-sync[langchain]'"
+        "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-syncio[langchain]'"
     ) from exc
 
 __all__ = ["ErrorHandler", "langchain_tool", "langchain_tools"]

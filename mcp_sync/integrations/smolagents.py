@@ -30,7 +30,7 @@ try:
     import smolagents
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-sync[smolagents]'"
+        "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-syncio[smolagents]'"
     ) from exc
 
 __all__ = ["HubToolCollection", "smolagents_inputs", "smolagents_tool", "smolagents_tools"]
