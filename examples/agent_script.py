@@ -22,7 +22,9 @@ QUESTION = (
 FOLLOW_UP = "What was my average run, in miles?"
 TOOL_SET_CHANGERS = ("enable_statistics",)
 """Tools that change the server's tool list: after one, the host waits (bounded) for the change."""
-TOOL_CHANGE_WAIT = 5.0
+TOOL_CHANGE_WAIT = 10.0
+"""Seconds to wait for the change a changer announces: it comes within milliseconds; the rest is room
+for a busy machine. Running out means the change never came (or had already been reported): an error."""
 
 Call = tuple[str, dict[str, Any]]
 Results = dict[str, list[tuple[str, bool]]]
@@ -86,9 +88,13 @@ class ToolWatch:
         self._changed.set()
 
     def after_turn(self, called: set[str]) -> None:
-        """If a tool that changes the tool set was called, wait (bounded) for the change; print what came."""
-        if called & set(TOOL_SET_CHANGERS):
-            self._changed.wait(TOOL_CHANGE_WAIT)
+        """If this turn called a tool that changes the tool set, wait (bounded) for the change; print
+        what came. `called`: the short names of the tools called in this turn only, not in earlier ones."""
+        changers = called & set(TOOL_SET_CHANGERS)
+        if changers and not self._changed.wait(TOOL_CHANGE_WAIT):
+            raise TimeoutError(
+                f"no tool change reported within {TOOL_CHANGE_WAIT} s after {sorted(changers)}"
+            )
         self._changed.clear()
         while self._added:
             print(f"  [tools] added {self._added.pop(0)}")

@@ -14,7 +14,7 @@ servers have now: the demo server's `statistics` tool, turned on in the first tu
 second. A tool's error reaches the model as an error `ToolMessage`, which it reads and recovers from.
 The chat model is scripted (see `agent_script.py`): no network, no API key.
 
-Run from the repository root, with the virtualenv active (`pip install -e '.[langchain]' langchain`):
+Run from the repository root, with the virtualenv active (`pip install -e '.[langchain]'`):
 
     python examples/langchain_agent.py
 """
@@ -95,11 +95,10 @@ def main() -> None:
             tools = langchain_tools(hub, timeout=TOOL_TIMEOUT)  # the tools as they are now
             print(f"  ({len(tools)} tools offered)")
             state = create_agent(model, tools).invoke({"messages": [*messages, HumanMessage(question)]})
-            show(state["messages"][len(messages) + 1 :])
+            turn = state["messages"][len(messages) + 1 :]  # this turn's replies and tool results
+            show(turn)
             messages = state["messages"]
-            called = {
-                short_name(c["name"]) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
-            }
+            called = {short_name(c["name"]) for m in turn if isinstance(m, AIMessage) for c in m.tool_calls}
             watch.after_turn(called)  # the next turn's tools then include the change
 
 

@@ -7,7 +7,7 @@
     mcp_sync.integrations.haystack     HubToolset(hub)         a Haystack `Toolset` that follows the registry
 
 Each module imports its framework when it is imported itself (install it with the extra of the same name,
-e.g. `pip install 'mcp-sync[langchain]'`); importing `mcp_sync` or this package imports none.
+e.g. `pip install 'mcp-syncio[langchain]'`); importing `mcp_sync` or this package imports none.
 Every adapter keeps the hub's guarantees: per-call timeouts and cancellation that reach the server,
 public names `mcp__<server>__<tool>` (or raw names on request, refused when two tools would share one),
 and a fresh tool list each time it is asked, so agents see tools that come and go.

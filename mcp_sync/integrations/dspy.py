@@ -35,7 +35,7 @@ try:
     from dspy.utils.callback import with_callbacks
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcp_sync.integrations.dspy needs dspy: pip install 'mcp-sync[dspy]'") from exc
+    raise ImportError("mcp_sync.integrations.dspy needs dspy: pip install 'mcp-syncio[dspy]'") from exc
 
 __all__ = ["dspy_tool", "dspy_tools"]
 

@@ -41,7 +41,7 @@ try:
     from haystack.tools.tool import Tool as HaystackTool
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.haystack needs haystack-ai: pip install 'mcp-sync[haystack]'"
+        "mcp_sync.integrations.haystack needs haystack-ai: pip install 'mcp-syncio[haystack]'"
     ) from exc
 
 __all__ = ["HubToolset", "haystack_tool"]

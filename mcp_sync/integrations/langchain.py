@@ -50,7 +50,7 @@ try:
     from langchain_core.tools.base import TOOL_MESSAGE_BLOCK_TYPES
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-sync[langchain]'"
+        "mcp_sync.integrations.langchain needs langchain-core: pip install 'mcp-syncio[langchain]'"
     ) from exc
 
 __all__ = ["ErrorHandler", "langchain_tool", "langchain_tools"]

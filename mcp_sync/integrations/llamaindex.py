@@ -51,7 +51,7 @@ try:
     from pydantic import BaseModel, ConfigDict
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.llamaindex needs llama-index-core: pip install 'mcp-sync[llamaindex]'"
+        "mcp_sync.integrations.llamaindex needs llama-index-core: pip install 'mcp-syncio[llamaindex]'"
     ) from exc
 
 __all__ = ["HubToolRetriever", "HubToolSpec", "llamaindex_tool", "llamaindex_tools", "schema_model"]

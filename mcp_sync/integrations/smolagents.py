@@ -53,7 +53,7 @@ try:
     from smolagents.memory import ActionStep
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-sync[smolagents]'"
+        "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-syncio[smolagents]'"
     ) from exc
 
 __all__ = ["HubMCPClient", "HubToolCollection", "smolagents_inputs", "smolagents_tool", "smolagents_tools"]

@@ -3,14 +3,16 @@ when the first test asks for one."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from tests.support import run_in_repo
+from tests.support import REPO_ROOT, run_in_repo
 
 SCRIPTS = (
     "langchain_agent.py",
@@ -61,3 +63,27 @@ def test_example_agent_uses_a_tool_that_appeared_and_recovers_from_an_error(
     assert lines.index("user: What was my average run, in miles?") < lines.index(
         "  -> mcp__demo__statistics {'numbers': [3.106856, 4.660284]}"
     )
+
+
+def load_agent_script() -> ModuleType:
+    """`examples/agent_script.py`, the scripted model the framework examples share, as a module."""
+    spec = importlib.util.spec_from_file_location("agent_script", REPO_ROOT / "examples" / "agent_script.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_waits_for_a_tool_change_only_after_a_turn_that_asked_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    agent_script = load_agent_script()
+    monkeypatch.setattr(agent_script, "TOOL_CHANGE_WAIT", 0.01)
+    watch = agent_script.ToolWatch()
+    watch.after_turn({"statistics"})  # no changer called: no wait, no error
+    watch(SimpleNamespace(name="mcp__demo__statistics"))
+    watch.after_turn({"enable_statistics"})  # the change came: no wait, no error
+    # A change already reported is not waited for again: counting an earlier turn's call is a mistake
+    # the examples must not make, and it ends the run rather than stalling it.
+    with pytest.raises(TimeoutError, match="enable_statistics"):
+        watch.after_turn({"enable_statistics"})
