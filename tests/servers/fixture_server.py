@@ -53,6 +53,10 @@ Flags
                          credential back does.
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
+--media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
+                         images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
+                         ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
+                         (application/pdf, bytes ``pdf-bytes``) and an embedded text resource.
 
 Resources, templates, prompts
 -----------------------------
@@ -149,6 +153,8 @@ from mcp_types import (
     Completion,
     CreateMessageRequest,
     CreateMessageRequestParams,
+    AudioContent,
+    BlobResourceContents,
     CreateMessageResult,
     EmbeddedResource,
     EmptyResult,
@@ -173,6 +179,10 @@ from pydantic import BaseModel, Field
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -201,6 +211,7 @@ class Options:
     hold_start: str | None = None
     echo_in_errors: bool = False
     stderr_env: str | None = None
+    media: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -227,6 +238,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--hold-start", default=None)
     parser.add_argument("--echo-in-errors", action="store_true")
     parser.add_argument("--stderr-env", default=None)
+    parser.add_argument("--media", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -255,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         hold_start=ns.hold_start,
         echo_in_errors=ns.echo_in_errors,
         stderr_env=ns.stderr_env,
+        media=ns.media,
     )
 
 
@@ -419,6 +432,30 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
                 TextContent(type="text", text="second"),
                 ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
                 TextContent(type="text", text="third"),
+            ]
+        )
+
+    def media() -> CallToolResult:
+        """Return text, two PNG images, a JPEG image, a WAV clip, and an embedded binary and text resource."""
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text="two pictures and a clip"),
+                ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
+                ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
+                ImageContent(type="image", data=_b64(b"jpeg-bytes"), mime_type="image/jpeg"),
+                AudioContent(type="audio", data=_b64(b"wav-bytes"), mime_type="audio/wav"),
+                EmbeddedResource(
+                    type="resource",
+                    resource=BlobResourceContents(
+                        uri="fixture://blob/report", mime_type="application/pdf", blob=_b64(b"pdf-bytes")
+                    ),
+                ),
+                EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri="fixture://text/notes", mime_type="text/plain", text="embedded notes"
+                    ),
+                ),
             ]
         )
 
@@ -690,6 +727,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
     ]
     if options.elicit_defaults:
         base.append(ask_defaults)
+    if options.media:
+        base.append(media)
     tools = [Tool.from_function(fn) for fn in base]
 
     def extra(value: str = "") -> str:
