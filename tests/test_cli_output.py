@@ -311,6 +311,7 @@ def test_json_error_for_an_unexpected_failure(monkeypatch: pytest.MonkeyPatch) -
         raise RuntimeError("loader broke")
 
     monkeypatch.setattr(commands, "load_config_entries", broken)
+    monkeypatch.setattr(commands, "_configure_logging", lambda verbose: None)  # this process's loggers
     stdout, stderr = io.StringIO(), io.StringIO()
     with redirect_stdout(stdout), redirect_stderr(stderr):
         code = main(["servers", "examples/servers.yaml", "--json"])

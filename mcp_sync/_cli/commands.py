@@ -119,8 +119,7 @@ def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
         if blocks and not args.save_images:
             warn(output.left_out_note(blocks))
     if result.is_error:
-        if not args.json:
-            warn(f"{args.tool} returned an error result")
+        warn(f"{args.tool} returned an error result")
         return EXIT_TOOL_ERROR
     return EXIT_OK
 

@@ -34,8 +34,8 @@ EXIT_CODES = MappingProxyType(
 
 class Failure(Exception):
     """A failure the command line reports as one line (or, under `--json`, one JSON object) and an exit
-    code. `kind` is the object's `type`: usage, config, start, not_found, auth, timeout, disconnected,
-    cancelled, call_failed, interrupted or internal."""
+    code. `kind` is the object's `type`: usage, config, start, not_found, auth, server, timeout,
+    disconnected, cancelled, call_failed, interrupted or internal."""
 
     def __init__(self, message: str, code: int, kind: str) -> None:
         super().__init__(message)
