@@ -8,61 +8,71 @@ prompts in one view, and their requests (elicitation, sampling, roots, log messa
 answered by plain Python handlers.
 """
 
-from ._auth.token_store import FileTokenStorage, TokenStorage
-from ._config import (
-    AuthConfig,
-    ConfigEntries,
-    HostInput,
-    HttpServerConfig,
-    InvalidServerEntry,
-    ReconnectConfig,
-    ServerConfig,
-    SseServerConfig,
-    StdioServerConfig,
-    load_config_entries,
-    load_config_file,
-    load_host_entries,
-    parse_server_configs,
-    parse_server_entries,
-)
-from ._handlers import openai_sampling, terminal_elicitation
-from ._hub.connection import ServerConnection, ServerState
-from ._hub.hub import MCPHub
-from ._hub.hub_features import Completion
-from ._hub.registry import ToolRegistry
-from ._hub.reload import ReloadResult
-from ._hub.servers import UnusableServer
-from ._server.server_requests import (
-    ElicitationRequest,
-    ElicitationResponse,
-    SamplingRequest,
-    SamplingResponse,
-    decline_elicitation,
-)
-from ._values.errors import (
-    AmbiguousResourceError,
-    AuthError,
-    ConfigError,
-    MCPSyncError,
-    PromptNotFoundError,
-    ResourceNotFoundError,
-    ServerDisconnectedError,
-    ServerStartError,
-    SignInRequiredError,
-    ToolCallCancelledError,
-    ToolCallError,
-    ToolCallTimeoutError,
-    ToolListError,
-    ToolNotFoundError,
-    UnresolvedInputError,
-    UnsupportedFeatureError,
-)
-from ._values.naming import public_tool_name
-from ._values.prompts import Prompt, PromptArgument, PromptMessage, PromptResult
-from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
-from ._values.results import ToolImage, ToolResult
-from ._values.tool import Tool, ToolChanges, function_spec
+# The public names are imported on first use (PEP 562), so that importing a light submodule (the command
+# line's parser) does not import the `mcp` SDK; `from mcp_sync import X` is unchanged.
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
 from ._values.version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from ._auth.token_store import FileTokenStorage, TokenStorage
+    from ._config import (
+        AuthConfig,
+        ConfigEntries,
+        HostInput,
+        HttpServerConfig,
+        InvalidServerEntry,
+        ReconnectConfig,
+        ServerConfig,
+        SseServerConfig,
+        StdioServerConfig,
+        load_config_entries,
+        load_config_file,
+        load_host_entries,
+        parse_server_configs,
+        parse_server_entries,
+    )
+    from ._handlers import openai_sampling, terminal_elicitation
+    from ._hub.connection import ServerConnection, ServerState
+    from ._hub.hub import MCPHub
+    from ._hub.hub_features import Completion
+    from ._hub.registry import ToolRegistry
+    from ._hub.reload import ReloadResult
+    from ._hub.servers import UnusableServer
+    from ._server.server_requests import (
+        ElicitationRequest,
+        ElicitationResponse,
+        SamplingRequest,
+        SamplingResponse,
+        decline_elicitation,
+    )
+    from ._values.errors import (
+        AmbiguousResourceError,
+        AuthError,
+        ConfigError,
+        MCPSyncError,
+        PromptNotFoundError,
+        ResourceNotFoundError,
+        ServerDisconnectedError,
+        ServerStartError,
+        SignInRequiredError,
+        ToolCallCancelledError,
+        ToolCallError,
+        ToolCallTimeoutError,
+        ToolListError,
+        ToolNotFoundError,
+        UnresolvedInputError,
+        UnsupportedFeatureError,
+    )
+    from ._values.naming import public_tool_name
+    from ._values.prompts import Prompt, PromptArgument, PromptMessage, PromptResult
+    from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
+    from ._values.results import ToolImage, ToolResult
+    from ._values.tool import Tool, ToolChanges, function_spec
 
 __all__ = [
     "AmbiguousResourceError",
@@ -126,3 +136,84 @@ __all__ = [
     "public_tool_name",
     "terminal_elicitation",
 ]
+
+# Public name -> the module that defines it, the same imports as the `TYPE_CHECKING` block above.
+_MODULE_OF = MappingProxyType(
+    {
+        "AmbiguousResourceError": "_values.errors",
+        "AuthConfig": "_config",
+        "AuthError": "_values.errors",
+        "Completion": "_hub.hub_features",
+        "ConfigEntries": "_config",
+        "ConfigError": "_values.errors",
+        "ElicitationRequest": "_server.server_requests",
+        "ElicitationResponse": "_server.server_requests",
+        "FileTokenStorage": "_auth.token_store",
+        "HostInput": "_config",
+        "HttpServerConfig": "_config",
+        "InvalidServerEntry": "_config",
+        "MCPHub": "_hub.hub",
+        "MCPSyncError": "_values.errors",
+        "Prompt": "_values.prompts",
+        "PromptArgument": "_values.prompts",
+        "PromptMessage": "_values.prompts",
+        "PromptNotFoundError": "_values.errors",
+        "PromptResult": "_values.prompts",
+        "ReconnectConfig": "_config",
+        "ReloadResult": "_hub.reload",
+        "Resource": "_values.resources",
+        "ResourceContent": "_values.resources",
+        "ResourceNotFoundError": "_values.errors",
+        "ResourceResult": "_values.resources",
+        "ResourceTemplate": "_values.resources",
+        "SamplingRequest": "_server.server_requests",
+        "SamplingResponse": "_server.server_requests",
+        "ServerConfig": "_config",
+        "ServerConnection": "_hub.connection",
+        "ServerDisconnectedError": "_values.errors",
+        "ServerStartError": "_values.errors",
+        "ServerState": "_hub.connection",
+        "SignInRequiredError": "_values.errors",
+        "SseServerConfig": "_config",
+        "StdioServerConfig": "_config",
+        "TokenStorage": "_auth.token_store",
+        "Tool": "_values.tool",
+        "ToolCallCancelledError": "_values.errors",
+        "ToolCallError": "_values.errors",
+        "ToolCallTimeoutError": "_values.errors",
+        "ToolChanges": "_values.tool",
+        "ToolImage": "_values.results",
+        "ToolListError": "_values.errors",
+        "ToolNotFoundError": "_values.errors",
+        "ToolRegistry": "_hub.registry",
+        "ToolResult": "_values.results",
+        "UnresolvedInputError": "_values.errors",
+        "UnsupportedFeatureError": "_values.errors",
+        "UnusableServer": "_hub.servers",
+        "decline_elicitation": "_server.server_requests",
+        "function_spec": "_values.tool",
+        "load_config_entries": "_config",
+        "load_config_file": "_config",
+        "load_host_entries": "_config",
+        "openai_sampling": "_handlers",
+        "parse_server_configs": "_config",
+        "parse_server_entries": "_config",
+        "public_tool_name": "_values.naming",
+        "terminal_elicitation": "_handlers",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

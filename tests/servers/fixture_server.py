@@ -62,6 +62,10 @@ Flags
                          credentials).
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
+--media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
+                         images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
+                         ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
+                         (application/pdf, bytes ``pdf-bytes``) and an embedded text resource.
 
 Resources, templates, prompts
 -----------------------------
@@ -155,6 +159,8 @@ from mcp_types import (
     INVALID_PARAMS,
     LOG_LEVEL_META_KEY,
     METHOD_NOT_FOUND,
+    AudioContent,
+    BlobResourceContents,
     CallToolResult,
     Completion,
     CreateMessageRequest,
@@ -185,6 +191,10 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 @dataclass(frozen=True)
 class Options:
     """The parsed command line (see the module docstring)."""
@@ -212,6 +222,7 @@ class Options:
     echo_in_errors: bool = False
     stderr_env: str | None = None
     refuse_messages: int = 0
+    media: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -239,6 +250,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--echo-in-errors", action="store_true")
     parser.add_argument("--stderr-env", default=None)
     parser.add_argument("--refuse-messages", type=int, default=0)
+    parser.add_argument("--media", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -268,6 +280,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         echo_in_errors=ns.echo_in_errors,
         stderr_env=ns.stderr_env,
         refuse_messages=ns.refuse_messages,
+        media=ns.media,
     )
 
 
@@ -432,6 +445,30 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
                 TextContent(type="text", text="second"),
                 ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
                 TextContent(type="text", text="third"),
+            ]
+        )
+
+    def media() -> CallToolResult:
+        """Return text, two PNG images, a JPEG image, a WAV clip, and an embedded binary and text resource."""
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text="two pictures and a clip"),
+                ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
+                ImageContent(type="image", data=TINY_PNG, mime_type="image/png"),
+                ImageContent(type="image", data=_b64(b"jpeg-bytes"), mime_type="image/jpeg"),
+                AudioContent(type="audio", data=_b64(b"wav-bytes"), mime_type="audio/wav"),
+                EmbeddedResource(
+                    type="resource",
+                    resource=BlobResourceContents(
+                        uri="fixture://blob/report", mime_type="application/pdf", blob=_b64(b"pdf-bytes")
+                    ),
+                ),
+                EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri="fixture://text/notes", mime_type="text/plain", text="embedded notes"
+                    ),
+                ),
             ]
         )
 
@@ -708,6 +745,8 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
     ]
     if options.elicit_defaults:
         base.append(ask_defaults)
+    if options.media:
+        base.append(media)
     tools = [Tool.from_function(fn) for fn in base]
 
     def extra(value: str = "") -> str:

@@ -1,0 +1,295 @@
+"""The commands: load the configuration, start the hub, do one thing, close it; and every failure turned
+into a `Failure` with its exit code and type. Imported only once the parser has accepted a command,
+since it imports the hub and with it the `mcp` SDK."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .. import (
+    AmbiguousResourceError,
+    AuthError,
+    ConfigEntries,
+    ConfigError,
+    MCPHub,
+    MCPSyncError,
+    PromptNotFoundError,
+    ResourceNotFoundError,
+    ServerDisconnectedError,
+    ServerStartError,
+    ToolCallCancelledError,
+    ToolCallError,
+    ToolCallTimeoutError,
+    ToolNotFoundError,
+    UnsupportedFeatureError,
+    load_config_entries,
+    load_host_entries,
+)
+from .._values.html import first_line
+from .._values.secrets import scrub
+from . import listings, output, sign_in
+from .output import one_line, print_json, printable, warn
+from .parser import (
+    EXIT_CALL_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SERVER,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    Failure,
+)
+
+__all__ = ["run"]
+
+logger = logging.getLogger("mcp_sync")
+CONFIG_LOGGER = "mcp_sync.config"
+
+
+def _parse_arguments(text: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(text)
+    except ValueError as exc:
+        raise Failure(f"ARGUMENTS is not valid JSON: {exc}", EXIT_USAGE, "usage") from None
+    if not isinstance(arguments, dict):
+        raise Failure(
+            f'ARGUMENTS must be a JSON object, like \'{{"text": "hi"}}\'; got {type(arguments).__name__}',
+            EXIT_USAGE,
+            "usage",
+        )
+    return arguments
+
+
+def _unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
+    """One line: the name, a public name it may stand for, and any server that is not ready."""
+    message = f"unknown tool {name!r}"
+    matches = [tool.name for tool in hub.tools() if tool.raw_name == name]
+    if matches:
+        message += f"; did you mean {' or '.join(matches)}? (tools go by their public names)"
+    failed = {
+        **listings.failed_servers(hub),
+        **{entry.server_name: str(entry.error) for entry in entries.invalid},
+    }
+    for server, error in failed.items():
+        message += f"; server {server!r} is not ready: {printable(first_line(one_line(error), 300))}"
+    return Failure(message, EXIT_SERVER, "not_found")
+
+
+def _check_save_directory(directory: str | None) -> None:
+    """`--save-images DIR` that can never hold a file fails before any server starts."""
+    if directory is not None and os.path.exists(directory) and not os.path.isdir(directory):
+        raise Failure(f"--save-images: {directory} is not a directory", EXIT_USAGE, "usage")
+
+
+def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    if hub.registry.get(args.tool) is None:
+        raise _unknown_tool(hub, entries, args.tool)
+    reporter = output.progress_reporter(quiet=args.json)
+    try:
+        result = hub.call_tool(args.tool, args.parsed_arguments, timeout=args.timeout, progress=reporter)
+    except ToolNotFoundError:  # its server went away since the check above
+        raise _unknown_tool(hub, entries, args.tool) from None
+    finally:
+        if reporter is not None:
+            reporter.finish()
+    blocks = output.binary_blocks(result.content)
+    saved = output.save_blocks(Path(args.save_images), args.tool, blocks) if args.save_images else []
+    if args.json:
+        record: dict[str, Any] = {
+            "tool": args.tool,
+            "is_error": result.is_error,
+            "text": result.text,
+            "structured_content": result.structured_content,
+            "content": output.content_json(result.content),
+        }
+        if args.save_images:
+            record["saved"] = [str(path) for path in saved]
+        print_json(record)
+    else:
+        print(result.text)
+        sys.stdout.flush()  # the result before the notes about it on stderr
+        for block, path in zip(blocks, saved, strict=False):
+            warn(f"saved {printable(block.mime_type)} ({len(block.data)} bytes) to {path}")
+        if blocks and not args.save_images:
+            warn(output.left_out_note(blocks))
+    if result.is_error:
+        warn(f"{args.tool} returned an error result")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    result = hub.read_resource(args.uri, server=args.server, timeout=args.timeout)
+    if args.json:
+        print_json(
+            {
+                "uri": result.uri,
+                "server": result.server_name,
+                "contents": [
+                    {
+                        "uri": part.uri,
+                        "mime_type": part.mime_type,
+                        "text": part.text,
+                        "blob": output.base64_text(part.blob) if part.blob is not None else None,
+                    }
+                    for part in result.contents
+                ],
+            }
+        )
+        return EXIT_OK
+    for part in result.contents:
+        if part.text is not None:
+            print(part.text)
+        else:
+            print(f"[binary: {part.mime_type or 'unknown type'}, {len(part.blob or b'')} bytes; use --json]")
+    return EXIT_OK
+
+
+def _prompt(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    arguments = {
+        key: value if isinstance(value, str) else json.dumps(value)
+        for key, value in args.parsed_arguments.items()
+    }
+    result = hub.get_prompt(args.prompt, arguments, timeout=args.timeout)
+    if args.json:
+        print_json(
+            {
+                "prompt": result.name,
+                "description": result.description,
+                "messages": [{"role": m.role, "text": m.text} for m in result.messages],
+            }
+        )
+    else:
+        for message in result.messages:
+            print(f"[{message.role}]")
+            print(message.text)
+    return EXIT_OK
+
+
+_COMMANDS = MappingProxyType(
+    {
+        "servers": listings.servers,
+        "tools": listings.tools,
+        "call": _call,
+        "resources": listings.resources,
+        "read": _read,
+        "prompts": listings.prompts,
+        "prompt": _prompt,
+    }
+)
+_SIGN_IN_COMMANDS = MappingProxyType({"login": sign_in.login, "logout": sign_in.logout})
+
+
+# -- failures -------------------------------------------------------------------------------------------
+
+
+def _failure_of(error: BaseException, verbose: bool) -> Failure:
+    """The exit code and type of an exception that ended a command; its message scrubbed of secrets."""
+    hint = "" if verbose else " (rerun with -v for details)"
+    if isinstance(error, Failure):
+        return error
+    if isinstance(error, KeyboardInterrupt):
+        return Failure("interrupted", EXIT_INTERRUPTED, "interrupted")
+    message = scrub(one_line(str(error)))
+    if isinstance(error, ToolCallTimeoutError):
+        return Failure(message, EXIT_CALL_FAILED, "timeout")
+    if isinstance(error, ServerDisconnectedError):
+        return Failure(message, EXIT_CALL_FAILED, "disconnected")
+    if isinstance(error, ToolCallCancelledError):
+        return Failure(message, EXIT_CALL_FAILED, "cancelled")
+    if isinstance(error, ToolCallError | UnsupportedFeatureError):
+        return Failure(message, EXIT_CALL_FAILED, "call_failed")
+    if isinstance(
+        error, ToolNotFoundError | ResourceNotFoundError | AmbiguousResourceError | PromptNotFoundError
+    ):
+        return Failure(message, EXIT_SERVER, "not_found")
+    if isinstance(error, ServerStartError):
+        return Failure(message, EXIT_SERVER, "start")
+    if isinstance(error, ConfigError):
+        return Failure(message, EXIT_USAGE, "config")
+    if isinstance(error, AuthError):
+        return Failure(message, EXIT_SERVER, "auth")
+    if isinstance(error, MCPSyncError):
+        return Failure(message, EXIT_SERVER, "server")
+    logger.debug("unexpected error", exc_info=error)
+    if isinstance(error, OSError):
+        return Failure(scrub(f"{error.strerror or error}") + hint, EXIT_INTERNAL, "internal")
+    message = scrub(f"unexpected error: {type(error).__name__}: {error}")
+    return Failure(message + hint, EXIT_INTERNAL, "internal")
+
+
+def _configure_logging(verbose: bool) -> None:
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(logging.WARNING)
+        logger.setLevel(logging.DEBUG)
+    else:
+        # The outcome is in the output and the exit code; log records would only repeat it. Warnings
+        # about the configuration ("ignoring 'oauth'") are the exception: nothing else says them.
+        logging.getLogger().addHandler(logging.NullHandler())
+        warnings = logging.StreamHandler(sys.stderr)
+        warnings.setLevel(logging.WARNING)
+        warnings.setFormatter(logging.Formatter("mcp-sync: warning: %(message)s"))
+        logging.getLogger(CONFIG_LOGGER).addHandler(warnings)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command in ("call", "prompt"):
+        args.parsed_arguments = _parse_arguments(args.arguments)  # before starting any server
+    if args.command == "call":
+        _check_save_directory(args.save_images)
+    if (args.config is None) == (args.from_host is None):
+        raise Failure("give either CONFIG or --from HOST", EXIT_USAGE, "usage")
+    if args.project is not None and args.from_host is None:
+        raise Failure("--project goes with --from HOST", EXIT_USAGE, "usage")
+    try:
+        if args.from_host is not None:
+            entries = load_host_entries(args.from_host, args.project, strict=args.strict)
+        else:
+            entries = load_config_entries(args.config, strict=args.strict)
+    except ConfigError as exc:
+        raise Failure(one_line(str(exc)), EXIT_USAGE, "config") from None
+    required = [entry for entry in entries.invalid if entry.required]
+    if required:  # as `start()` does for a required server that fails
+        raise Failure(one_line(str(required[0].error)), EXIT_USAGE, "config")
+    hub = MCPHub(entries.configs)
+    if args.command in _SIGN_IN_COMMANDS:  # no server is started
+        invalid = next((entry for entry in entries.invalid if entry.server_name == args.server), None)
+        if invalid is not None:  # its configuration error, not "no server named ..."
+            raise Failure(one_line(str(invalid.error)), EXIT_USAGE, "config")
+        return _SIGN_IN_COMMANDS[args.command](args, entries, hub)
+    try:
+        hub.start()
+        return _COMMANDS[args.command](args, entries, hub)
+    except BrokenPipeError:
+        raise
+    except Exception as exc:  # turned into a message while the servers' secrets are still known
+        raise _failure_of(exc, args.verbose) from None
+    finally:
+        hub.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command; returns the exit code. A failure is one line on stderr, or under `--json`
+    one JSON object on stdout."""
+    _configure_logging(args.verbose)
+    try:
+        code = _run(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # the reader went away (`| head`): not an error worth a message
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except (Exception, KeyboardInterrupt) as exc:
+        failure = _failure_of(exc, args.verbose)
+    output.report_failure(failure, as_json=args.json)
+    return failure.code

@@ -1,0 +1,191 @@
+"""The listing commands: `servers`, `tools`, `resources`, `prompts`, as a table or as JSON. A server that is
+not ready is one line on stderr and exit code 3; an entry that cannot be used, exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import ConfigEntries, InvalidServerEntry, MCPHub, ServerConfig
+from .._values.html import first_line
+from .output import one_line, print_json, print_table, printable, warn
+from .parser import EXIT_OK, EXIT_SERVER, EXIT_USAGE
+
+__all__ = ["failed_servers", "prompts", "resources", "servers", "tools"]
+
+
+def failed_servers(hub: MCPHub) -> dict[str, str]:
+    return {
+        name: str(connection.error or connection.state)
+        for name, connection in hub.servers.items()
+        if connection.state != "ready"
+    }
+
+
+def _report_failed_servers(hub: MCPHub) -> int:
+    failed = failed_servers(hub)
+    for name, error in failed.items():
+        warn(f"server {name!r} is not ready: {printable(first_line(one_line(error), 300))}")
+    return EXIT_SERVER if failed else EXIT_OK
+
+
+def _report_invalid_entries(entries: ConfigEntries) -> int:
+    """One line on stderr per entry that cannot be used; EXIT_USAGE if there is any."""
+    for entry in entries.invalid:
+        warn(printable(one_line(str(entry.error))))
+    return EXIT_USAGE if entries.invalid else EXIT_OK
+
+
+def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dict[str, Any]:
+    if isinstance(entry, InvalidServerEntry):
+        return {
+            "name": entry.server_name,
+            "transport": None,
+            "enabled": True,
+            "state": "failed",
+            "tools": 0,
+            "protocol_version": None,
+            "error": one_line(str(entry.error)),
+        }
+    connection = hub.servers.get(entry.server_name) if entry.enabled else None
+    not_started = "not started" if entry.enabled else "disabled"
+    return {
+        "name": entry.server_name,
+        "transport": entry.transport,
+        "enabled": entry.enabled,
+        "state": connection.state if connection is not None else not_started,
+        "tools": len(connection.tools) if connection is not None else 0,
+        "protocol_version": connection.protocol_version if connection is not None else None,
+        "error": one_line(str(connection.error)) if connection is not None and connection.error else None,
+    }
+
+
+def servers(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    records = [_server_record(entry, hub) for entry in entries.entries]
+    if args.json:
+        print_json(records)
+    else:
+        rows = [
+            (
+                printable(record["name"]),
+                record["transport"] or "-",
+                record["state"],
+                str(record["tools"]) if record["enabled"] else "-",
+                printable(first_line(record["error"], 200)),
+            )
+            for record in records
+        ]
+        print_table(("SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"), rows)
+    invalid = _report_invalid_entries(entries)
+    return invalid or (EXIT_SERVER if failed_servers(hub) else EXIT_OK)
+
+
+def tools(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    tools = hub.tools()
+    if args.json:
+        print_json(
+            [
+                {
+                    "name": tool.name,
+                    "server": tool.server_name,
+                    "raw_name": tool.raw_name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                }
+                for tool in tools
+            ]
+        )
+    else:
+        rows = [
+            (
+                tool.name,
+                tool.server_name or "",
+                printable(tool.raw_name or ""),
+                printable(first_line(tool.description, 80)),
+            )
+            for tool in tools
+        ]
+        print_table(("TOOL", "SERVER", "NAME", "DESCRIPTION"), rows)
+    failed = _report_failed_servers(hub)
+    return _report_invalid_entries(entries) or failed
+
+
+def resources(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    resources, templates = hub.resources(), hub.resource_templates()
+    if args.json:
+        print_json(
+            {
+                "resources": [
+                    {
+                        "uri": r.uri,
+                        "server": r.server_name,
+                        "name": r.name,
+                        "mime_type": r.mime_type,
+                        "description": r.description,
+                    }
+                    for r in resources
+                ],
+                "templates": [
+                    {
+                        "uri_template": t.uri_template,
+                        "server": t.server_name,
+                        "name": t.name,
+                        "mime_type": t.mime_type,
+                        "description": t.description,
+                    }
+                    for t in templates
+                ],
+            }
+        )
+    else:
+        rows = [
+            (
+                printable(r.uri),
+                r.server_name,
+                printable(r.mime_type or ""),
+                printable(first_line(r.description or r.name, 60)),
+            )
+            for r in resources
+        ] + [
+            (
+                printable(t.uri_template),
+                t.server_name,
+                printable(t.mime_type or ""),
+                printable(first_line(t.description or t.name, 60)) + " (template)",
+            )
+            for t in templates
+        ]
+        print_table(("URI", "SERVER", "TYPE", "DESCRIPTION"), rows)
+    return _report_failed_servers(hub)
+
+
+def prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
+    prompts = hub.prompts()
+    if args.json:
+        print_json(
+            [
+                {
+                    "name": p.name,
+                    "server": p.server_name,
+                    "raw_name": p.raw_name,
+                    "description": p.description,
+                    "arguments": [
+                        {"name": a.name, "required": a.required, "description": a.description}
+                        for a in p.arguments
+                    ],
+                }
+                for p in prompts
+            ]
+        )
+    else:
+        rows = [
+            (
+                p.name,
+                p.server_name,
+                printable(", ".join(a.name + ("*" if a.required else "") for a in p.arguments)),
+                printable(first_line(p.description, 60)),
+            )
+            for p in prompts
+        ]
+        print_table(("PROMPT", "SERVER", "ARGUMENTS (*required)", "DESCRIPTION"), rows)
+    return _report_failed_servers(hub)

@@ -1,0 +1,93 @@
+"""`mcp-sync ... --from HOST [--project DIR]`: the servers a host keeps, read from its files in a home
+directory laid out for the test (a real `mcp-sync` subprocess, real fixture servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_sync._cli.parser import HOST_NAMES
+from mcp_sync._config import HOSTS
+from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT
+
+pytestmark = pytest.mark.timeout(180)
+
+RUN_TIMEOUT = 120.0  # one command, servers started and closed, on a loaded machine
+
+
+def mcp_sync_cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": os.fspath(home), "USERPROFILE": os.fspath(home)}
+    env.pop("XDG_CONFIG_HOME", None)
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_sync", *argv],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+
+
+@pytest.fixture
+def cursor_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A home whose Cursor file has `alpha`, and a project whose own Cursor file adds `beta`."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    for folder, entries in ((home, {"alpha": server}), (project, {"beta": server})):
+        (folder / ".cursor").mkdir(parents=True)
+        (folder / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    return home, project
+
+
+def test_servers_from_a_host_reads_its_user_file(cursor_home: tuple[Path, Path]) -> None:
+    home, _project = cursor_home
+    done = mcp_sync_cli(home, "servers", "--from", "cursor", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [(server["name"], server["state"]) for server in json.loads(done.stdout)] == [("alpha", "ready")]
+
+
+def test_tools_from_a_host_with_a_project_adds_the_projects_servers(cursor_home: tuple[Path, Path]) -> None:
+    home, project = cursor_home
+    done = mcp_sync_cli(home, "tools", "--from", "cursor", "--project", os.fspath(project), "--json")
+    assert done.returncode == 0, done.stderr
+    servers = {tool["server"] for tool in json.loads(done.stdout)}
+    assert servers == {"alpha", "beta"}
+
+
+def test_a_host_without_its_file_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:
+    done = mcp_sync_cli(tmp_path, "servers", "--from", "windsurf", "--json")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "config" and "windsurf" in error["message"], error
+    assert os.fspath(tmp_path) in error["message"], error
+
+
+def test_an_unknown_host_is_a_config_error_listing_the_known_ones(tmp_path: Path) -> None:
+    done = mcp_sync_cli(tmp_path, "servers", "--from", "notepad")
+    assert done.returncode == 2
+    assert "notepad" in done.stderr and "cursor" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["servers"],  # neither
+        ["servers", "examples/servers.yaml", "--from", "cursor"],  # both
+        ["servers", "examples/servers.yaml", "--project", "."],  # --project alone
+    ],
+)
+def test_config_and_from_are_one_or_the_other(tmp_path: Path, argv: list[str]) -> None:
+    done = mcp_sync_cli(tmp_path, *argv, "--json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["type"] == "usage"
+
+
+def test_the_command_lines_host_names_are_the_hosts_the_configuration_knows() -> None:
+    # The parser stays light (it does not import the configuration package), so it names them itself.
+    assert HOST_NAMES == HOSTS
