@@ -15,8 +15,9 @@ The lifecycle (start, reload, close, fork, exit, garbage collection) lives in
 `_hub.servers.ServerSet`, its states in `_runtime.lifecycle`. This class holds the set and
 the configuration, and resolves public names to what runs them.
 
-Why one file of over 400 lines: it is the public facade, each method a few lines that resolve
-names and hand off; resources, prompts and server requests are a mixin (`hub_features`).
+Why one file of over 400 lines: it is the public facade (constructors for every source of
+configuration, calls, lifecycle), each method a few lines that resolve names and hand off; resources,
+prompts and server requests are a mixin (`hub_features`), tracing is `tracing`.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ a tool cannot reach: the tools of a `HubToolCollection` hand their images to the
 collection, as a step callback (`step_callbacks=[collection]`, or registered by `update_agent(agent)`),
 attaches them to the step that made the call; the text says they are there. Audio, files, and the
 images of a tool without a collection are named in the text (kind, MIME type, size) as left out.
+
+Why one file of over 400 lines: smolagents' three forms (tools, a `ToolCollection`, an
+`MCPClient`-like client) and the step callback that shows images share one tool wrapper.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The framework examples run as a user runs them, from the repository root; all of them start together
-when the first test asks for one."""
+"""The framework examples run as a user runs them, from the repository root; they start when the first
+test asks for one, two at a time (each imports its framework and starts a server: more at once only
+makes each slower on a 2-core machine)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ SCRIPTS = (
     "haystack_agent.py",
 )
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
+AT_ONCE = 2
+RUN_TIMEOUT = 120.0  # one example, from its own start: seconds of work, the rest room for a busy machine
+# A test may wait for every example queued before its own, then its own.
+WAIT_TIMEOUT = RUN_TIMEOUT * (len(SCRIPTS) // AT_ONCE + 1) + 10.0
 
 # What every example prints, whichever framework runs the agent.
 TRANSCRIPT = (
@@ -42,18 +47,19 @@ TRANSCRIPT = (
 
 @pytest.fixture(scope="module")
 def examples() -> Iterator[Runs]:
-    with ThreadPoolExecutor(max_workers=len(SCRIPTS)) as pool:
+    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
         yield {
-            name: pool.submit(run_in_repo, [sys.executable, f"examples/{name}"], timeout=50)
+            name: pool.submit(run_in_repo, [sys.executable, f"examples/{name}"], timeout=RUN_TIMEOUT)
             for name in SCRIPTS
         }
 
 
+@pytest.mark.timeout(WAIT_TIMEOUT + 30.0)
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_example_agent_uses_a_tool_that_appeared_and_recovers_from_an_error(
     examples: Runs, script: str
 ) -> None:
-    done = examples[script].result(timeout=55)
+    done = examples[script].result(timeout=WAIT_TIMEOUT)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     for text in TRANSCRIPT:
