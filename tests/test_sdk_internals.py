@@ -46,6 +46,14 @@ class Internal:
 
 INTERNALS = (
     Internal(
+        "dspy.adapters.types.tool:Tool",
+        "_validate_and_parse_args",
+        "mcp_sync/integrations/dspy.py: _HubTool.acall checks and converts the arguments as dspy.Tool's own "
+        "calls do, before handing them to the hub",
+        ("self", "kwargs"),
+        "method",
+    ),
+    Internal(
         "threading",
         "_register_atexit",
         "mcp_sync/_runtime/lifecycle.py: ExitHook.arm, to close hubs before thread-pool workers are joined",
@@ -146,7 +154,8 @@ def test_the_transport_message_contract_our_stdio_transport_implements_holds() -
 
 # -- nothing private is used without being listed --------------------------------------------------------
 
-_FOREIGN_PACKAGES = ("mcp", "mcp_types")
+# The SDK, and the frameworks whose classes an adapter subclasses and reaches into (DSPy's `Tool`).
+_FOREIGN_PACKAGES = ("mcp", "mcp_types", "dspy")
 
 
 def _modules() -> list[types.ModuleType]:

@@ -29,6 +29,7 @@ import keyword
 import logging
 import re
 import threading
+import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -139,6 +140,8 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         self._owns_hub = False
         self._images_lock = threading.Lock()
         self._images: deque[Image.Image] = deque(maxlen=_PENDING_IMAGES)
+        # The agents whose callback registry holds this collection (the registry lists them only privately).
+        self._registered_with: weakref.WeakSet[Any] = weakref.WeakSet()
 
     @classmethod
     def from_config(
@@ -192,10 +195,9 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         if isinstance(callbacks, list):  # smolagents before its CallbackRegistry
             if self not in callbacks:
                 callbacks.append(self)
-        elif hasattr(callbacks, "register"):
-            registered = getattr(callbacks, "_callbacks", {}).get(ActionStep, [])
-            if self not in registered:
-                callbacks.register(ActionStep, self)
+        elif hasattr(callbacks, "register") and agent not in self._registered_with:
+            callbacks.register(ActionStep, self)
+            self._registered_with.add(agent)
 
     def __call__(self, memory_step: Any, agent: Any = None) -> None:
         """As a step callback: attach the images this step's calls returned, and bring the agent's tools
