@@ -24,17 +24,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "_server": frozenset({"_values", "_runtime", "_config", "_auth"}),
     "_hub": frozenset({"_values", "_runtime", "_config", "_auth", "_server"}),
 }
-# Top-level modules that belong to a layer although they are not in its folder.
-LAYER_OF_MODULE: dict[str, str] = {}
 TOP = "<top>"
 
 
 def layer_of(dotted: str) -> str:
     """The layer of a module given by its dotted path inside the package ('' is the package itself)."""
     first = dotted.split(".")[0]
-    if first in ALLOWED:
-        return first
-    return LAYER_OF_MODULE.get(first, TOP)
+    return first if first in ALLOWED else TOP
 
 
 def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
