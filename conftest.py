@@ -19,11 +19,27 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from sybil import Example, Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 REPO_ROOT = Path(__file__).resolve().parent
+
+DEFAULT_WORKERS = 2
+"""Test processes when none are asked for: the CI machine has 2 cores and the suite is CPU-bound."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Two workers, one test file per worker at a time (a module's shared servers start once), unless
+    the command line says otherwise (`-n 0`, `-n 4`, `--dist load`) or xdist is off (`-p no:xdist`)."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return  # xdist is off, or this is one of its workers
+    if config.option.numprocesses is None:
+        config.option.numprocesses = DEFAULT_WORKERS
+    if config.option.dist == "no" and config.option.numprocesses:
+        config.option.dist = "loadfile"
 
 
 def _start_page(namespace: dict[str, Any]) -> None:

@@ -37,6 +37,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from tests import support  # noqa: E402
 from tests.support import (  # noqa: E402
     EVERYTHING_ENTRY,
     FILESYSTEM_ENTRY,
@@ -241,6 +242,14 @@ def reference_servers() -> ReferenceServers:
 def legacy_v1_python() -> Path:
     """The python of the virtualenv holding the 1.x `mcp` SDK (runs tests/servers/legacy_v1_server.py)."""
     return _installed("legacy_v1_python")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fixture servers are warm-launched (tests/servers/warm_launcher.py) unless the test is marked
+    ``real_processes``: a test about a server's own process gets a fresh interpreter. Set before any
+    fixture of the test starts, module-scoped ones included."""
+    support.warm_launching = item.get_closest_marker("real_processes") is None
 
 
 @pytest.fixture

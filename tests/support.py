@@ -37,6 +37,10 @@ LEGACY_V1_SERVER = SERVERS_DIR / "legacy_v1_server.py"
 """The 1.x-SDK server; run it with the ``legacy_v1_python`` fixture's interpreter."""
 PYTHON = sys.executable
 REFERENCE_SERVERS_DIR = TESTS_DIR / "reference_servers"
+WARM_LAUNCHER = SERVERS_DIR / "warm_launcher.py"
+"""Imports the SDK once and forks the suite's Python servers (see its module docstring)."""
+WARM_SHIM = SERVERS_DIR / "warm_shim.py"
+"""The command of a warm-launched server: hands its pipes to the launcher and stands in for the server."""
 EVERYTHING_ENTRY = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 FILESYSTEM_ENTRY = Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 
@@ -46,6 +50,87 @@ PathLike = str | os.PathLike[str]
 
 def _events_args(events: EventLog | PathLike | None) -> list[str]:
     return [] if events is None else ["--events", os.fspath(events)]
+
+
+# --- warm launching ---------------------------------------------------------------------------------
+#
+# A Python server spends ~0.7 s of CPU importing the SDK before it can answer; most tests start one or
+# more. `python_command` starts the suite's own servers through the warm launcher instead: each is
+# still a process of its own (its own pipes, exit status, process group, signals relayed), forked from
+# a parent that has the SDK imported. Tests about the server process itself (its process group, the
+# helpers it starts, signals it ignores) get a real interpreter: the flags below, or the test marker
+# ``real_processes``. ``MCP_SYNC_TEST_WARM=0`` turns warm launching off for a whole run.
+
+REAL_PROCESS_FLAGS = frozenset({"--helper", "--ignore-signals"})
+"""Fixture-server flags whose tests are about the server's own process: never warm-launched."""
+LAUNCHER_SOCKET_ENV = "MCP_SYNC_TEST_LAUNCHER"
+"""The launcher's socket, inherited by the test's subprocesses (a CLI run, a host script): they use it too."""
+LAUNCHER_START_TIMEOUT = 30.0
+"""Bound on the launcher's start (it imports the SDK and the fixture servers' modules)."""
+
+_launcher_lock = threading.Lock()
+_launcher_socket: str | None = None
+warm_launching = True
+"""Cleared for a test marked ``real_processes`` (tests/conftest.py); each test sets it again."""
+
+
+def _start_launcher() -> str:
+    directory = tempfile.mkdtemp(prefix="mcp-sync-warm-")
+    path = os.path.join(directory, "launcher.sock")
+    process = subprocess.Popen(
+        [PYTHON, os.fspath(WARM_LAUNCHER), path, str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    # The launcher forks and its first process exits at once; the forked one says READY when listening.
+    ready: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: ready.put(process.stdout.readline()), daemon=True).start()  # type: ignore[union-attr]
+    try:
+        line = ready.get(timeout=LAUNCHER_START_TIMEOUT)
+    except queue.Empty:
+        line = b""
+    process.wait(timeout=LAUNCHER_START_TIMEOUT)
+    process.stdout.close()
+    if line.strip() != b"READY":
+        raise RuntimeError(f"the warm launcher did not start (it printed {line!r})")
+    return path
+
+
+def launcher_socket() -> str | None:
+    """The warm launcher's socket (started on first use, one per test process), or None when warm
+    launching is off."""
+    global _launcher_socket
+    if os.environ.get("MCP_SYNC_TEST_WARM", "1") == "0" or not hasattr(os, "pidfd_open"):
+        return None
+    with _launcher_lock:
+        if _launcher_socket is None:
+            inherited = os.environ.get(LAUNCHER_SOCKET_ENV)
+            if inherited and os.path.exists(inherited):
+                _launcher_socket = inherited
+            else:
+                _launcher_socket = _start_launcher()
+                os.environ[LAUNCHER_SOCKET_ENV] = _launcher_socket
+        return _launcher_socket
+
+
+def python_command(
+    script: PathLike, *args: str, python: PathLike = PYTHON, warm: bool | None = None
+) -> list[str]:
+    """The command line that runs `script` with `args`: through the warm launcher where it may
+    (this interpreter, no flag in `REAL_PROCESS_FLAGS`, the test not marked ``real_processes``),
+    else ``[python, script, *args]``. `warm` forces the choice."""
+    if warm is None:
+        warm = (
+            warm_launching
+            and os.fspath(python) == PYTHON
+            and not REAL_PROCESS_FLAGS.intersection(args)
+        )
+    socket_path = launcher_socket() if warm else None
+    if socket_path is None:
+        return [os.fspath(python), os.fspath(script), *args]
+    return [os.fspath(python), "-I", "-S", os.fspath(WARM_SHIM), socket_path, os.fspath(script), *args]
 
 
 def stdio_config(
@@ -61,12 +146,8 @@ def stdio_config(
     `events` adds ``--events PATH``; `overrides` (``env``, ``cwd``, timeouts, ...) are
     merged in last. `script` runs another server file (e.g. `HANGING_SERVER`).
     """
-    config: dict[str, Any] = {
-        "server_name": name,
-        "transport": "stdio",
-        "command": PYTHON,
-        "args": [os.fspath(script), *flags, *_events_args(events)],
-    }
+    command, *args = python_command(script, *flags, *_events_args(events))
+    config: dict[str, Any] = {"server_name": name, "transport": "stdio", "command": command, "args": args}
     config.update(overrides)
     return config
 
@@ -87,9 +168,10 @@ def stdio_params(
     cwd: PathLike | None = None,
 ) -> StdioServerParameters:
     """`StdioServerParameters` for the raw `mcp.Client` (same command line as `stdio_config`)."""
+    command, *args = python_command(script, *flags, *_events_args(events), python=python)
     return StdioServerParameters(
-        command=os.fspath(python),
-        args=[os.fspath(script), *flags, *_events_args(events)],
+        command=command,
+        args=args,
         env=env,
         cwd=os.fspath(cwd) if cwd is not None else None,
     )
@@ -306,16 +388,9 @@ class HttpServer:
         transport: str = "http",
     ) -> None:
         self.transport = transport
-        self.argv = [
-            os.fspath(python),
-            os.fspath(script),
-            "--transport",
-            transport,
-            "--port",
-            "0",
-            *flags,
-            *_events_args(events),
-        ]
+        self.argv = python_command(
+            script, "--transport", transport, "--port", "0", *flags, *_events_args(events), python=python
+        )
         self._env = env
         self._cwd = cwd
         self._startup_timeout = startup_timeout
@@ -510,8 +585,10 @@ __all__: Sequence[str] = [
     "exception_texts",
     "fixture_flags",
     "http_config",
+    "launcher_socket",
     "pid_alive",
     "process_group_members",
+    "python_command",
     "run_in_repo",
     "stdio_config",
     "stdio_params",

@@ -459,6 +459,7 @@ def test_ignore_signals_outlives_stdin_and_sigterm(events: EventLog) -> None:
     assert process.returncode == -signal.SIGKILL
 
 
+@pytest.mark.real_processes
 def test_http_server_kill_and_cleanup(events: EventLog) -> None:
     with HttpServer(events=events) as server:
         assert server.url == f"http://127.0.0.1:{server.port}/mcp"
@@ -481,6 +482,7 @@ def test_http_server_that_ignores_sigterm_is_still_reaped(events: EventLog) -> N
         server.close()
 
 
+@pytest.mark.real_processes
 def test_stdio_config_shape(events: EventLog) -> None:
     config = stdio_config("fx", "--era", "legacy", events=events, tool_call_timeout_ms=500)
     assert config == {

@@ -399,7 +399,7 @@ class HubModel(RuleBasedStateMachine):
                 assert pid is not None, f"{name} has no process"
                 self.pids.add(pid)
                 event = self.events(name).wait_for(
-                    lambda event, pid=pid: event.get("event") == "ready" and event.get("pid") == pid,
+                    lambda event, pid=pid: event.get("event") == "ready" and event.get("client_pid") == pid,
                     timeout=EVENT_TIMEOUT,
                 )
                 up_at = event["time"]

@@ -19,7 +19,9 @@ Flags
 --events PATH            append one JSON object per line to PATH, flushed at once:
                          ready, started / cancelled / finished (``sleep``), list_tools,
                          tool_added, tool_removed, announced, crashing, exit_scheduled,
-                         stdin_closed, signal.
+                         stdin_closed, signal. ``ready`` holds the server's ``pid`` and its
+                         ``client_pid``: the process its client started (the warm launcher's
+                         shim when the server was warm-launched, else the server itself).
 --ignore-signals         ignore SIGTERM and SIGINT (recorded as ``signal`` events) and, on
                          stdio, keep running after stdin closes: a server that must be killed.
 --tools N                add N extra tools ``t00000`` ... each with a description and a
@@ -971,7 +973,7 @@ async def serve_stdio(server: MCPServer, options: Options, events: EventSink) ->
         sys.stdout.buffer.write(b"fixture: starting up (this line is not JSON either)\n")
         sys.stdout.buffer.flush()
     async with stdio_server(stdout=stdout) as (read_stream, write_stream):
-        events.write("ready", pid=os.getpid(), transport="stdio", era=options.era)
+        events.write("ready", pid=os.getpid(), client_pid=client_pid(), transport="stdio", era=options.era)
         if options.era == "legacy":
             async with lowlevel.lifespan(lowlevel) as state:
                 await serve_loop(lowlevel, read_stream, write_stream, lifespan_state=state)
@@ -1096,7 +1098,14 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
             await task
             raise SystemExit("uvicorn stopped before it started listening")
         await asyncio.sleep(0.01)
-    events.write("ready", pid=os.getpid(), transport=options.transport, era=options.era, port=port)
+    events.write(
+        "ready",
+        pid=os.getpid(),
+        client_pid=client_pid(),
+        transport=options.transport,
+        era=options.era,
+        port=port,
+    )
     sys.stdout.write(f"LISTENING {port}\n")
     sys.stdout.flush()
     await task
@@ -1126,6 +1135,12 @@ def start_helper(options: Options, events: EventSink) -> None:
         stdout=subprocess.DEVNULL if quiet else None,
     )
     events.write("helper_started", pid=helper.pid, mode=options.helper)
+
+
+def client_pid() -> int:
+    """The process the client started: the warm launcher's shim when this server was warm-launched
+    (tests/servers/warm_launcher.py), else this process."""
+    return int(os.environ.get("MCP_SYNC_TEST_SHIM_PID") or os.getpid())
 
 
 def hold_start(path: str, events: EventSink) -> None:
