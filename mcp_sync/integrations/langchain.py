@@ -130,7 +130,7 @@ def _structured_tool(
             raise ToolException(message_for_model(public, exc)) from exc
         return _content_and_artifact(result)
 
-    return StructuredTool(
+    return _HubStructuredTool(
         name=exposed.name,
         description=exposed.description,
         args_schema=exposed.input_schema(),
@@ -140,6 +140,22 @@ def _structured_tool(
         handle_tool_error=handle_tool_error,
         metadata={"mcp_sync_name": public, "server_name": exposed.tool.server_name},
     )
+
+
+class _HubStructuredTool(StructuredTool):
+    """A `StructuredTool` that gives its function the model's arguments and nothing else.
+
+    LangChain passes its own `config` and `run_manager` to a `_run` that takes them, replacing the model's
+    arguments of those names; these methods take neither, so a server's `config` argument gets through.
+    """
+
+    def _run(self, /, *args: Any, **kwargs: Any) -> Any:
+        assert self.func is not None
+        return self.func(*args, **kwargs)
+
+    async def _arun(self, /, *args: Any, **kwargs: Any) -> Any:
+        assert self.coroutine is not None
+        return await self.coroutine(*args, **kwargs)
 
 
 def _content_and_artifact(result: ToolResult) -> tuple[Content, dict[str, Any]]:

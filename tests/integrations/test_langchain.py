@@ -154,6 +154,20 @@ def test_timeout_is_an_error_message_and_cancels_on_the_server(servers: TwoServe
     servers.events.wait_for("cancelled", tag=tag)
 
 
+def test_arguments_named_like_langchains_own_parameters_reach_the_server(servers: TwoServers) -> None:
+    """`config` and `run_manager` are names LangChain passes its own values under; the tool's are kept."""
+    sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
+    model = scripted([("mcp__a__framework_names", sent)], "done")
+    [result] = tool_messages(run_agent(model, langchain_tools(servers.hub)))
+    assert (result.status, json.loads(str(result.content))) == ("success", sent)
+
+
+def test_ainvoke_passes_arguments_named_like_langchains_own_parameters(servers: TwoServers) -> None:
+    sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
+    tool = langchain_tool(servers.hub, "mcp__a__framework_names")
+    assert json.loads(asyncio.run(tool.ainvoke(sent))) == sent
+
+
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
     model = scripted([("mcp__a__pid", {}), ("mcp__b__pid", {})], "done")
     results = {
