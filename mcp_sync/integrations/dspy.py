@@ -9,7 +9,8 @@ request on the server.
 Each tool shows the model the server's argument schemas (descriptions, enums, nested objects, arrays;
 local `$ref`s are inlined, as DSPy takes one schema per argument) and which arguments are required; its
 function-calling spec is the server's whole schema. A result is the text, or `[text, dspy.Image, ...]`
-when the tool also returned images (DSPy sends them to the model as image parts). Tools fail by raising,
+when the tool also returned images or image resources (DSPy sends them to the model as image parts);
+audio and other files are named in the text as left out (kind, MIME type, size). Tools fail by raising,
 as DSPy expects: `ReAct` shows the error to the model as the step's observation ("Execution error in
 <tool>: ...") and goes on. An error result raises `ToolResultError`, a timeout `ToolCallTimeoutError`,
 and so on; DSPy has no per-tool timeout: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
@@ -28,7 +29,17 @@ from typing import Any
 
 from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, ToolResultError, acall, exposed_tools, inline_refs
+from ._common import (
+    ExposedTool,
+    PartKind,
+    ToolFilter,
+    ToolResultError,
+    acall,
+    content_parts,
+    exposed_tools,
+    inline_refs,
+    parts_text,
+)
 
 try:
     import dspy
@@ -38,6 +49,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mcp_sync.integrations.dspy needs dspy: pip install 'mcp-syncio[dspy]'") from exc
 
 __all__ = ["dspy_tool", "dspy_tools"]
+
+# What a tool's observation shows the model: DSPy sends images as image parts; audio and files are notes.
+_SHOWN: tuple[PartKind, ...] = ("text", "image")
 
 
 def dspy_tools(
@@ -142,10 +156,17 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
 
 def _output(result: ToolResult, public: str) -> Any:
-    """The text, or the text (if any) and the images as `dspy.Image`s; an error result raises."""
+    """The text, or the text (if any) and the images as `dspy.Image`s; an error result raises. Audio and
+    files are named in the text as left out (kind, MIME type, size)."""
     if result.is_error:
         raise ToolResultError(result, tool=public)
-    if not result.images:
-        return result.text
-    text = [result.text] if result.text else []
-    return [*text, *(dspy.Image(url=image.data_url) for image in result.images)]
+    parts = content_parts(result, shown=_SHOWN)
+    text = parts_text(parts)
+    images = [
+        dspy.Image(url=f"data:{part.mime_type};base64,{part.base64}")
+        for part in parts
+        if part.kind == "image"
+    ]
+    if not images:
+        return text
+    return [text, *images] if text else images

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 import threading
@@ -16,7 +17,15 @@ from dspy.utils.exceptions import AdapterParseError
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations.dspy import dspy_tool, dspy_tools
-from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from tests.integrations.support import (
+    PDF,
+    PNG,
+    RICH_ARGUMENTS,
+    RICH_SCHEMA,
+    WAV,
+    TwoServers,
+    unique,
+)
 
 Call = tuple[str, dict[str, Any]]
 
@@ -143,6 +152,20 @@ def test_images_reach_the_model_as_image_parts(servers: TwoServers) -> None:
 
 
 # -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_audio_and_files_are_named_as_left_out_and_image_resources_shown(media_hub: MCPHub) -> None:
+    [observed] = observations(run_react(scripted(("media", {})), dspy_tools(media_hub)))
+    text, image = observed
+    assert text == "\n".join(
+        [
+            "the recording",
+            f"[left out: audio, audio/wav, {len(WAV)} bytes]",
+            f"[left out: file file:///report.pdf, application/pdf, {len(PDF)} bytes]",
+        ]
+    )
+    assert isinstance(image, dspy.Image)
+    assert image.url == "data:image/png;base64," + base64.b64encode(PNG).decode()
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
