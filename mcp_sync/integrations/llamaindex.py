@@ -233,12 +233,17 @@ def _function_tool(
 
 
 def _block(part: ContentPart) -> ContentBlock:
-    """One part as LlamaIndex's content block of its kind."""
+    """One part as LlamaIndex's content block of its kind.
+
+    The bytes go in base64-encoded: LlamaIndex decodes any bytes that are valid base64 text, so raw media
+    such as b"AAAA" would arrive as other bytes, while base64 text always decodes to the media itself.
+    """
+    encoded = part.base64.encode("ascii")
     if part.kind == "image":
-        return ImageBlock(image=part.data, image_mimetype=part.mime_type)
+        return ImageBlock(image=encoded, image_mimetype=part.mime_type)
     if part.kind == "audio":
         subtype = part.mime_type.partition("/")[2]
-        return AudioBlock(audio=part.data, format=_AUDIO_FORMATS.get(subtype, subtype) or None)
+        return AudioBlock(audio=encoded, format=_AUDIO_FORMATS.get(subtype, subtype) or None)
     if part.kind == "file":
-        return DocumentBlock(data=part.data, document_mimetype=part.mime_type, title=part.uri or "document")
+        return DocumentBlock(data=encoded, document_mimetype=part.mime_type, title=part.uri or "document")
     return TextBlock(text=part.text)
