@@ -67,12 +67,12 @@ def test_tool_error_result_is_an_observation_the_model_reads(servers: TwoServers
     assert "ToolResultError" in observed and "disk full" in observed
 
 
-def test_timeout_is_an_observation_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("dspy-timeout-")
-    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": tag}))
+def test_timeout_is_an_observation(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
+    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": unique("dspy-timeout-")}))
     [observed] = observations(run_react(lm, dspy_tools(servers.hub, timeout=0.5)))
     assert "ToolCallTimeoutError" in observed
-    servers.events.wait_for("cancelled", tag=tag)
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

@@ -115,13 +115,13 @@ def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
     assert "disk full" in result.tool_output.content
 
 
-def test_timeout_is_an_error_output_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("li-timeout-")
-    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
+def test_timeout_is_an_error_output(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
+    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": unique("li-timeout-")})])
     _, [result] = run(script, llamaindex_tools(servers.hub, timeout=0.5))
     assert result.tool_output.is_error
     assert isinstance(result.tool_output.exception, ToolCallTimeoutError)
-    servers.events.wait_for("cancelled", tag=tag)
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

@@ -168,13 +168,15 @@ def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) 
     assert isinstance(error.__cause__, ToolResultError)
 
 
-def test_timeout_is_reported_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("smol-timeout-")
+def test_timeout_is_reported(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
     tools = HubToolCollection(servers.hub, timeout=0.5).tools
-    agent = make_agent(ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": tag})]), tools)
+    agent = make_agent(
+        ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": unique("smol-timeout-")})]), tools
+    )
     assert agent.run("go") == "done"
     assert "ToolCallTimeoutError" in str(action_steps(agent)[0].error)
-    servers.events.wait_for("cancelled", tag=tag)
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
