@@ -5,7 +5,9 @@ These run both ways: `invoke` blocks on the hub's call, `ainvoke` awaits it with
 loop, and cancelling the awaiting task cancels the request on the server.
 
 Each tool keeps the server's JSON schema as its `args_schema` (descriptions, required fields, enums,
-nested objects and arrays reach the model untouched; the server validates the arguments). A result is
+nested objects and arrays reach the model untouched; the server validates the arguments), and the server
+gets every argument the model wrote, also those named `config` or `run_manager` (names under which
+LangChain hands a tool's function its own values). A result is
 content and an artifact (`response_format="content_and_artifact"`): the content is the text or, when the
 tool returned images, audio or binary resources, langchain-core's standard content blocks in the
 server's order (text, image and file blocks, as langchain-mcp-adapters makes them; audio, which a tool
