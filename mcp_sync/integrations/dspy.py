@@ -9,8 +9,8 @@ request on the server.
 Each tool shows the model the server's argument schemas (descriptions, enums, nested objects, arrays;
 local `$ref`s are inlined, as DSPy takes one schema per argument) and which arguments are required; its
 function-calling spec is the server's whole schema. A result is the text, or `[text, dspy.Image, ...]`
-when the tool also returned images or image resources (DSPy sends them to the model as image parts);
-audio and other files are named in the text as left out (kind, MIME type, size). Tools fail by raising,
+when the tool also returned images, audio or binary resources (as `dspy.Image`, `dspy.Audio` and
+`dspy.File`, which DSPy sends to the model as image, audio and file parts). Tools fail by raising,
 as DSPy expects: `ReAct` shows the error to the model as the step's observation ("Execution error in
 <tool>: ...") and goes on. An error result raises `ToolResultError`, a timeout `ToolCallTimeoutError`,
 and so on; DSPy has no per-tool timeout: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
@@ -30,13 +30,15 @@ from typing import Any
 from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
 
 from ._common import (
+    ContentPart,
     ExposedTool,
-    PartKind,
     ToolFilter,
     ToolResultError,
     acall,
+    audio_format,
     content_parts,
     exposed_tools,
+    filename,
     inline_refs,
     parts_text,
 )
@@ -49,9 +51,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mcp_sync.integrations.dspy needs dspy: pip install 'mcp-syncio[dspy]'") from exc
 
 __all__ = ["dspy_tool", "dspy_tools"]
-
-# What a tool's observation shows the model: DSPy sends images as image parts; audio and files are notes.
-_SHOWN: tuple[PartKind, ...] = ("text", "image")
 
 
 def dspy_tools(
@@ -156,17 +155,22 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
 
 def _output(result: ToolResult, public: str) -> Any:
-    """The text, or the text (if any) and the images as `dspy.Image`s; an error result raises. Audio and
-    files are named in the text as left out (kind, MIME type, size)."""
+    """The text, or the text (if any) followed by the images, sounds and files as DSPy's own types, which
+    DSPy sends to the model as image, audio and file parts; an error result raises."""
     if result.is_error:
         raise ToolResultError(result, tool=public)
-    parts = content_parts(result, shown=_SHOWN)
+    parts = content_parts(result)
     text = parts_text(parts)
-    images = [
-        dspy.Image(url=f"data:{part.mime_type};base64,{part.base64}")
-        for part in parts
-        if part.kind == "image"
-    ]
-    if not images:
+    media = [_media(part) for part in parts if part.kind != "text"]
+    if not media:
         return text
-    return [text, *images] if text else images
+    return [text, *media] if text else media
+
+
+def _media(part: ContentPart) -> dspy.Image | dspy.Audio | dspy.File:
+    data_url = f"data:{part.mime_type};base64,{part.base64}"
+    if part.kind == "image":
+        return dspy.Image(url=data_url)
+    if part.kind == "audio":
+        return dspy.Audio(data=part.base64, audio_format=audio_format(part.mime_type) or "wav")
+    return dspy.File(file_data=data_url, filename=filename(part))

@@ -29,14 +29,11 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
 
 from ._common import (
-    ContentPart,
     ExposedTool,
     PartKind,
     ToolFilter,
@@ -44,6 +41,7 @@ from ._common import (
     acall,
     content_parts,
     exposed_tools,
+    filename,
     parts_text,
 )
 
@@ -236,15 +234,9 @@ def _content(result: ToolResult, public: str) -> ToolResultContent:
                 parts[index] = part.left_out()
         elif part.kind == "file":
             media.append(
-                FileContent(base64_data=part.base64, mime_type=part.mime_type, filename=_filename(part))
+                FileContent(base64_data=part.base64, mime_type=part.mime_type, filename=filename(part))
             )
     text = parts_text(parts)
     if not media:
         return text
     return [TextContent(text), *media]
-
-
-def _filename(part: ContentPart) -> str | None:
-    """The last segment of the resource's URI path ("report.pdf"), which some model providers show."""
-    name = PurePosixPath(unquote(urlsplit(part.uri).path)).name if part.uri else ""
-    return name or None

@@ -154,18 +154,21 @@ def test_images_reach_the_model_as_image_parts(servers: TwoServers) -> None:
 # -- the adapter on its own ------------------------------------------------------------------------------
 
 
-def test_audio_and_files_are_named_as_left_out_and_image_resources_shown(media_hub: MCPHub) -> None:
-    [observed] = observations(run_react(scripted(("media", {})), dspy_tools(media_hub)))
-    text, image = observed
-    assert text == "\n".join(
-        [
-            "the recording",
-            f"[left out: audio, audio/wav, {len(WAV)} bytes]",
-            f"[left out: file file:///report.pdf, application/pdf, {len(PDF)} bytes]",
-        ]
-    )
+def test_audio_files_and_image_resources_reach_the_model_as_their_parts(media_hub: MCPHub) -> None:
+    lm = scripted(("media", {}))
+    [observed] = observations(run_react(lm, dspy_tools(media_hub)))
+    text, audio, document, image = observed
+    assert text == "the recording"
+    assert isinstance(audio, dspy.Audio) and audio.audio_format == "wav"
+    assert base64.b64decode(audio.data) == WAV
+    assert isinstance(document, dspy.File) and document.filename == "report.pdf"
+    assert document.file_data == "data:application/pdf;base64," + base64.b64encode(PDF).decode()
     assert isinstance(image, dspy.Image)
     assert image.url == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    # The step after the call shows the model each of them.
+    content = lm.history[1]["messages"][-1]["content"]
+    kinds = [part.get("type") for part in content if isinstance(part, dict)]
+    assert {"input_audio", "file", "image_url"} <= set(kinds)
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
