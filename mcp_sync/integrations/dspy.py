@@ -168,6 +168,7 @@ def _output(result: ToolResult, public: str) -> Any:
 
 
 def _media(part: ContentPart) -> dspy.Image | dspy.Audio | dspy.File:
+    """An image, a sound or a file as the DSPy type its adapters turn into the model's part of that kind."""
     data_url = f"data:{part.mime_type};base64,{part.base64}"
     if part.kind == "image":
         return dspy.Image(url=data_url)
