@@ -302,8 +302,8 @@ async def _pages(target: Target, limit: int = 10) -> list[list[str]]:
 
 
 # The fixture's own tools (echo, add, ... break_listing, fail_listings, delay_listings, notify_flood,
-# the resource, prompt and request tools, echo_meta), before any --tools extras.
-BASE_TOOL_COUNT = 33
+# the resource, prompt and request tools, echo_meta, framework_names), before any --tools extras.
+BASE_TOOL_COUNT = 34
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -16,7 +16,10 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import unquote, urlsplit
 
 import mcp_types as types
 
@@ -39,8 +42,10 @@ __all__ = [
     "ToolFilter",
     "ToolResultError",
     "acall",
+    "audio_format",
     "content_parts",
     "exposed_tools",
+    "filename",
     "inline_refs",
     "message_for_model",
     "openai_safe_name",
@@ -58,6 +63,8 @@ ToolFilter = Callable[["Tool"], bool]
 # How often an async call checks a caller's `cancel` Event (the hub checks it as often for blocking calls).
 _CANCEL_POLL = 0.01
 _OPENAI_NAME = re.compile(r"[^A-Za-z0-9_-]")
+# Audio MIME subtypes whose format name (a file extension) is another word.
+_AUDIO_FORMATS = MappingProxyType({"mpeg": "mp3", "x-wav": "wav", "wave": "wav", "vnd.wave": "wav"})
 
 
 class ToolResultError(ToolCallError):
@@ -205,6 +212,18 @@ def content_parts(
         texts = [ContentPart("text", result.text)] if result.text else []
         parts = texts + [ContentPart("image", mime_type=i.mime_type, data=i.data) for i in result.images]
     return [part if part.kind in shown else part.left_out() for part in parts]
+
+
+def audio_format(mime_type: str) -> str | None:
+    """The format name model APIs give audio by, a file extension ("mp3", "wav"), for a MIME type."""
+    subtype = mime_type.partition("/")[2]
+    return _AUDIO_FORMATS.get(subtype, subtype) or None
+
+
+def filename(part: ContentPart) -> str | None:
+    """The last segment of the resource's URI path ("report.pdf"), which some model APIs show with a file."""
+    name = PurePosixPath(unquote(urlsplit(part.uri).path)).name if part.uri else ""
+    return name or None
 
 
 def parts_text(parts: Sequence[ContentPart]) -> str:

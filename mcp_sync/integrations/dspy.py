@@ -9,7 +9,8 @@ request on the server.
 Each tool shows the model the server's argument schemas (descriptions, enums, nested objects, arrays;
 local `$ref`s are inlined, as DSPy takes one schema per argument) and which arguments are required; its
 function-calling spec is the server's whole schema. A result is the text, or `[text, dspy.Image, ...]`
-when the tool also returned images (DSPy sends them to the model as image parts). Tools fail by raising,
+when the tool also returned images, audio or binary resources (as `dspy.Image`, `dspy.Audio` and
+`dspy.File`, which DSPy sends to the model as image, audio and file parts). Tools fail by raising,
 as DSPy expects: `ReAct` shows the error to the model as the step's observation ("Execution error in
 <tool>: ...") and goes on. An error result raises `ToolResultError`, a timeout `ToolCallTimeoutError`,
 and so on; DSPy has no per-tool timeout: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
@@ -28,7 +29,19 @@ from typing import Any
 
 from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, ToolResultError, acall, exposed_tools, inline_refs
+from ._common import (
+    ContentPart,
+    ExposedTool,
+    ToolFilter,
+    ToolResultError,
+    acall,
+    audio_format,
+    content_parts,
+    exposed_tools,
+    filename,
+    inline_refs,
+    parts_text,
+)
 
 try:
     import dspy
@@ -142,10 +155,23 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
 
 def _output(result: ToolResult, public: str) -> Any:
-    """The text, or the text (if any) and the images as `dspy.Image`s; an error result raises."""
+    """The text, or the text (if any) followed by the images, sounds and files as DSPy's own types, which
+    DSPy sends to the model as image, audio and file parts; an error result raises."""
     if result.is_error:
         raise ToolResultError(result, tool=public)
-    if not result.images:
-        return result.text
-    text = [result.text] if result.text else []
-    return [*text, *(dspy.Image(url=image.data_url) for image in result.images)]
+    parts = content_parts(result)
+    text = parts_text(parts)
+    media = [_media(part) for part in parts if part.kind != "text"]
+    if not media:
+        return text
+    return [text, *media] if text else media
+
+
+def _media(part: ContentPart) -> dspy.Image | dspy.Audio | dspy.File:
+    """An image, a sound or a file as the DSPy type its adapters turn into the model's part of that kind."""
+    data_url = f"data:{part.mime_type};base64,{part.base64}"
+    if part.kind == "image":
+        return dspy.Image(url=data_url)
+    if part.kind == "audio":
+        return dspy.Audio(data=part.base64, audio_format=audio_format(part.mime_type) or "wav")
+    return dspy.File(file_data=data_url, filename=filename(part))

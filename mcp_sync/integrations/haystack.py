@@ -8,8 +8,9 @@ tool and kept while that tool is unchanged.
 
 Each tool's `parameters` is the server's JSON schema as it is (descriptions, required fields, enums,
 nested objects, arrays, `$defs`); a tool whose schema is not valid JSON schema is left out, with a
-warning. A result is the text, or `[TextContent, ImageContent, ...]` when the tool also returned images
-(`outputs_to_string={"raw_result": True}`); an image Haystack cannot take is replaced by a note saying so.
+warning. A result is the text, or `[TextContent, ImageContent, FileContent, ...]` when the tool also
+returned images or binary resources (`outputs_to_string={"raw_result": True}`); audio, and an image
+Haystack cannot take, are named in the text as left out (kind, MIME type, size).
 Tools fail by raising, as Haystack expects: an error result raises `ToolResultError`, a timeout
 `ToolCallTimeoutError`, and so on; Haystack wraps it in `ToolInvocationError` (the typed error is its
 `__cause__`), which an `Agent` sends to the model as an error tool message, or raises with
@@ -32,11 +33,21 @@ from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
 
-from ._common import ExposedTool, ToolFilter, ToolResultError, acall, exposed_tools
+from ._common import (
+    ExposedTool,
+    PartKind,
+    ToolFilter,
+    ToolResultError,
+    acall,
+    content_parts,
+    exposed_tools,
+    filename,
+    parts_text,
+)
 
 try:
     from haystack.core.serialization import generate_qualified_class_name
-    from haystack.dataclasses import ImageContent, TextContent
+    from haystack.dataclasses import FileContent, ImageContent, TextContent
     from haystack.tools import Toolset
     from haystack.tools.tool import Tool as HaystackTool
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -48,7 +59,10 @@ __all__ = ["HubToolset", "haystack_tool"]
 
 logger = logging.getLogger(__name__)
 
-ToolResultContent = str | list[TextContent | ImageContent]
+ToolResultContent = str | list[TextContent | ImageContent | FileContent]
+
+# What a tool result shows the model: Haystack's tool results hold text, images and files; audio is a note.
+_SHOWN: tuple[PartKind, ...] = ("text", "image", "file")
 
 
 class HubToolset(Toolset):
@@ -206,19 +220,23 @@ def _haystack_tool(
 
 
 def _content(result: ToolResult, public: str) -> ToolResultContent:
-    """The text, or text and images as Haystack content parts; an error result raises."""
+    """The text, or the text and the images and files as Haystack content parts; an error result raises.
+    Audio, and an image Haystack does not take, are named in the text as left out."""
     if result.is_error:
         raise ToolResultError(result, tool=public)
-    if not result.images:
-        return result.text
-    parts: list[TextContent | ImageContent] = [TextContent(result.text)]
-    refused: list[str] = []
-    for image in result.images:
-        try:
-            parts.append(ImageContent(base64_image=image.base64, mime_type=image.mime_type))
-        except ValueError:  # a MIME type Haystack does not take as an image
-            refused.append(image.mime_type)
-    if refused:
-        kinds = ", ".join(sorted(set(refused)))
-        parts.append(TextContent(f"[the tool also returned {len(refused)} image(s) ({kinds}), not included]"))
-    return parts
+    parts = content_parts(result, shown=_SHOWN)
+    media: list[ImageContent | FileContent] = []
+    for index, part in enumerate(parts):
+        if part.kind == "image":
+            try:
+                media.append(ImageContent(base64_image=part.base64, mime_type=part.mime_type))
+            except ValueError:  # a MIME type Haystack does not take as an image
+                parts[index] = part.left_out()
+        elif part.kind == "file":
+            media.append(
+                FileContent(base64_data=part.base64, mime_type=part.mime_type, filename=filename(part))
+            )
+    text = parts_text(parts)
+    if not media:
+        return text
+    return [TextContent(text), *media]

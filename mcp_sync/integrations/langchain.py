@@ -5,7 +5,9 @@ These run both ways: `invoke` blocks on the hub's call, `ainvoke` awaits it with
 loop, and cancelling the awaiting task cancels the request on the server.
 
 Each tool keeps the server's JSON schema as its `args_schema` (descriptions, required fields, enums,
-nested objects and arrays reach the model untouched; the server validates the arguments). A result is
+nested objects and arrays reach the model untouched; the server validates the arguments), and the server
+gets every argument the model wrote, also those named `config` or `run_manager` (names under which
+LangChain hands a tool's function its own values). A result is
 content and an artifact (`response_format="content_and_artifact"`): the content is the text or, when the
 tool returned images, audio or binary resources, langchain-core's standard content blocks in the
 server's order (text, image and file blocks, as langchain-mcp-adapters makes them; audio, which a tool
@@ -130,7 +132,7 @@ def _structured_tool(
             raise ToolException(message_for_model(public, exc)) from exc
         return _content_and_artifact(result)
 
-    return StructuredTool(
+    return _HubStructuredTool(
         name=exposed.name,
         description=exposed.description,
         args_schema=exposed.input_schema(),
@@ -140,6 +142,22 @@ def _structured_tool(
         handle_tool_error=handle_tool_error,
         metadata={"mcp_sync_name": public, "server_name": exposed.tool.server_name},
     )
+
+
+class _HubStructuredTool(StructuredTool):
+    """A `StructuredTool` that gives its function the model's arguments and nothing else.
+
+    LangChain passes its own `config` and `run_manager` to a `_run` that takes them, replacing the model's
+    arguments of those names; these methods take neither, so a server's `config` argument gets through.
+    """
+
+    def _run(self, /, *args: Any, **kwargs: Any) -> Any:
+        assert self.func is not None
+        return self.func(*args, **kwargs)
+
+    async def _arun(self, /, *args: Any, **kwargs: Any) -> Any:
+        assert self.coroutine is not None
+        return await self.coroutine(*args, **kwargs)
 
 
 def _content_and_artifact(result: ToolResult) -> tuple[Content, dict[str, Any]]:

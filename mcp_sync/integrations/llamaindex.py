@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
@@ -32,6 +31,7 @@ from ._common import (
     ExposedTool,
     ToolFilter,
     acall,
+    audio_format,
     content_parts,
     exposed_tools,
     openai_safe_name,
@@ -55,9 +55,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 __all__ = ["HubToolRetriever", "HubToolSpec", "llamaindex_tool", "llamaindex_tools", "schema_model"]
-
-# An `AudioBlock`'s format is a file extension ("mp3", "wav"), where the server gives a MIME subtype.
-_AUDIO_FORMATS = MappingProxyType({"mpeg": "mp3", "x-wav": "wav", "wave": "wav", "vnd.wave": "wav"})
 
 
 def llamaindex_tools(
@@ -233,12 +230,16 @@ def _function_tool(
 
 
 def _block(part: ContentPart) -> ContentBlock:
-    """One part as LlamaIndex's content block of its kind."""
+    """One part as LlamaIndex's content block of its kind.
+
+    The bytes go in base64-encoded: LlamaIndex decodes any bytes that are valid base64 text, so raw media
+    such as b"AAAA" would arrive as other bytes, while base64 text always decodes to the media itself.
+    """
+    encoded = part.base64.encode("ascii")
     if part.kind == "image":
-        return ImageBlock(image=part.data, image_mimetype=part.mime_type)
+        return ImageBlock(image=encoded, image_mimetype=part.mime_type)
     if part.kind == "audio":
-        subtype = part.mime_type.partition("/")[2]
-        return AudioBlock(audio=part.data, format=_AUDIO_FORMATS.get(subtype, subtype) or None)
+        return AudioBlock(audio=encoded, format=audio_format(part.mime_type))
     if part.kind == "file":
-        return DocumentBlock(data=part.data, document_mimetype=part.mime_type, title=part.uri or "document")
+        return DocumentBlock(data=encoded, document_mimetype=part.mime_type, title=part.uri or "document")
     return TextBlock(text=part.text)

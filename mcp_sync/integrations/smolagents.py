@@ -3,7 +3,8 @@
 `ToolCollection.from_mcp` goes through `mcpadapt`, which does not import with `mcp` 2.x, has no
 per-call timeout, never cancels on the server, and names two servers' `echo` tools both `echo`.
 `HubToolCollection(hub)` stands in for it: its `tools` are the hub's as of each access, named
-`mcp__<server>__<tool>`, with the hub's timeouts and cancellation.
+`mcp__<server>__<tool>`, with the hub's timeouts and cancellation. As a step callback it brings an agent's
+tools up to date during a run, including those a `CodeAgent`'s code may call and its system prompt.
 
 smolagents describes each argument on its own (`inputs`): every property of the server's schema
 becomes one input that keeps all of its JSON schema (description, enum, nested properties, items;
@@ -54,7 +55,7 @@ from ._common import (
 try:
     import smolagents
     from PIL import Image, UnidentifiedImageError
-    from smolagents.memory import ActionStep
+    from smolagents.memory import ActionStep, SystemPromptStep
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "mcp_sync.integrations.smolagents needs smolagents: pip install 'mcp-syncio[smolagents]'"
@@ -190,7 +191,10 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
             for name, tool in agent.tools.items()
             if not (isinstance(tool, _HubTool) and tool.hub is self.hub)
         }
+        before = _offered(agent.tools)
         agent.tools = {**kept, **{tool.name: tool for tool in self.tools}}
+        if _offered(agent.tools) != before:
+            _tell_agent_its_tools(agent)
         callbacks: Any = getattr(agent, "step_callbacks", None)
         if isinstance(callbacks, list):  # smolagents before its CallbackRegistry
             if self not in callbacks:
@@ -229,6 +233,24 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _offered(tools: Mapping[str, Any]) -> dict[str, Any]:
+    """What an agent's tools are, for telling a change: a hub tool by the registry tool it calls (each
+    read of a collection makes new wrappers), any other by itself."""
+    return {name: tool._registry_tool if isinstance(tool, _HubTool) else tool for name, tool in tools.items()}
+
+
+def _tell_agent_its_tools(agent: Any) -> None:
+    """After `agent.tools` changed: a `CodeAgent`'s code runs in an executor that was given the tools when
+    the run began (and refuses to call any other), and every agent's system prompt lists them. Give both
+    the current ones, so that the next step of a run can call a tool that appeared and the model knows it."""
+    executor = getattr(agent, "python_executor", None)
+    if executor is not None and hasattr(executor, "send_tools"):
+        executor.send_tools({**agent.tools, **getattr(agent, "managed_agents", {})})
+    memory = getattr(agent, "memory", None)
+    if memory is not None and hasattr(memory, "system_prompt"):
+        memory.system_prompt = SystemPromptStep(system_prompt=agent.system_prompt)
 
 
 class HubMCPClient:
@@ -295,6 +317,7 @@ class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type
     ) -> None:
         schema = exposed.tool.input_schema
         self.hub = hub
+        self._registry_tool = exposed.tool
         self.mcp_sync_name = exposed.tool.name
         self.name = exposed.name
         self.description = exposed.description

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 import threading
@@ -16,7 +17,15 @@ from dspy.utils.exceptions import AdapterParseError
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations.dspy import dspy_tool, dspy_tools
-from tests.integrations.support import RICH_ARGUMENTS, RICH_SCHEMA, TwoServers, unique
+from tests.integrations.support import (
+    PDF,
+    PNG,
+    RICH_ARGUMENTS,
+    RICH_SCHEMA,
+    WAV,
+    TwoServers,
+    unique,
+)
 
 Call = tuple[str, dict[str, Any]]
 
@@ -58,12 +67,12 @@ def test_tool_error_result_is_an_observation_the_model_reads(servers: TwoServers
     assert "ToolResultError" in observed and "disk full" in observed
 
 
-def test_timeout_is_an_observation_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("dspy-timeout-")
-    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": tag}))
+def test_timeout_is_an_observation(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
+    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": unique("dspy-timeout-")}))
     [observed] = observations(run_react(lm, dspy_tools(servers.hub, timeout=0.5)))
     assert "ToolCallTimeoutError" in observed
-    servers.events.wait_for("cancelled", tag=tag)
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
@@ -143,6 +152,23 @@ def test_images_reach_the_model_as_image_parts(servers: TwoServers) -> None:
 
 
 # -- the adapter on its own ------------------------------------------------------------------------------
+
+
+def test_audio_files_and_image_resources_reach_the_model_as_their_parts(media_hub: MCPHub) -> None:
+    lm = scripted(("media", {}))
+    [observed] = observations(run_react(lm, dspy_tools(media_hub)))
+    text, audio, document, image = observed
+    assert text == "the recording"
+    assert isinstance(audio, dspy.Audio) and audio.audio_format == "wav"
+    assert base64.b64decode(audio.data) == WAV
+    assert isinstance(document, dspy.File) and document.filename == "report.pdf"
+    assert document.file_data == "data:application/pdf;base64," + base64.b64encode(PDF).decode()
+    assert isinstance(image, dspy.Image)
+    assert image.url == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    # The step after the call shows the model each of them.
+    content = lm.history[1]["messages"][-1]["content"]
+    kinds = [part.get("type") for part in content if isinstance(part, dict)]
+    assert {"input_audio", "file", "image_url"} <= set(kinds)
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:

@@ -145,13 +145,27 @@ def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoSer
     assert "disk full" in str(result.content)
 
 
-def test_timeout_is_an_error_message_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("lc-timeout-")
-    model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done")
+def test_timeout_is_an_error_message(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
+    model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": unique("lc-timeout-")})], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(servers.hub, timeout=0.5)))
     assert result.status == "error"
     assert str(result.content).startswith("error: timed out")
-    servers.events.wait_for("cancelled", tag=tag)
+
+
+def test_arguments_named_like_langchains_own_parameters_reach_the_server(servers: TwoServers) -> None:
+    """`config` and `run_manager` are names LangChain passes its own values under; the tool's are kept."""
+    sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
+    model = scripted([("mcp__a__framework_names", sent)], "done")
+    [result] = tool_messages(run_agent(model, langchain_tools(servers.hub)))
+    assert (result.status, json.loads(str(result.content))) == ("success", sent)
+
+
+def test_ainvoke_passes_arguments_named_like_langchains_own_parameters(servers: TwoServers) -> None:
+    sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
+    tool = langchain_tool(servers.hub, "mcp__a__framework_names")
+    assert json.loads(asyncio.run(tool.ainvoke(sent))) == sent
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

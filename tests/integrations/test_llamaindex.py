@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import mcp_types as types
 import pytest
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import (
@@ -22,7 +24,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import MockFunctionCallingLLM
 
-from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError, ToolResult
 from mcp_sync.integrations.llamaindex import (
     HubToolRetriever,
     HubToolSpec,
@@ -113,13 +115,13 @@ def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
     assert "disk full" in result.tool_output.content
 
 
-def test_timeout_is_an_error_output_and_cancels_on_the_server(servers: TwoServers) -> None:
-    tag = unique("li-timeout-")
-    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
+def test_timeout_is_an_error_output(servers: TwoServers) -> None:
+    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
+    server's side is left to the cancel tests, which wait for the call to start there."""
+    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": unique("li-timeout-")})])
     _, [result] = run(script, llamaindex_tools(servers.hub, timeout=0.5))
     assert result.tool_output.is_error
     assert isinstance(result.tool_output.exception, ToolCallTimeoutError)
-    servers.events.wait_for("cancelled", tag=tag)
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
@@ -218,6 +220,31 @@ def test_audio_and_embedded_resources_become_audio_document_and_image_blocks(med
     assert isinstance(document, DocumentBlock) and document.document_mimetype == "application/pdf"
     assert (document.title, document.resolve_document().read()) == ("file:///report.pdf", PDF)
     assert isinstance(image, ImageBlock) and image.resolve_image().read() == PNG
+
+
+def test_media_whose_bytes_read_as_base64_text_arrive_unchanged() -> None:
+    """LlamaIndex's blocks decode bytes that are valid base64 text (b"AAAA" would become three zero bytes)."""
+    looks_encoded = b"AAAA" * 4
+    encoded = base64.b64encode(looks_encoded).decode()
+    content = (
+        types.ImageContent(type="image", data=encoded, mime_type="image/png"),
+        types.AudioContent(type="audio", data=encoded, mime_type="audio/wav"),
+        types.EmbeddedResource(
+            type="resource",
+            resource=types.BlobResourceContents(
+                uri="file:///a.bin", blob=encoded, mime_type="application/pdf"
+            ),
+        ),
+    )
+    script = Script([("raw", {})])
+    with MCPHub([]) as hub:
+        hub.registry.register_native("raw", lambda: ToolResult(text="", content=content))
+        run(script, llamaindex_tools(hub))
+    image, audio, document = blocks_received(script)
+    assert image.resolve_image().read() == looks_encoded
+    assert image.inline_url() == f"data:image/png;base64,{encoded}"
+    assert audio.resolve_audio().read() == looks_encoded
+    assert document.resolve_document().read() == looks_encoded
 
 
 def test_tool_spec_lists_the_allowed_tools_sync_and_async(servers: TwoServers) -> None:

@@ -102,6 +102,8 @@ crash() -> ``os._exit(3)`` while the call is in flight
 crash_by_signal(name="SIGTERM") -> the process sends itself that signal while the call is in flight
 exit_later(delay) -> returns "ok", then ``os._exit(4)`` ``delay`` seconds later (an idle crash)
 echo_meta() -> the request's ``_meta`` as received, as JSON (e.g. the ``traceparent`` a traced client sent)
+framework_names(config, run_manager="", callbacks="") -> the three arguments as JSON: names agent frameworks
+    use for their own parameters (LangChain's StructuredTool._run takes ``config`` and ``run_manager``)
 get_env(name) -> the variable's value or "<unset>";  get_cwd() -> os.getcwd();  pid() -> os.getpid()
 fail_with_env(name) -> a JSON-RPC error (not a result) whose message and data hold the variable's value,
     as a careless server's error might
@@ -699,6 +701,11 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
             return f"refused {exc.code}: {exc.message}"
         return f"answered {result.model}"
 
+    def framework_names(config: str, run_manager: str = "", callbacks: str = "") -> str:
+        """Return the arguments received, as JSON: their names are ones agent frameworks use themselves."""
+        received = {"config": config, "run_manager": run_manager, "callbacks": callbacks}
+        return json.dumps(received, sort_keys=True)
+
     def echo_meta(ctx: Context) -> str:
         """Return the request's `_meta` as received, as JSON."""
         return json.dumps(dict(ctx.request_context.meta or {}), sort_keys=True, default=str)
@@ -744,6 +751,7 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         ask_unhandled,
         log,
         echo_meta,
+        framework_names,
     ]
     if options.elicit_defaults:
         base.append(ask_defaults)
