@@ -281,6 +281,19 @@ def wait_until(
         time.sleep(interval)
 
 
+def assert_stopped_if_started(events: EventLog, tag: str, barrier: Callable[[], object]) -> None:
+    """After a call of the fixture's ``sleep`` with `tag` timed out: if the server started it, the
+    server was told to stop it (its ``cancelled`` event comes).
+
+    Whether a call reached the server before a short timeout ran out depends on the machine's load (a
+    call that never left needs no cancelling); the promise is that none keeps running. `barrier` makes a
+    later call on the same connection, after which the server has read whatever the timed-out call sent.
+    """
+    barrier()
+    if events.find("started", tag=tag):
+        events.wait_for("cancelled", tag=tag)
+
+
 def _proc_stat(pid: int) -> list[str] | None:
     """Fields of /proc/<pid>/stat after the command name, or None if there is no such process."""
     try:
@@ -581,6 +594,7 @@ __all__: Sequence[str] = [
     "EventLog",
     "HttpServer",
     "ReferenceServers",
+    "assert_stopped_if_started",
     "child_pids_of",
     "exception_texts",
     "fixture_flags",

@@ -26,6 +26,7 @@ from tests.integrations.support import (
     TwoServers,
     unique,
 )
+from tests.support import assert_stopped_if_started
 
 Call = tuple[str, dict[str, Any]]
 
@@ -67,12 +68,14 @@ def test_tool_error_result_is_an_observation_the_model_reads(servers: TwoServers
     assert "ToolResultError" in observed and "disk full" in observed
 
 
-def test_timeout_is_an_observation(servers: TwoServers) -> None:
-    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
-    server's side is left to the cancel tests, which wait for the call to start there."""
-    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": unique("dspy-timeout-")}))
+def test_timeout_is_an_observation_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    tag = unique("dspy-timeout-")
+    lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": tag}))
     [observed] = observations(run_react(lm, dspy_tools(servers.hub, timeout=0.5)))
     assert "ToolCallTimeoutError" in observed
+    assert_stopped_if_started(
+        servers.events, tag, lambda: servers.hub.call_tool("mcp__a__echo", {"text": "after"})
+    )
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

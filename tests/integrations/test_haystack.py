@@ -32,7 +32,7 @@ from tests.integrations.support import (
     TwoServers,
     unique,
 )
-from tests.support import stdio_config
+from tests.support import assert_stopped_if_started, stdio_config
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -103,14 +103,14 @@ def test_raise_on_failure_raises_with_the_typed_cause(servers: TwoServers) -> No
     assert raised.value.__cause__.result.text == "disk full"
 
 
-def test_timeout_is_an_error_message(servers: TwoServers) -> None:
-    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
-    server's side is left to the cancel tests, which wait for the call to start there."""
-    generator = ScriptedChatGenerator(
-        [[("mcp__a__sleep", {"seconds": 30, "tag": unique("hs-timeout-")})], "done"]
-    )
+def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    tag = unique("hs-timeout-")
+    generator = ScriptedChatGenerator([[("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(servers.hub, timeout=0.5)))
     assert result.error and "did not finish within 0.5 s" in result.result
+    assert_stopped_if_started(
+        servers.events, tag, lambda: servers.hub.call_tool("mcp__a__echo", {"text": "after"})
+    )
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

@@ -31,6 +31,7 @@ from tests.integrations.support import (
     TwoServers,
     unique,
 )
+from tests.support import assert_stopped_if_started
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -145,13 +146,15 @@ def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoSer
     assert "disk full" in str(result.content)
 
 
-def test_timeout_is_an_error_message(servers: TwoServers) -> None:
-    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
-    server's side is left to the cancel tests, which wait for the call to start there."""
-    model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": unique("lc-timeout-")})], "done")
+def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    tag = unique("lc-timeout-")
+    model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(servers.hub, timeout=0.5)))
     assert result.status == "error"
     assert str(result.content).startswith("error: timed out")
+    assert_stopped_if_started(
+        servers.events, tag, lambda: servers.hub.call_tool("mcp__a__echo", {"text": "after"})
+    )
 
 
 def test_arguments_named_like_langchains_own_parameters_reach_the_server(servers: TwoServers) -> None:

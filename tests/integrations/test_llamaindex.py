@@ -32,6 +32,7 @@ from mcp_sync.integrations.llamaindex import (
     llamaindex_tools,
 )
 from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
+from tests.support import assert_stopped_if_started
 
 # LlamaIndex's workflows inspect every attribute of an agent, including pydantic's deprecated ones.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")
@@ -115,13 +116,15 @@ def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
     assert "disk full" in result.tool_output.content
 
 
-def test_timeout_is_an_error_output(servers: TwoServers) -> None:
-    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
-    server's side is left to the cancel tests, which wait for the call to start there."""
-    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": unique("li-timeout-")})])
+def test_timeout_is_an_error_output_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    tag = unique("li-timeout-")
+    script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
     _, [result] = run(script, llamaindex_tools(servers.hub, timeout=0.5))
     assert result.tool_output.is_error
     assert isinstance(result.tool_output.exception, ToolCallTimeoutError)
+    assert_stopped_if_started(
+        servers.events, tag, lambda: servers.hub.call_tool("mcp__a__echo", {"text": "after"})
+    )
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:

@@ -29,7 +29,7 @@ from mcp_sync.integrations.smolagents import (
     smolagents_tool,
 )
 from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
-from tests.support import stdio_config
+from tests.support import assert_stopped_if_started, stdio_config
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -168,15 +168,15 @@ def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) 
     assert isinstance(error.__cause__, ToolResultError)
 
 
-def test_timeout_is_reported(servers: TwoServers) -> None:
-    """Whether the request reached the server before 0.5 s ran out depends on the machine's load, so the
-    server's side is left to the cancel tests, which wait for the call to start there."""
+def test_timeout_is_reported_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    tag = unique("smol-timeout-")
     tools = HubToolCollection(servers.hub, timeout=0.5).tools
-    agent = make_agent(
-        ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": unique("smol-timeout-")})]), tools
-    )
+    agent = make_agent(ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": tag})]), tools)
     assert agent.run("go") == "done"
     assert "ToolCallTimeoutError" in str(action_steps(agent)[0].error)
+    assert_stopped_if_started(
+        servers.events, tag, lambda: servers.hub.call_tool("mcp__a__echo", {"text": "after"})
+    )
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
