@@ -283,6 +283,136 @@ def test_redirect_with_another_state_is_refused_and_the_sign_in_goes_on(
     assert not [r for r in caplog.records if "forged" in r.getMessage()]
 
 
+# -- sign-in without a browser on this machine -------------------------------------------------------------
+
+# What the user does on the machine with the browser: open the address shown. "redirect": the browser follows
+# the authorization server's redirect to the loopback listener (an SSH tunnel, a forwarded port); "paste":
+# it cannot reach the listener, and the user copies the address it ended on.
+BROWSER_PROGRAM = textwrap.dedent(
+    """
+    import sys, httpx2
+    url, mode = sys.argv[1], sys.argv[2]
+    if mode == "redirect":
+        httpx2.get(url, follow_redirects=True, timeout=10).raise_for_status()
+    else:
+        print(httpx2.get(url, follow_redirects=False, timeout=10).headers["location"], flush=True)
+    """
+)
+
+HEADLESS_PROGRAM = textwrap.dedent(
+    """
+    import json, logging, sys
+    from mcp_sync import MCPHub
+
+    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(message)s")
+    hub = MCPHub([json.loads(sys.argv[1])])
+    hub.login("remote", read_redirect=input, timeout=float(sys.argv[2]))
+    print("signed in", flush=True)
+    hub.close()
+    """
+)
+
+# How long a headless sign-in waits for its browser: longer than a loaded machine needs to open the address.
+HEADLESS_LOGIN_TIMEOUT = 45.0
+
+
+def open_in_another_browser(url: str, mode: str) -> str:
+    """Open `url` in a separate process acting as the user's browser; what it printed (the address it
+    ended on, in "paste" mode)."""
+    opened = subprocess.run(
+        [PYTHON, "-c", BROWSER_PROGRAM, url, mode],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=CHILD_TIMEOUT,
+    )
+    assert opened.returncode == 0, opened.stderr
+    return opened.stdout.strip()
+
+
+def logged_address(process: subprocess.Popen[str]) -> str:
+    """The address a `hub.login()` without `open_url` logs for the user (bounded by the login's timeout)."""
+    assert process.stderr is not None
+    while True:
+        line = process.stderr.readline()
+        assert line, "the login ended without logging an address"
+        if "open this address in a browser: " in line:
+            return line.split("open this address in a browser: ", 1)[1].strip()
+
+
+@pytest.mark.parametrize("mode", ["redirect", "paste"])
+def test_login_without_a_browser_finishes_with_the_address_it_logged(
+    oauth_server: HttpServer, token_dir: Path, tmp_path: Path, mode: str
+) -> None:
+    process = subprocess.Popen(
+        [PYTHON, "-c", HEADLESS_PROGRAM, json.dumps(remote(oauth_server)), str(HEADLESS_LOGIN_TIMEOUT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        address = logged_address(process)
+        assert "state=" in address and "***" not in address
+        ended_on = open_in_another_browser(address, mode)
+        if mode == "paste":
+            process.stdin.write(ended_on + "\n")
+            process.stdin.flush()
+        out, err = process.communicate(timeout=CHILD_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert out.strip() == "signed in"
+    assert stored_record(token_dir)["tokens"]["access_token"]
+
+
+def test_cli_login_without_a_browser_finishes_with_the_address_it_printed(
+    oauth_server: HttpServer, token_dir: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, oauth_server)
+    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    process = subprocess.Popen(
+        [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        open_in_another_browser(login_address(process), "redirect")
+        out, err = process.communicate(timeout=CHILD_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert "signed in to 'remote'" in out
+    assert stored_record(token_dir)["tokens"]["access_token"]
+
+
+def test_open_url_that_raises_fails_the_login_at_once_with_its_cause(
+    oauth_server: HttpServer, token_dir: Path
+) -> None:
+    def broken(url: str) -> None:
+        raise RuntimeError("no browser here: xdg-open is missing")
+
+    # The login's own timeout is far beyond the test's: only the cause can end it in time.
+    cause = "xdg-open is missing"
+    with MCPHub([remote(oauth_server)]) as hub, pytest.raises(AuthError, match=cause) as raised:
+        hub.login("remote", open_url=broken, timeout=600)
+
+    assert "did not finish" not in str(raised.value)
+    assert not list(token_dir.glob("*.json"))
+
+
 # -- the pasted-address reader ----------------------------------------------------------------------------
 
 PASTE_PROGRAM = textwrap.dedent(

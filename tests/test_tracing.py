@@ -131,12 +131,11 @@ def test_a_call_to_an_sse_server_is_a_tcp_span_with_its_address_and_port(
     spans: Spans, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     events = EventLog(tmp_path_factory.mktemp("events") / "events.jsonl")
-    with (
-        HttpServer(events=events, transport="sse") as server,
-        started_hub({"server_name": "web", "transport": "sse", "url": server.url}, tracing=spans.provider) as hub,
-    ):
-        assert hub.call_tool("mcp__web__echo", {"text": ARGUMENT}).text == ARGUMENT
-        attributes = dict(spans.one("tools/call echo").attributes or {})
+    with HttpServer(events=events, transport="sse") as server:
+        config = {"server_name": "web", "transport": "sse", "url": server.url}
+        with started_hub(config, tracing=spans.provider) as hub:
+            assert hub.call_tool("mcp__web__echo", {"text": ARGUMENT}).text == ARGUMENT
+            attributes = dict(spans.one("tools/call echo").attributes or {})
     assert attributes["network.transport"] == "tcp"
     assert attributes["network.protocol.name"] == "http"
     assert attributes["server.address"] == "127.0.0.1"

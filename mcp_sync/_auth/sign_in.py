@@ -142,11 +142,17 @@ async def _sign_in(
         draft = Draft(storage, key)
         stored = StoredTokens(draft, key, secrets, redirect_uri=listener.redirect_uri)
 
+        def hand_over(url: str) -> None:
+            try:
+                open_url(url)
+            except BaseException as exc:  # nobody will open it: fail now, not at the timeout
+                listener.fail(exc)
+
         async def redirect(url: str) -> None:
             listener.expect(url)
             # On its own thread: a host's callable may block (a browser starting, a test browser following
             # the redirects to this very listener).
-            threading.Thread(target=open_url, args=(url,), name="mcp-sync:open-url", daemon=True).start()
+            threading.Thread(target=hand_over, args=(url,), name="mcp-sync:open-url", daemon=True).start()
 
         auth = UserOAuth(
             config.server_name,

@@ -6,11 +6,11 @@ status Development): kind CLIENT, named `{mcp.method.name} {target}` (`tools/cal
 `prompts/get greet`, `resources/read`: a URI is no low-cardinality name), with `mcp.method.name`,
 `gen_ai.operation.name` = `execute_tool` and `gen_ai.tool.name` for tool calls, `gen_ai.prompt.name`,
 `mcp.resource.uri`, `mcp.protocol.version`, `mcp.session.id` (Streamable HTTP sessions),
-`network.transport` (`pipe` for stdio, `tcp` for Streamable HTTP and SSE), `server.address` / `server.port`, and on
-failure `error.type` with status ERROR: `timeout`, `cancelled`, the JSON-RPC error code (also as
-`rpc.response.status_code`), `tool_error` for an `isError` result, or the error's class name.
-`mcp_sync.server.name` and `mcp_sync.tool.public_name` say which configured server and which public
-name. No argument, result or content is recorded; error descriptions are scrubbed of secrets.
+`network.transport` (`pipe` for stdio, `tcp` for Streamable HTTP and SSE), `server.address` /
+`server.port`, and on failure `error.type` with status ERROR: `timeout`, `cancelled`, the JSON-RPC
+error code (also as `rpc.response.status_code`), `tool_error` for an `isError` result, or the error's
+class name. `mcp_sync.server.name` and `mcp_sync.tool.public_name` say which configured server and
+which public name. No argument, result or content is recorded; error descriptions are scrubbed of secrets.
 
 Threads: a span starts on the caller's thread, as a child of the caller's current span, and is
 current while the call is handed to the server's loop; the call's task runs in a copy of that
