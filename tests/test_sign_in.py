@@ -413,6 +413,64 @@ def test_open_url_that_raises_fails_the_login_at_once_with_its_cause(
     assert not list(token_dir.glob("*.json"))
 
 
+# -- the server entry's own secrets during a sign-in --------------------------------------------------------
+
+API_KEY = "entry-api-key-7d3f91c0b2"
+
+
+def test_login_keeps_the_entrys_own_secrets_out_of_its_error_and_log_records(
+    oauth_events: EventLog, token_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with HttpServer("--refuse-api-key", script=OAUTH_SERVER, events=oauth_events) as server:
+        hub = MCPHub([remote(server, headers={"X-Api-Key": API_KEY})])  # not started: as `mcp-sync login`
+        try:
+            with pytest.raises(AuthError) as raised:
+                hub.login("remote", open_url=browser, timeout=30)
+        finally:
+            hub.close()
+
+    assert oauth_events.count(lambda event: event.get("kind") == "api_key") >= 1  # the server did repeat it
+    assert "is not allowed here" in str(raised.value)
+    chain: list[BaseException] = []
+    error: BaseException | None = raised.value
+    while error is not None and len(chain) < 10:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    assert not [e for e in chain if API_KEY in str(e)]
+    records = [f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records]
+    assert any("is not allowed here" in text for text in records)  # the DEBUG record of the failure
+    assert not [text for text in records if API_KEY in text]
+
+
+def test_cli_login_keeps_the_entrys_own_secrets_out_of_its_output(
+    oauth_events: EventLog, token_dir: Path, tmp_path: Path
+) -> None:
+    with HttpServer("--refuse-api-key", script=OAUTH_SERVER, events=oauth_events) as server:
+        config = tmp_path / "servers.json"
+        config.write_text(json.dumps({"servers": [remote(server, headers={"X-Api-Key": "${ENTRY_KEY}"})]}))
+        command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+        process = subprocess.Popen(
+            [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(token_dir, ENTRY_KEY=API_KEY),
+            cwd=REPO_ROOT,
+        )
+        try:
+            open_in_another_browser(login_address(process), "redirect")
+            out, err = process.communicate(timeout=CHILD_TIMEOUT)
+        finally:
+            process.kill()
+            process.wait(timeout=10)
+
+    assert process.returncode != 0
+    assert "is not allowed here" in out + err
+    assert API_KEY not in out + err
+
+
 # -- the pasted-address reader ----------------------------------------------------------------------------
 
 PASTE_PROGRAM = textwrap.dedent(

@@ -33,7 +33,8 @@ usable token fails with `SignInRequiredError`, which says how to sign in; one sh
 with one naming the scopes, which the next sign-in asks for.
 
 Every token, code, key, assertion and client secret seen is registered with `_values.secrets` while in use,
-so none appears in a log record or an error.
+and so are the server entry's own secrets (`secrets_of`) for the whole of a sign-in, so none appears in a
+log record or an error. The authorization URL's `state` is not a secret: the user must see it whole.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .._config import HttpServerConfig, ServerConfig
+from .._config.secrets import secrets_of
 from .._values.errors import AuthError, ConfigError, describe
 from .._values.scrubbed_errors import scrub_exception
-from .._values.secrets import scrub
+from .._values.secrets import register, scrub
 from .machine_oauth import GrantOAuth, KeyOAuth, MachineOAuth
 from .redirect import PasteReader, RedirectListener, show_url
 from .server_auth import DPoP, ServerAuth
@@ -259,14 +261,17 @@ def sign_in(
         finally:
             loop.close()
 
-    thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
-    thread.start()
-    try:
-        done.result()
-    except BaseException:
-        if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
-                loop.call_soon_threadsafe(task_box[0].cancel)
-            thread.join(5.0)
-        raise
-    thread.join(5.0)
+    # The entry's own secrets (its headers' values, URL credentials), kept out of what the sign-in logs and
+    # raises for its whole duration: a server may repeat them in its errors.
+    with register(secrets_of(config)):
+        thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
+        thread.start()
+        try:
+            done.result()
+        except BaseException:
+            if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
+                    loop.call_soon_threadsafe(task_box[0].cancel)
+                thread.join(5.0)
+            raise
+        thread.join(5.0)
