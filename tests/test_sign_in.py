@@ -413,6 +413,79 @@ def test_open_url_that_raises_fails_the_login_at_once_with_its_cause(
     assert not list(token_dir.glob("*.json"))
 
 
+# -- interpreter exit during a sign-in ----------------------------------------------------------------------
+
+POOL_LOGIN_PROGRAM = textwrap.dedent(
+    """
+    import concurrent.futures, json, sys, threading
+    from mcp_sync import MCPHub
+
+    hub = MCPHub([json.loads(sys.argv[1])])
+    if sys.argv[2] == "started":
+        hub.start()
+    shown = threading.Event()
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.submit(hub.login, "remote", open_url=lambda url: shown.set(), timeout=600)
+    assert shown.wait(60)
+    print("waiting for the browser", flush=True)
+    # The program ends here, with the login still waiting on its worker thread.
+    """
+)
+
+# Bound on the exit of a program whose login waits on a pool worker: the interpreter's start and a hub's
+# close take seconds on a loaded machine; the login's own timeout is ten minutes.
+EXIT_DURING_LOGIN_TIMEOUT = 30.0
+
+
+@pytest.mark.parametrize("hub_state", ["started", "not started"])
+def test_interpreter_exit_while_a_login_waits_on_a_pool_worker_ends_promptly(
+    oauth_server: HttpServer, token_dir: Path, hub_state: str
+) -> None:
+    process = subprocess.Popen(
+        [PYTHON, "-c", POOL_LOGIN_PROGRAM, json.dumps(remote(oauth_server)), hub_state],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "waiting for the browser"
+        _, err = process.communicate(timeout=EXIT_DURING_LOGIN_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert not list(token_dir.glob("*.json"))
+
+
+def test_closing_the_hub_stops_its_login_in_progress(oauth_server: HttpServer, token_dir: Path) -> None:
+    hub = MCPHub([remote(oauth_server)])
+    shown = threading.Event()
+    outcome: list[BaseException] = []
+
+    def login() -> None:
+        try:
+            hub.login("remote", open_url=lambda url: shown.set(), timeout=600)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=login)
+    thread.start()
+    try:
+        assert shown.wait(CHILD_TIMEOUT)
+    finally:
+        hub.close()
+        thread.join(CHILD_TIMEOUT)
+
+    assert not thread.is_alive()
+    [error] = outcome
+    assert isinstance(error, AuthError) and "the hub was closed" in str(error)
+
+
 # -- the server entry's own secrets during a sign-in --------------------------------------------------------
 
 API_KEY = "entry-api-key-7d3f91c0b2"

@@ -63,7 +63,7 @@ from .token_store import TokenStorage, token_key
 from .tokens import Draft, Secrets, StoredTokens
 from .user_oauth import UserOAuth
 
-__all__ = ["AuthFactory", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
+__all__ = ["AuthFactory", "SignInStop", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
 
 
 logger = logging.getLogger("mcp_sync")
@@ -221,6 +221,31 @@ async def _connect_signing_in(config: HttpServerConfig, auth: UserOAuth) -> None
         raise failures[0]
 
 
+class SignInStop:
+    """Ends a sign-in in progress from any thread (its hub closing, the interpreter exiting): `sign_in`
+    raises `AuthError` with the reason, and the stored tokens stay as they were."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancel: Callable[[], None] | None = None
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason = reason
+            cancel = self._cancel
+        if cancel is not None:
+            cancel()
+
+    def _attach(self, cancel: Callable[[], None]) -> None:
+        with self._lock:
+            self._cancel = cancel
+            stopped = self.reason is not None
+        if stopped:
+            cancel()
+
+
 def sign_in(
     config: HttpServerConfig,
     storage: TokenStorage,
@@ -228,13 +253,15 @@ def sign_in(
     open_url: Callable[[str], object] | None = None,
     read_redirect: Callable[[], str] | None = None,
     timeout: float = 300.0,
+    stop: SignInStop | None = None,
 ) -> None:
     """Sign in to the server interactively and store its tokens; blocks until done, `timeout` or Ctrl-C.
 
     Runs on a loop thread of its own (the caller may be a notebook cell, whose thread has a loop). The
     stored tokens are replaced only when the sign-in succeeds. `read_redirect`, when given, may return
     the address the browser ended on (pasted by the user when the browser runs on another machine); see
-    `PasteReader` for how it is called, and why the built-in `input` is read in a way of its own.
+    `PasteReader` for how it is called, and why the built-in `input` is read in a way of its own. `stop`
+    ends it from another thread.
     """
     if config.auth is None or config.auth.type != "oauth":
         raise ConfigError(f"server {config.server_name!r} is not configured with auth: oauth")
@@ -242,8 +269,14 @@ def sign_in(
     loop = asyncio.new_event_loop()
     task_box: list[asyncio.Task[None]] = []
 
+    def cancel() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
+            loop.call_soon_threadsafe(task_box[0].cancel)
+
     async def main() -> None:
         task_box.append(asyncio.current_task())  # type: ignore[arg-type]
+        if stop is not None:
+            stop._attach(cancel)
         async with asyncio.timeout(timeout):
             await _sign_in(config, storage, open_url or show_url(config.server_name), read_redirect)
 
@@ -254,6 +287,12 @@ def sign_in(
             done.set_exception(
                 AuthError(f"signing in to server {config.server_name!r} did not finish within {timeout:g} s")
             )
+        except asyncio.CancelledError as exc:
+            if stop is None or stop.reason is None:
+                done.set_exception(exc)
+            else:
+                stopped = f"signing in to server {config.server_name!r} stopped: {stop.reason}"
+                done.set_exception(AuthError(stopped))
         except BaseException as exc:
             done.set_exception(scrub_exception(exc))
         else:
@@ -270,8 +309,7 @@ def sign_in(
             done.result()
         except BaseException:
             if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
-                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
-                    loop.call_soon_threadsafe(task_box[0].cancel)
+                cancel()
                 thread.join(5.0)
             raise
         thread.join(5.0)
