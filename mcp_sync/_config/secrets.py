@@ -1,7 +1,8 @@
 """Which values of one server's configuration are secrets: `secrets_of(config)`, for `secrets.register`.
 
-Header values (and the token after "Bearer "), `env` values, URL credentials and the `auth:` block's
-client secret, key and assertions; each also as it appears percent-encoded or in a Basic header.
+Header values (and the token after "Bearer "), `env` values of credentials (by the variable's name, or read
+from `${A_TOKEN}`), URL credentials and the `auth:` block's client secret, key and assertions; each also
+as it appears percent-encoded or in a Basic header.
 """
 
 from __future__ import annotations
@@ -60,8 +61,10 @@ def _header_secrets(value: str) -> Iterator[str]:
 def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -> set[str]:
     """Every secret value in one server's configuration, ready for `register`.
 
-    Values given for a host file's inputs, header values (and the token after "Bearer "), `env`
-    values, and URL credentials: the password or bare user-info, and query values with
+    Values the entry's references marked (a host file's inputs, `${VAR}` read from a variable named like
+    a credential), header values (and the token after "Bearer "), the `env` values of variables named
+    like credentials (`GITHUB_TOKEN`, `DB_PASSWORD`; see `is_credential_name`), and URL credentials
+    (in the URL, `args` and `env` values): the password or bare user-info, and query values with
     credential-like names (`api_key`, `token`, `sig`, ...), also percent-encoded. Values
     `register` would skip are left out.
     """
@@ -86,8 +89,14 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
                 credential_name=True,
             )
     elif isinstance(config, StdioServerConfig):
+        # Only credentials: a plain setting (`LOG_FORMAT=json`, `HOME=/home/me`) registered process-wide
+        # would be masked in every log line and error of the program. A value is one by its variable's
+        # name, by where it was read from (`input_secrets`), or by the credentials in a URL it holds.
         for name, value in config.env.items():
-            add([value], credential_name=is_credential_name(name))
+            if is_credential_name(name):
+                add([value], credential_name=True)
+            elif "://" in value:
+                add(_url_secrets(value), credential_name=True)
         for arg in config.args:
             if "://" in arg:
                 add(_url_secrets(arg), credential_name=True)
