@@ -138,6 +138,29 @@ def test_secrets_of_a_stdio_config_are_its_credentials_in_env_and_url_credential
     assert not {"debug", "8080"} & found
 
 
+PATH_KEY = "Zx81kQ2mN5pL7vR3tY9wB4cD"  # a hosted server's key in its URL's path, as Zapier's are
+
+
+def test_a_key_in_a_url_path_is_a_secret_and_the_plain_segments_are_not() -> None:
+    found = secrets_of(http_config(f"https://mcp.example.com/api/mcp/s/{PATH_KEY}/mcp"))
+
+    assert PATH_KEY in found
+    assert not {"api", "mcp", "mcp.example.com"} & found
+
+
+def test_a_key_in_a_url_path_stays_out_of_the_error_and_log_records_of_a_failed_server(
+    http_server: Callable[..., HttpServer], records: Records
+) -> None:
+    server = http_server()
+    url = server.url.removesuffix("/mcp") + f"/api/mcp/s/{PATH_KEY}/mcp"  # a path it does not serve: 404
+    with MCPHub([{"server_name": "web", "transport": "streamable-http", "url": url}]) as hub:
+        error = hub.servers["web"].error
+        assert hub.servers["web"].state == "failed"
+        assert error is not None and "404" in str(error)
+        assert PATH_KEY not in str(error)
+    assert not [text for _, text in records.lines if PATH_KEY in text]
+
+
 def test_plain_settings_in_a_stdio_env_are_not_secrets_but_the_credentials_in_their_urls_are() -> None:
     config = StdioServerConfig(
         server_name="fs",

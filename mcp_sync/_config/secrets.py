@@ -28,8 +28,23 @@ def _with_encodings(value: str) -> Iterator[str]:
     yield quote(value, safe="/:")
 
 
+# A path segment this long, of token characters only, with letters and digits mixed, is taken for a key
+# (hosted servers put one in the path: https://mcp.zapier.com/api/mcp/s/<key>/mcp); names of resources are
+# shorter or plain words.
+_PATH_TOKEN_RE = re.compile(r"(?=(?:[^0-9]*[0-9]){3})(?=(?:[^A-Za-z]*[A-Za-z]){3})[A-Za-z0-9_~.=+-]{20,}")
+
+
+def _path_tokens(path: str) -> Iterator[str]:
+    """The segments of a URL's path that look like keys or tokens."""
+    for segment in path.split("/"):
+        if _PATH_TOKEN_RE.fullmatch(unquote(segment)):
+            yield segment
+            yield from _with_encodings(unquote(segment))
+
+
 def _url_secrets(url: str) -> Iterator[str]:
-    """The password (or a bare user-info token) and the credential-like query values of a URL."""
+    """The password (or a bare user-info token), the credential-like query values and the token-like path
+    segments of a URL."""
     try:
         parts = urlsplit(url)
         username, password = parts.username, parts.password
@@ -43,6 +58,7 @@ def _url_secrets(url: str) -> Iterator[str]:
     elif username and len(username) >= BARE_USERINFO_TOKEN_LENGTH:
         yield username
         yield from _with_encodings(unquote(username))
+    yield from _path_tokens(parts.path)
     for pair in re.split("[&;]", parts.query):
         name, sep, value = pair.partition("=")
         if sep and value and CREDENTIAL_NAME_RE.fullmatch(unquote(name)):
@@ -64,8 +80,9 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
     Values the entry's references marked (a host file's inputs, `${VAR}` read from a variable named like
     a credential), header values (and the token after "Bearer "), the `env` values of variables named
     like credentials (`GITHUB_TOKEN`, `DB_PASSWORD`; see `is_credential_name`), and URL credentials
-    (in the URL, `args` and `env` values): the password or bare user-info, and query values with
-    credential-like names (`api_key`, `token`, `sig`, ...), also percent-encoded. Values
+    (in the URL, `args` and `env` values): the password or bare user-info, query values with
+    credential-like names (`api_key`, `token`, `sig`, ...), and path segments that look like a key (20
+    or more letters and digits mixed, `.../s/<key>/mcp`), also percent-encoded. Values
     `register` would skip are left out.
     """
     found: set[str] = set()
