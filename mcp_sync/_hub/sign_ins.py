@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 
 from .._auth.sign_in import SignInStop
-from .._runtime.lifecycle import ExitHook, on_fork_in_child
+from .._runtime.lifecycle import ExitHook, fork_generation, on_fork_in_child
 
 __all__ = ["SignIns"]
 
@@ -22,7 +22,7 @@ class SignIns:
     """One hub's sign-ins in progress."""
 
     def __init__(self) -> None:
-        self._stops: set[SignInStop] = set()
+        self._stops: dict[SignInStop, int] = {}  # each with the fork generation it runs in
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -30,7 +30,7 @@ class SignIns:
         """A stop for one sign-in, known to this hub and to the exit hook while the block runs."""
         stop = SignInStop()
         with self._lock:
-            self._stops.add(stop)
+            self._stops[stop] = fork_generation()
         with _in_progress_lock:
             _in_progress.add(stop)
         _EXIT_HOOK.arm()
@@ -40,11 +40,13 @@ class SignIns:
             with _in_progress_lock:
                 _in_progress.discard(stop)
             with self._lock:
-                self._stops.discard(stop)
+                self._stops.pop(stop, None)
 
     def stop_all(self, reason: str) -> None:
+        """Stop this hub's sign-ins in this process (in a forked child, the parent's are the parent's)."""
+        generation = fork_generation()
         with self._lock:
-            stops = list(self._stops)
+            stops = [stop for stop, started_in in self._stops.items() if started_in == generation]
         for stop in stops:
             stop.stop(reason)
 
