@@ -819,7 +819,7 @@ def test_our_yaml_file_is_loaded(tmp_path: Path) -> None:
         headers={"Authorization": "Bearer t"},
         tool_call_timeout_ms=5000,
         required=True,
-    )
+    ).with_input_secrets({"t"})  # read from a variable named like a credential
 
 
 def test_our_json_file_is_loaded(tmp_path: Path) -> None:
@@ -1043,7 +1043,7 @@ def test_claude_desktop_json_file_is_loaded(tmp_path: Path) -> None:
         command="npx",
         args=("-y", "@modelcontextprotocol/server-filesystem", "/srv"),
         env={"GITHUB_TOKEN": "ghp"},
-    )
+    ).with_input_secrets({"ghp"})  # read from a variable named like a credential
     assert remote == HttpServerConfig(
         server_name="remote", url="https://mcp.example.com/mcp", headers={"Authorization": "Bearer x"}
     )

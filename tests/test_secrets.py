@@ -13,10 +13,10 @@ import httpx2
 import pytest
 
 from mcp_sync import MCPHub
-from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs
+from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
-from tests.support import HttpServer, Records
+from tests.support import HttpServer, Records, stdio_config
 
 TOKEN = "tok-7Hq2-never-print-this"
 PASSWORD = "pw-Zx81-never-print-this"
@@ -124,7 +124,7 @@ def test_percent_encoded_url_credentials_are_found_in_both_forms() -> None:
     assert {"p@ss-word-1", "p%40ss-word-1", "a/b-c-d-e", "a%2Fb-c-d-e"} <= found
 
 
-def test_secrets_of_a_stdio_config_are_its_env_values_and_url_credentials_in_args() -> None:
+def test_secrets_of_a_stdio_config_are_its_credentials_in_env_and_url_credentials_in_args() -> None:
     config = StdioServerConfig(
         server_name="fs",
         command="npx",
@@ -136,6 +136,68 @@ def test_secrets_of_a_stdio_config_are_its_env_values_and_url_credentials_in_arg
 
     assert {TOKEN, PASSWORD, API_KEY, "4821"} <= found
     assert not {"debug", "8080"} & found
+
+
+PATH_KEY = "Zx81kQ2mN5pL7vR3tY9wB4cD"  # a hosted server's key in its URL's path, as Zapier's are
+
+
+def test_a_key_in_a_url_path_is_a_secret_and_the_plain_segments_are_not() -> None:
+    found = secrets_of(http_config(f"https://mcp.example.com/api/mcp/s/{PATH_KEY}/mcp"))
+
+    assert PATH_KEY in found
+    assert not {"api", "mcp", "mcp.example.com"} & found
+
+
+def test_a_key_in_a_url_path_stays_out_of_the_error_and_log_records_of_a_failed_server(
+    http_server: Callable[..., HttpServer], records: Records
+) -> None:
+    server = http_server()
+    url = server.url.removesuffix("/mcp") + f"/api/mcp/s/{PATH_KEY}/mcp"  # a path it does not serve: 404
+    with MCPHub([{"server_name": "web", "transport": "streamable-http", "url": url}]) as hub:
+        error = hub.servers["web"].error
+        assert hub.servers["web"].state == "failed"
+        assert error is not None and "404" in str(error)
+        assert PATH_KEY not in str(error)
+    assert not [text for _, text in records.lines if PATH_KEY in text]
+
+
+def test_plain_settings_in_a_stdio_env_are_not_secrets_but_the_credentials_in_their_urls_are() -> None:
+    config = StdioServerConfig(
+        server_name="fs",
+        command="npx",
+        env={"LOG_FORMAT": "json", "HOME": "/home/someone", "DATABASE_URL": "postgres://app:db-pass-61@h/db"},
+    )
+
+    found = secrets_of(config)
+
+    assert "db-pass-61" in found
+    assert not {"json", "/home/someone", "postgres://app:db-pass-61@h/db"} & found
+
+
+def test_an_env_value_read_from_a_variable_named_like_a_credential_is_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("OUTPUT_STYLE", "compact")
+    env = {"GH": "${MY_GITHUB_TOKEN}", "STYLE": "${OUTPUT_STYLE}"}
+    entries = parse_server_entries([{"server_name": "gh", "command": "gh-mcp", "env": env}])
+
+    found = secrets_of(entries.configs[0])
+
+    assert TOKEN in found
+    assert "compact" not in found
+
+
+def test_a_plain_env_setting_of_a_running_server_stays_readable_in_other_log_records(
+    records: Records,
+) -> None:
+    config = stdio_config("fx", env={"LOG_FORMAT": "json", "SERVICE_TOKEN": TOKEN})
+    with MCPHub([config]) as hub:
+        assert hub.servers["fx"].state == "ready"
+        logging.getLogger("some.library").warning("wrote json with %s", TOKEN)
+
+    [line] = [text for name, text in records.lines if name == "some.library"]
+    assert line == "some.library WARNING wrote json with ***"
 
 
 # --------------------------------------------------------------------------- the logging hook

@@ -283,6 +283,267 @@ def test_redirect_with_another_state_is_refused_and_the_sign_in_goes_on(
     assert not [r for r in caplog.records if "forged" in r.getMessage()]
 
 
+# -- sign-in without a browser on this machine -------------------------------------------------------------
+
+# What the user does on the machine with the browser: open the address shown. "redirect": the browser follows
+# the authorization server's redirect to the loopback listener (an SSH tunnel, a forwarded port); "paste":
+# it cannot reach the listener, and the user copies the address it ended on.
+BROWSER_PROGRAM = textwrap.dedent(
+    """
+    import sys, httpx2
+    url, mode = sys.argv[1], sys.argv[2]
+    if mode == "redirect":
+        httpx2.get(url, follow_redirects=True, timeout=10).raise_for_status()
+    else:
+        print(httpx2.get(url, follow_redirects=False, timeout=10).headers["location"], flush=True)
+    """
+)
+
+HEADLESS_PROGRAM = textwrap.dedent(
+    """
+    import json, logging, sys
+    from mcp_sync import MCPHub
+
+    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(message)s")
+    hub = MCPHub([json.loads(sys.argv[1])])
+    hub.login("remote", read_redirect=input, timeout=float(sys.argv[2]))
+    print("signed in", flush=True)
+    hub.close()
+    """
+)
+
+# How long a headless sign-in waits for its browser: longer than a loaded machine needs to open the address.
+HEADLESS_LOGIN_TIMEOUT = 45.0
+
+
+def open_in_another_browser(url: str, mode: str) -> str:
+    """Open `url` in a separate process acting as the user's browser; what it printed (the address it
+    ended on, in "paste" mode)."""
+    opened = subprocess.run(
+        [PYTHON, "-c", BROWSER_PROGRAM, url, mode],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=CHILD_TIMEOUT,
+    )
+    assert opened.returncode == 0, opened.stderr
+    return opened.stdout.strip()
+
+
+def logged_address(process: subprocess.Popen[str]) -> str:
+    """The address a `hub.login()` without `open_url` logs for the user (bounded by the login's timeout)."""
+    assert process.stderr is not None
+    while True:
+        line = process.stderr.readline()
+        assert line, "the login ended without logging an address"
+        if "open this address in a browser: " in line:
+            return line.split("open this address in a browser: ", 1)[1].strip()
+
+
+@pytest.mark.parametrize("mode", ["redirect", "paste"])
+def test_login_without_a_browser_finishes_with_the_address_it_logged(
+    oauth_server: HttpServer, token_dir: Path, tmp_path: Path, mode: str
+) -> None:
+    process = subprocess.Popen(
+        [PYTHON, "-c", HEADLESS_PROGRAM, json.dumps(remote(oauth_server)), str(HEADLESS_LOGIN_TIMEOUT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        address = logged_address(process)
+        assert "state=" in address and "***" not in address
+        ended_on = open_in_another_browser(address, mode)
+        if mode == "paste":
+            process.stdin.write(ended_on + "\n")
+            process.stdin.flush()
+        out, err = process.communicate(timeout=CHILD_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert out.strip() == "signed in"
+    assert stored_record(token_dir)["tokens"]["access_token"]
+
+
+def test_cli_login_without_a_browser_finishes_with_the_address_it_printed(
+    oauth_server: HttpServer, token_dir: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, oauth_server)
+    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    process = subprocess.Popen(
+        [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        open_in_another_browser(login_address(process), "redirect")
+        out, err = process.communicate(timeout=CHILD_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert "signed in to 'remote'" in out
+    assert stored_record(token_dir)["tokens"]["access_token"]
+
+
+def test_open_url_that_raises_fails_the_login_at_once_with_its_cause(
+    oauth_server: HttpServer, token_dir: Path
+) -> None:
+    def broken(url: str) -> None:
+        raise RuntimeError("no browser here: xdg-open is missing")
+
+    # The login's own timeout is far beyond the test's: only the cause can end it in time.
+    cause = "xdg-open is missing"
+    with MCPHub([remote(oauth_server)]) as hub, pytest.raises(AuthError, match=cause) as raised:
+        hub.login("remote", open_url=broken, timeout=600)
+
+    assert "did not finish" not in str(raised.value)
+    assert not list(token_dir.glob("*.json"))
+
+
+# -- interpreter exit during a sign-in ----------------------------------------------------------------------
+
+POOL_LOGIN_PROGRAM = textwrap.dedent(
+    """
+    import concurrent.futures, json, sys, threading
+    from mcp_sync import MCPHub
+
+    hub = MCPHub([json.loads(sys.argv[1])])
+    if sys.argv[2] == "started":
+        hub.start()
+    shown = threading.Event()
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.submit(hub.login, "remote", open_url=lambda url: shown.set(), timeout=600)
+    assert shown.wait(60)
+    print("waiting for the browser", flush=True)
+    # The program ends here, with the login still waiting on its worker thread.
+    """
+)
+
+# Bound on the exit of a program whose login waits on a pool worker: the interpreter's start and a hub's
+# close take seconds on a loaded machine; the login's own timeout is ten minutes.
+EXIT_DURING_LOGIN_TIMEOUT = 30.0
+
+
+@pytest.mark.parametrize("hub_state", ["started", "not started"])
+def test_interpreter_exit_while_a_login_waits_on_a_pool_worker_ends_promptly(
+    oauth_server: HttpServer, token_dir: Path, hub_state: str
+) -> None:
+    process = subprocess.Popen(
+        [PYTHON, "-c", POOL_LOGIN_PROGRAM, json.dumps(remote(oauth_server)), hub_state],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(token_dir),
+        cwd=REPO_ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "waiting for the browser"
+        _, err = process.communicate(timeout=EXIT_DURING_LOGIN_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+    assert process.returncode == 0, err
+    assert not list(token_dir.glob("*.json"))
+
+
+def test_closing_the_hub_stops_its_login_in_progress(oauth_server: HttpServer, token_dir: Path) -> None:
+    hub = MCPHub([remote(oauth_server)])
+    shown = threading.Event()
+    outcome: list[BaseException] = []
+
+    def login() -> None:
+        try:
+            hub.login("remote", open_url=lambda url: shown.set(), timeout=600)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=login)
+    thread.start()
+    try:
+        assert shown.wait(CHILD_TIMEOUT)
+    finally:
+        hub.close()
+        thread.join(CHILD_TIMEOUT)
+
+    assert not thread.is_alive()
+    [error] = outcome
+    assert isinstance(error, AuthError) and "the hub was closed" in str(error)
+
+
+# -- the server entry's own secrets during a sign-in --------------------------------------------------------
+
+API_KEY = "entry-api-key-7d3f91c0b2"
+
+
+def test_login_keeps_the_entrys_own_secrets_out_of_its_error_and_log_records(
+    oauth_events: EventLog, token_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with HttpServer("--refuse-api-key", script=OAUTH_SERVER, events=oauth_events) as server:
+        hub = MCPHub([remote(server, headers={"X-Api-Key": API_KEY})])  # not started: as `mcp-sync login`
+        try:
+            with pytest.raises(AuthError) as raised:
+                hub.login("remote", open_url=browser, timeout=30)
+        finally:
+            hub.close()
+
+    assert oauth_events.count(lambda event: event.get("kind") == "api_key") >= 1  # the server did repeat it
+    assert "is not allowed here" in str(raised.value)
+    chain: list[BaseException] = []
+    error: BaseException | None = raised.value
+    while error is not None and len(chain) < 10:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    assert not [e for e in chain if API_KEY in str(e)]
+    records = [f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records]
+    assert any("is not allowed here" in text for text in records)  # the DEBUG record of the failure
+    assert not [text for text in records if API_KEY in text]
+
+
+def test_cli_login_keeps_the_entrys_own_secrets_out_of_its_output(
+    oauth_events: EventLog, token_dir: Path, tmp_path: Path
+) -> None:
+    with HttpServer("--refuse-api-key", script=OAUTH_SERVER, events=oauth_events) as server:
+        config = tmp_path / "servers.json"
+        config.write_text(json.dumps({"servers": [remote(server, headers={"X-Api-Key": "${ENTRY_KEY}"})]}))
+        command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+        process = subprocess.Popen(
+            [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(token_dir, ENTRY_KEY=API_KEY),
+            cwd=REPO_ROOT,
+        )
+        try:
+            open_in_another_browser(login_address(process), "redirect")
+            out, err = process.communicate(timeout=CHILD_TIMEOUT)
+        finally:
+            process.kill()
+            process.wait(timeout=10)
+
+    assert process.returncode != 0
+    assert "is not allowed here" in out + err
+    assert API_KEY not in out + err
+
+
 # -- the pasted-address reader ----------------------------------------------------------------------------
 
 PASTE_PROGRAM = textwrap.dedent(

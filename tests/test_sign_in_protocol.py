@@ -74,6 +74,30 @@ def test_call_short_of_scope_asks_to_sign_in_with_it_and_keeps_the_tokens(
     assert oauth_events.count("authorized") == 2
 
 
+def test_scope_asked_for_during_a_sign_in_is_still_asked_for_by_the_next_one(
+    scoped_server: HttpServer, token_dir: Path, oauth_events: EventLog
+) -> None:
+    with MCPHub([remote(scoped_server)]) as first:
+        first.login("remote", open_url=browser, timeout=30)
+    with MCPHub([remote(scoped_server)]) as running:
+        signing_in = MCPHub([remote(scoped_server)])  # another program's sign-in, begun before the refusal
+
+        def refused_meanwhile_then_approved(url: str) -> None:
+            with pytest.raises(SignInRequiredError, match=WRITE_SCOPE):
+                running.call_tool("mcp__remote__echo", {"text": "hi"}, timeout=20)
+            browser(url)
+
+        try:
+            signing_in.login("remote", open_url=refused_meanwhile_then_approved, timeout=30)
+        finally:
+            signing_in.close()
+
+    assert stored_record(token_dir).get("required_scope") == WRITE_SCOPE
+    with MCPHub([remote(scoped_server)]) as hub:
+        hub.login("remote", open_url=browser, timeout=30)
+        assert hub.call_tool("mcp__remote__echo", {"text": "written"}, timeout=20).text == "written"
+
+
 def pre_registered(server: HttpServer, **auth: str) -> dict[str, object]:
     return remote(
         server, auth={"type": "oauth", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, **auth}

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,7 +34,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
 )
 from tests.hub_harness import fixture_server, started_hub
-from tests.support import REPO_ROOT, EventLog, stdio_config, wait_until
+from tests.support import REPO_ROOT, EventLog, HttpServer, stdio_config, wait_until
 
 # What a traced hub's spans carry about the call's server, per transport.
 TRANSPORTS = [pytest.param("stdio", id="stdio"), pytest.param("http", id="http")]
@@ -124,6 +125,21 @@ def test_a_tool_call_is_a_client_span_named_and_described_by_the_mcp_conventions
         assert attributes["mcp.session.id"]
     assert ARGUMENT not in _every_value(span)
     assert span.end_time is not None and span.start_time is not None and span.end_time > span.start_time
+
+
+def test_a_call_to_an_sse_server_is_a_tcp_span_with_its_address_and_port(
+    spans: Spans, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    events = EventLog(tmp_path_factory.mktemp("events") / "events.jsonl")
+    with HttpServer(events=events, transport="sse") as server:
+        config = {"server_name": "web", "transport": "sse", "url": server.url}
+        with started_hub(config, tracing=spans.provider) as hub:
+            assert hub.call_tool("mcp__web__echo", {"text": ARGUMENT}).text == ARGUMENT
+            attributes = dict(spans.one("tools/call echo").attributes or {})
+    assert attributes["network.transport"] == "tcp"
+    assert attributes["network.protocol.name"] == "http"
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == urllib.parse.urlsplit(server.url).port
 
 
 def test_a_resource_read_is_a_span_with_its_uri_not_in_its_name(traced: Any, spans: Spans) -> None:

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.shared.auth import AuthorizationCodeResult
 
-from .._values.errors import AuthError
+from .._values.errors import AuthError, describe
 
 __all__ = ["PasteReader", "RedirectListener", "SecretKeeper", "open_browser", "show_url"]
 
@@ -128,8 +128,20 @@ class RedirectListener:
         its own redirect."""
         if self._result.done():
             self._result = self._loop.create_future()
+        # Not a secret: a one-time value the user must see whole in the address shown, or the redirect it
+        # comes back on does not match. The code that comes back with it is one.
         self._state = _query_of(authorization_url).get("state")
-        self._secrets.keep(self._state)
+
+    def fail(self, error: BaseException) -> None:
+        """End the wait with `error` (any thread): the address could not be handed to the user."""
+        with contextlib.suppress(RuntimeError):  # the sign-in ended meanwhile
+            self._loop.call_soon_threadsafe(self._fail, error)
+
+    def _fail(self, error: BaseException) -> None:
+        if not self._result.done():
+            failure = AuthError(f"could not open the sign-in address: {describe(error)}")
+            failure.__cause__ = error
+            self._result.set_exception(failure)
 
     def accept(self, address: str) -> bool:
         """Complete with a redirected address the user pasted (any thread); False if it is not this

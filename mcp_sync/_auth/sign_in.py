@@ -33,7 +33,8 @@ usable token fails with `SignInRequiredError`, which says how to sign in; one sh
 with one naming the scopes, which the next sign-in asks for.
 
 Every token, code, key, assertion and client secret seen is registered with `_values.secrets` while in use,
-so none appears in a log record or an error.
+and so are the server entry's own secrets (`secrets_of`) for the whole of a sign-in, so none appears in a
+log record or an error. The authorization URL's `state` is not a secret: the user must see it whole.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .._config import HttpServerConfig, ServerConfig
+from .._config.secrets import secrets_of
 from .._values.errors import AuthError, ConfigError, describe
 from .._values.scrubbed_errors import scrub_exception
-from .._values.secrets import scrub
+from .._values.secrets import register, scrub
 from .machine_oauth import GrantOAuth, KeyOAuth, MachineOAuth
 from .redirect import PasteReader, RedirectListener, show_url
 from .server_auth import DPoP, ServerAuth
@@ -61,7 +63,7 @@ from .token_store import TokenStorage, token_key
 from .tokens import Draft, Secrets, StoredTokens
 from .user_oauth import UserOAuth
 
-__all__ = ["AuthFactory", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
+__all__ = ["AuthFactory", "SignInStop", "auth_factory", "forget_tokens", "sign_in", "stored_tokens_of"]
 
 
 logger = logging.getLogger("mcp_sync")
@@ -142,11 +144,17 @@ async def _sign_in(
         draft = Draft(storage, key)
         stored = StoredTokens(draft, key, secrets, redirect_uri=listener.redirect_uri)
 
+        def hand_over(url: str) -> None:
+            try:
+                open_url(url)
+            except BaseException as exc:  # nobody will open it: fail now, not at the timeout
+                listener.fail(exc)
+
         async def redirect(url: str) -> None:
             listener.expect(url)
             # On its own thread: a host's callable may block (a browser starting, a test browser following
             # the redirects to this very listener).
-            threading.Thread(target=open_url, args=(url,), name="mcp-sync:open-url", daemon=True).start()
+            threading.Thread(target=hand_over, args=(url,), name="mcp-sync:open-url", daemon=True).start()
 
         auth = UserOAuth(
             config.server_name,
@@ -213,6 +221,31 @@ async def _connect_signing_in(config: HttpServerConfig, auth: UserOAuth) -> None
         raise failures[0]
 
 
+class SignInStop:
+    """Ends a sign-in in progress from any thread (its hub closing, the interpreter exiting): `sign_in`
+    raises `AuthError` with the reason, and the stored tokens stay as they were."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancel: Callable[[], None] | None = None
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason = reason
+            cancel = self._cancel
+        if cancel is not None:
+            cancel()
+
+    def _attach(self, cancel: Callable[[], None]) -> None:
+        with self._lock:
+            self._cancel = cancel
+            stopped = self.reason is not None
+        if stopped:
+            cancel()
+
+
 def sign_in(
     config: HttpServerConfig,
     storage: TokenStorage,
@@ -220,13 +253,15 @@ def sign_in(
     open_url: Callable[[str], object] | None = None,
     read_redirect: Callable[[], str] | None = None,
     timeout: float = 300.0,
+    stop: SignInStop | None = None,
 ) -> None:
     """Sign in to the server interactively and store its tokens; blocks until done, `timeout` or Ctrl-C.
 
     Runs on a loop thread of its own (the caller may be a notebook cell, whose thread has a loop). The
     stored tokens are replaced only when the sign-in succeeds. `read_redirect`, when given, may return
     the address the browser ended on (pasted by the user when the browser runs on another machine); see
-    `PasteReader` for how it is called, and why the built-in `input` is read in a way of its own.
+    `PasteReader` for how it is called, and why the built-in `input` is read in a way of its own. `stop`
+    ends it from another thread.
     """
     if config.auth is None or config.auth.type != "oauth":
         raise ConfigError(f"server {config.server_name!r} is not configured with auth: oauth")
@@ -234,8 +269,14 @@ def sign_in(
     loop = asyncio.new_event_loop()
     task_box: list[asyncio.Task[None]] = []
 
+    def cancel() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
+            loop.call_soon_threadsafe(task_box[0].cancel)
+
     async def main() -> None:
         task_box.append(asyncio.current_task())  # type: ignore[arg-type]
+        if stop is not None:
+            stop._attach(cancel)
         async with asyncio.timeout(timeout):
             await _sign_in(config, storage, open_url or show_url(config.server_name), read_redirect)
 
@@ -246,6 +287,12 @@ def sign_in(
             done.set_exception(
                 AuthError(f"signing in to server {config.server_name!r} did not finish within {timeout:g} s")
             )
+        except asyncio.CancelledError as exc:
+            if stop is None or stop.reason is None:
+                done.set_exception(exc)
+            else:
+                stopped = f"signing in to server {config.server_name!r} stopped: {stop.reason}"
+                done.set_exception(AuthError(stopped))
         except BaseException as exc:
             done.set_exception(scrub_exception(exc))
         else:
@@ -253,14 +300,16 @@ def sign_in(
         finally:
             loop.close()
 
-    thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
-    thread.start()
-    try:
-        done.result()
-    except BaseException:
-        if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
-                loop.call_soon_threadsafe(task_box[0].cancel)
-            thread.join(5.0)
-        raise
-    thread.join(5.0)
+    # The entry's own secrets (its headers' values, URL credentials), kept out of what the sign-in logs and
+    # raises for its whole duration: a server may repeat them in its errors.
+    with register(secrets_of(config)):
+        thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
+        thread.start()
+        try:
+            done.result()
+        except BaseException:
+            if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
+                cancel()
+                thread.join(5.0)
+            raise
+        thread.join(5.0)

@@ -7,6 +7,11 @@ the authorization server's endpoints, the scopes a server asked for since the la
 DPoP key the tokens are bound to. `FileTokenStorage` keeps each record in its
 own JSON file in the user's data directory, readable by the user only (files 0600, directory
 0700). A host that keeps secrets elsewhere (a keyring, a vault) passes its own `TokenStorage`.
+
+Several processes may share a store, so a record only ever changes by one `update(key, change)`: the
+record is read, changed and written back as one step, under a lock of all the processes (`filelock`, on
+every platform) for `FileTokenStorage`. A refresh in one process and a step-up in another then cannot
+undo each other (a lost refresh token is a lost sign-in when refresh tokens rotate).
 """
 
 from __future__ import annotations
@@ -17,15 +22,34 @@ import json
 import logging
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["TOKEN_DIR_VARIABLE", "FileTokenStorage", "TokenStorage", "default_token_dir", "token_key"]
+from filelock import FileLock
+
+__all__ = [
+    "TOKEN_DIR_VARIABLE",
+    "FileTokenStorage",
+    "RecordChange",
+    "TokenStorage",
+    "default_token_dir",
+    "token_key",
+    "update_record",
+]
 
 logger = logging.getLogger("mcp_sync")
 
 TOKEN_DIR_VARIABLE = "MCP_SYNC_TOKEN_DIR"
 """The environment variable that overrides where `FileTokenStorage` keeps its files."""
+
+# How long an update waits for another process's update of the same record (each takes milliseconds:
+# a lock held this long belongs to a process that hung).
+_LOCK_TIMEOUT = 30.0
+
+RecordChange = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""Given the stored record (a copy; `{}` if none), returns the record to store, or None to leave it be."""
 
 
 @runtime_checkable
@@ -34,6 +58,11 @@ class TokenStorage(Protocol):
 
     A record is a JSON-ready dict (tokens, expiry, client registration). Its values are secrets:
     keep them where only the user can read them, and never log them.
+
+    A storage shared between processes should also have `update(key, change)`: read the record (`{}` if
+    none), call `change` with it, store what it returns (None: nothing to store) and return the record
+    stored, all in one step no other process's update interleaves with (`FileTokenStorage.update`). Without
+    it, a change is a `load` and a `save`, one step only within this process.
     """
 
     def load(self, key: str) -> dict[str, Any] | None:
@@ -47,6 +76,26 @@ class TokenStorage(Protocol):
     def delete(self, key: str) -> None:
         """Forget the record under `key`; no error if there is none."""
         ...
+
+
+# Serialises the updates of storages without their own `update`, within this process.
+_fallback_update_lock = threading.Lock()
+
+
+def update_record(storage: TokenStorage, key: str, change: RecordChange) -> dict[str, Any] | None:
+    """Change the record under `key` in one step: the storage's own `update` when it has one, else `load`,
+    `change` and `save` under a lock of this process. Returns the record stored after it (None: none)."""
+    own = getattr(storage, "update", None)
+    if callable(own):
+        result: dict[str, Any] | None = own(key, change)
+        return result
+    with _fallback_update_lock:
+        current = storage.load(key)
+        changed = change(dict(current or {}))
+        if changed is None:
+            return current
+        storage.save(key, changed)
+        return changed
 
 
 def token_key(server_url: str, client_id: str | None) -> str:
@@ -68,6 +117,9 @@ class FileTokenStorage:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory).expanduser() if directory is not None else default_token_dir()
+        # A lock object per record file: re-entrant within a thread, exclusive between threads and processes.
+        self._locks: dict[Path, FileLock] = {}
+        self._locks_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"FileTokenStorage({os.fspath(self.directory)!r})"
@@ -109,9 +161,32 @@ class FileTokenStorage:
                 os.unlink(temporary)
             raise
 
+    def update(self, key: str, change: RecordChange) -> dict[str, Any] | None:
+        """Read, change and write the record under `key` as one step, under a lock of every process using
+        this directory; returns the record stored after it."""
+        self._make_directory()
+        with self._lock_for(key):
+            current = self.load(key)
+            changed = change(dict(current or {}))
+            if changed is None:
+                return current
+            self.save(key, changed)
+            return changed
+
     def delete(self, key: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
+        if not self.directory.is_dir():
+            return
+        with self._lock_for(key), contextlib.suppress(FileNotFoundError):
             self.path_for(key).unlink()
+
+    def _lock_for(self, key: str) -> FileLock:
+        """The cross-process lock of `key`'s record: a file beside it (no secret in it)."""
+        path = self.path_for(key).with_suffix(".lock")
+        with self._locks_lock:
+            lock = self._locks.get(path)
+            if lock is None:
+                lock = self._locks[path] = FileLock(path, timeout=_LOCK_TIMEOUT, mode=0o600)
+            return lock
 
     def _make_directory(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)

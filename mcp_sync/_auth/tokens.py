@@ -1,6 +1,9 @@
 """What one server's sign-in holds: the secrets in use, the stored tokens (re-read when another
 process may have refreshed them, written back only when they are ours), and a sign-in's draft,
 which replaces the stored tokens only once the sign-in succeeded.
+
+Every change to the stored record is one `update_record` (read, change and write in one step under a lock
+of every process): a change never writes back what another process stored meanwhile as it was before.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from mcp.shared.auth import (
 
 from .._values.secrets import SecretHandle
 from .._values.secrets import register as register_secrets
-from .token_store import TokenStorage
+from .token_store import RecordChange, TokenStorage, update_record
 
 __all__ = ["Draft", "Secrets", "StoredTokens"]
 
@@ -114,18 +117,24 @@ class StoredTokens:
             return None
         return self.read_tokens()
 
+    def _update(self, change: RecordChange) -> None:
+        update_record(self._storage, self._key, change)
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._secrets.keep(tokens.access_token, tokens.refresh_token)
-        record = self._load()
-        if self._seen is not None and not record.get("tokens"):
-            # Signed out elsewhere (`logout`) since these tokens were read: a refresh does not sign back in.
-            logger.info("the stored tokens were deleted meanwhile; the refreshed ones are not stored")
-            self._seen = tokens.access_token
-            return
+        had_tokens = self._seen is not None
         self._seen = tokens.access_token
-        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in is not None else None
-        self._storage.save(self._key, record)
+
+        def change(record: dict[str, Any]) -> dict[str, Any] | None:
+            if had_tokens and not record.get("tokens"):
+                # Signed out elsewhere (`logout`) since these tokens were read: a refresh does not sign in.
+                logger.info("the stored tokens were deleted meanwhile; the refreshed ones are not stored")
+                return None
+            record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+            record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+            return record
+
+        self._update(change)
 
     def _usable(self, info: Any) -> OAuthClientInformationFull | None:
         if not isinstance(info, dict):
@@ -162,37 +171,53 @@ class StoredTokens:
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._secrets.keep(client_info.client_secret)
-        record = self._load()
-        record["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
-        if client_info.issuer is not None:
-            registrations = record.get("registrations")
-            registrations = dict(registrations) if isinstance(registrations, dict) else {}
-            registrations[client_info.issuer] = record["client_info"]
-            record["registrations"] = registrations
-        self._storage.save(self._key, record)
+        info = client_info.model_dump(mode="json", exclude_none=True)
+
+        def change(record: dict[str, Any]) -> dict[str, Any]:
+            record["client_info"] = info
+            if client_info.issuer is not None:
+                registrations = record.get("registrations")
+                registrations = dict(registrations) if isinstance(registrations, dict) else {}
+                registrations[client_info.issuer] = info
+                record["registrations"] = registrations
+            return record
+
+        self._update(change)
 
     def save_metadata(self, metadata: OAuthMetadata | None) -> None:
         """Keep the authorization server's endpoints with the tokens: a later run refreshes at the right one
         without discovering them first."""
-        record = self._load()
-        if metadata is None or not record:
+        if metadata is None:
             return
-        record["oauth_metadata"] = metadata.model_dump(mode="json", exclude_none=True)
-        self._storage.save(self._key, record)
+        endpoints = metadata.model_dump(mode="json", exclude_none=True)
+
+        def change(record: dict[str, Any]) -> dict[str, Any] | None:
+            if not record:
+                return None
+            record["oauth_metadata"] = endpoints
+            return record
+
+        self._update(change)
 
     def dpop_key(self) -> str:
-        """The client's DPoP private key (PEM), made and kept with the tokens the first time."""
-        record = self._load()
-        pem = record.get("dpop_key")
-        if isinstance(pem, str):
-            return pem
-        key = ec.generate_private_key(ec.SECP256R1())
-        pem = key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-        record["dpop_key"] = pem
-        self._storage.save(self._key, record)
-        return pem
+        """The client's DPoP private key (PEM), made and kept with the tokens the first time (by whichever
+        process gets there first: the others take its key)."""
+        kept: list[str] = []
+
+        def change(record: dict[str, Any]) -> dict[str, Any] | None:
+            pem = record.get("dpop_key")
+            if isinstance(pem, str):
+                kept.append(pem)
+                return None
+            key = ec.generate_private_key(ec.SECP256R1())
+            record["dpop_key"] = key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            ).decode()
+            kept.append(record["dpop_key"])
+            return record
+
+        self._update(change)
+        return kept[-1]
 
     def required_scope(self) -> str | None:
         """The scopes a server asked for (a 403 insufficient_scope) that the next sign-in must request."""
@@ -200,9 +225,11 @@ class StoredTokens:
         return scope if isinstance(scope, str) and scope else None
 
     def require_scope(self, scope: str) -> None:
-        record = self._load()
-        record["required_scope"] = scope
-        self._storage.save(self._key, record)
+        def change(record: dict[str, Any]) -> dict[str, Any]:
+            record["required_scope"] = scope
+            return record
+
+        self._update(change)
 
 
 class Draft:
@@ -215,17 +242,48 @@ class Draft:
         self._key = key
         stored = storage.load(key) or {}
         self._record = {name: value for name, value in stored.items() if name not in ("tokens", "expires_at")}
+        # The scopes this sign-in asks for beyond its configuration's (a server asked for them before it).
+        self._asked_scope = stored.get("required_scope")
+        self._lock = threading.Lock()
 
     def load(self, key: str) -> dict[str, Any] | None:
-        return dict(self._record) if self._record else None
+        with self._lock:
+            return dict(self._record) if self._record else None
 
     def save(self, key: str, record: dict[str, Any]) -> None:
-        self._record = dict(record)
+        with self._lock:
+            self._record = dict(record)
 
     def delete(self, key: str) -> None:
-        self._record = {}
+        with self._lock:
+            self._record = {}
+
+    def update(self, key: str, change: RecordChange) -> dict[str, Any] | None:
+        with self._lock:
+            changed = change(dict(self._record))
+            if changed is not None:
+                self._record = dict(changed)
+            return dict(self._record) if self._record else None
 
     def commit(self) -> None:
-        """Replace the stored record with this one (the scopes it was asked for are now requested)."""
-        self._record.pop("required_scope", None)
-        self._storage.save(self._key, self._record)
+        """Replace the stored tokens with this sign-in's, in one update: what other processes stored meanwhile
+        and this sign-in did not decide (registrations at other authorization servers, scopes a server asked
+        for since it began, a DPoP key when it used none) stays."""
+        with self._lock:
+            draft = dict(self._record)
+        asked = self._asked_scope
+
+        def change(current: dict[str, Any]) -> dict[str, Any]:
+            record = dict(draft)
+            record.pop("required_scope", None)  # asked for now
+            later = current.get("required_scope")
+            if isinstance(later, str) and later and later != asked:
+                record["required_scope"] = later
+            theirs, ours = current.get("registrations"), record.get("registrations")
+            if isinstance(theirs, dict):
+                record["registrations"] = {**theirs, **(ours if isinstance(ours, dict) else {})}
+            if "dpop_key" not in record and isinstance(current.get("dpop_key"), str):
+                record["dpop_key"] = current["dpop_key"]
+            return record
+
+        update_record(self._storage, self._key, change)

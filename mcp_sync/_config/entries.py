@@ -169,11 +169,11 @@ def _validate(entry: _RawEntry, environ: Mapping[str, str], where: str) -> _Serv
     problems: list[str] = []
     try:
         if entry.format is None:
-            data = _interpolate(entry.data, (), environ, problems)
+            data = _interpolate(entry.data, (), environ, problems, secrets=entry.secrets)
         else:  # skipped host keys go first: an unset variable in a setting we drop is no error
             prepared = entry.format.prepare(entry, entry.data, where)
             variables = entry.environ if entry.environ is not None else environ
-            data = _interpolate(prepared, (), variables, problems)
+            data = _interpolate(prepared, (), variables, problems, secrets=entry.secrets)
     except _EntryTooLarge:
         too_large = f"nested deeper than {_MAX_ENTRY_DEPTH} levels or over {_MAX_ENTRY_VALUES} values"
         raise _EntryError([f"the entry is {too_large}"]) from None

@@ -8,6 +8,9 @@ without a default is a problem naming the field, never a silent empty string.
 `InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
 variable `input_variable_name(ID)` (`api-key` -> `API_KEY`). An input given by neither is a
 `MissingInput` problem naming its id; elsewhere `${input:ID}` is a malformed reference.
+
+A value taken from a variable named like a credential (`${GITHUB_TOKEN}`) is a secret of the entry
+wherever it lands, whatever the name of the field it fills.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import re
 from abc import ABC
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from .child_env import is_credential_name
 
 
 def _path(parts: Iterable[str | int]) -> str:
@@ -73,7 +78,9 @@ def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems
     return value
 
 
-def _interpolate_string(text: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+def _interpolate_string(
+    text: str, where: str, environ: Mapping[str, str], problems: list[str], secrets: set[str] | None = None
+) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
         if whole == "$${":
@@ -89,6 +96,8 @@ def _interpolate_string(text: str, where: str, environ: Mapping[str, str], probl
             return ""
         name, default = parsed.group(1), parsed.group(2)
         value = environ.get(name)
+        if value and secrets is not None and is_credential_name(name):
+            secrets.add(value)  # taken from a credential: a secret wherever it is used
         if default is not None:
             return value if value else default  # like the shell: unset or empty takes the default
         if value is None:
@@ -119,8 +128,10 @@ def _interpolate(
     environ: Mapping[str, str],
     problems: list[str],
     budget: list[int] | None = None,
+    secrets: set[str] | None = None,
 ) -> Any:
-    """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
+    """A copy of `value` with every string (in lists and dict values, not keys) interpolated; the values
+    taken from variables named like credentials (`${GITHUB_TOKEN}`) are added to `secrets`."""
     budget = [_MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
@@ -130,9 +141,9 @@ def _interpolate(
             if parts[-2:] in _REFERENCE_ONLY:
                 problems.append(f"field '{_path(parts)}' must be a ${{VAR}} reference, not the key itself")
             return value
-        return _interpolate_string(value, _path(parts), environ, problems)
+        return _interpolate_string(value, _path(parts), environ, problems, secrets)
     if isinstance(value, Mapping):
-        return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
+        return {k: _interpolate(v, (*parts, k), environ, problems, budget, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
+        return [_interpolate(v, (*parts, i), environ, problems, budget, secrets) for i, v in enumerate(value)]
     return value

@@ -84,7 +84,8 @@ class _ServerConfigBase(BaseModel):
     prompts: bool = True
     roots: tuple[str, ...] | None = None
     log_level: LogLevel | None = None
-    # Values a host file's inputs gave (VS Code's `${input:ID}`): secrets wherever they were used.
+    # Values its references marked as secrets (a host file's inputs, VS Code's `${input:ID}`, and variables
+    # named like credentials, `${GITHUB_TOKEN}`): secrets wherever they were used.
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
 
     @field_validator("roots")
@@ -101,7 +102,8 @@ class _ServerConfigBase(BaseModel):
 
     @property
     def input_secrets(self) -> frozenset[str]:
-        """The values given for the entry's `${input:ID}` references: secrets, like header values."""
+        """The values the entry's references marked as secrets: given for `${input:ID}`, or read from a
+        variable named like a credential (`${GITHUB_TOKEN}`)."""
         return self._input_secrets
 
     def with_input_secrets(self, values: Iterable[str]) -> Self:

@@ -50,5 +50,6 @@ class _RawEntry:
     key_names: dict[str, str] = field(default_factory=dict)  # our field -> the key the user wrote
     format: HostFormat | None = None  # set for an entry of a host's map
     environ: Mapping[str, str] | None = None  # what its `${...}` references read, if not the caller's
-    secrets: set[str] = field(default_factory=set)  # values given for its `${input:ID}` references
+    # Values its references marked as secrets: given for `${input:ID}`, or read from `${A_TOKEN}`.
+    secrets: set[str] = field(default_factory=set)
     project: Path | None = None  # the project folder its file belongs to: relative paths start there

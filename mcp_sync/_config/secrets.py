@@ -1,7 +1,8 @@
 """Which values of one server's configuration are secrets: `secrets_of(config)`, for `secrets.register`.
 
-Header values (and the token after "Bearer "), `env` values, URL credentials and the `auth:` block's
-client secret, key and assertions; each also as it appears percent-encoded or in a Basic header.
+Header values (and the token after "Bearer "), `env` values of credentials (by the variable's name, or read
+from `${A_TOKEN}`), URL credentials and the `auth:` block's client secret, key and assertions; each also
+as it appears percent-encoded or in a Basic header.
 """
 
 from __future__ import annotations
@@ -27,8 +28,23 @@ def _with_encodings(value: str) -> Iterator[str]:
     yield quote(value, safe="/:")
 
 
+# A path segment this long, of token characters only, with letters and digits mixed, is taken for a key
+# (hosted servers put one in the path: https://mcp.zapier.com/api/mcp/s/<key>/mcp); names of resources are
+# shorter or plain words.
+_PATH_TOKEN_RE = re.compile(r"(?=(?:[^0-9]*[0-9]){3})(?=(?:[^A-Za-z]*[A-Za-z]){3})[A-Za-z0-9_~.=+-]{20,}")
+
+
+def _path_tokens(path: str) -> Iterator[str]:
+    """The segments of a URL's path that look like keys or tokens."""
+    for segment in path.split("/"):
+        if _PATH_TOKEN_RE.fullmatch(unquote(segment)):
+            yield segment
+            yield from _with_encodings(unquote(segment))
+
+
 def _url_secrets(url: str) -> Iterator[str]:
-    """The password (or a bare user-info token) and the credential-like query values of a URL."""
+    """The password (or a bare user-info token), the credential-like query values and the token-like path
+    segments of a URL."""
     try:
         parts = urlsplit(url)
         username, password = parts.username, parts.password
@@ -42,6 +58,7 @@ def _url_secrets(url: str) -> Iterator[str]:
     elif username and len(username) >= BARE_USERINFO_TOKEN_LENGTH:
         yield username
         yield from _with_encodings(unquote(username))
+    yield from _path_tokens(parts.path)
     for pair in re.split("[&;]", parts.query):
         name, sep, value = pair.partition("=")
         if sep and value and CREDENTIAL_NAME_RE.fullmatch(unquote(name)):
@@ -60,9 +77,12 @@ def _header_secrets(value: str) -> Iterator[str]:
 def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -> set[str]:
     """Every secret value in one server's configuration, ready for `register`.
 
-    Values given for a host file's inputs, header values (and the token after "Bearer "), `env`
-    values, and URL credentials: the password or bare user-info, and query values with
-    credential-like names (`api_key`, `token`, `sig`, ...), also percent-encoded. Values
+    Values the entry's references marked (a host file's inputs, `${VAR}` read from a variable named like
+    a credential), header values (and the token after "Bearer "), the `env` values of variables named
+    like credentials (`GITHUB_TOKEN`, `DB_PASSWORD`; see `is_credential_name`), and URL credentials
+    (in the URL, `args` and `env` values): the password or bare user-info, query values with
+    credential-like names (`api_key`, `token`, `sig`, ...), and path segments that look like a key (20
+    or more letters and digits mixed, `.../s/<key>/mcp`), also percent-encoded. Values
     `register` would skip are left out.
     """
     found: set[str] = set()
@@ -86,8 +106,14 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
                 credential_name=True,
             )
     elif isinstance(config, StdioServerConfig):
+        # Only credentials: a plain setting (`LOG_FORMAT=json`, `HOME=/home/me`) registered process-wide
+        # would be masked in every log line and error of the program. A value is one by its variable's
+        # name, by where it was read from (`input_secrets`), or by the credentials in a URL it holds.
         for name, value in config.env.items():
-            add([value], credential_name=is_credential_name(name))
+            if is_credential_name(name):
+                add([value], credential_name=True)
+            elif "://" in value:
+                add(_url_secrets(value), credential_name=True)
         for arg in config.args:
             if "://" in arg:
                 add(_url_secrets(arg), credential_name=True)

@@ -66,6 +66,7 @@ from .reconnect import Reconnector
 from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
+from .sign_ins import SignIns
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -136,6 +137,7 @@ class MCPHub(FeatureHub):
             self._offer_resource_tools()
         self._tracing = _tracing_of(tracing)
         self._reload_lock = threading.Lock()
+        self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
             self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in self._configs]}"
@@ -220,6 +222,7 @@ class MCPHub(FeatureHub):
         It preempts a `start()` or `reload()` in progress, and after an interrupted `close()` it
         finishes the job. In a forked child it does nothing: the servers are the parent's.
         """
+        self._sign_ins.stop_all("the hub was closed")
         self._servers.close()
 
     def __enter__(self) -> MCPHub:
@@ -302,11 +305,20 @@ class MCPHub(FeatureHub):
         address it ended on can be pasted back: with `read_redirect=input` standard input is read
         while the sign-in runs (and no longer: the program's next `input()` gets its own line); another
         callable is called on a background thread and may return it. Blocks until signed in, `timeout`
-        seconds, or Ctrl-C; raises `AuthError` if the sign-in fails, leaving the stored tokens as they
+        seconds, or Ctrl-C; raises `AuthError` if the sign-in fails (at once if `open_url` raises, or
+        when the hub is closed or the interpreter exits meanwhile), leaving the stored tokens as they
         were. After a sign-in a running hub reconnects that server.
         """
         config = self._http_config(server)
-        sign_in(config, self.token_storage, open_url=open_url, read_redirect=read_redirect, timeout=timeout)
+        with self._sign_ins.tracking() as stop:
+            sign_in(
+                config,
+                self.token_storage,
+                open_url=open_url,
+                read_redirect=read_redirect,
+                timeout=timeout,
+                stop=stop,
+            )
         self._servers.restart(server)
 
     def logout(self, server: str) -> bool:

@@ -6,11 +6,11 @@ status Development): kind CLIENT, named `{mcp.method.name} {target}` (`tools/cal
 `prompts/get greet`, `resources/read`: a URI is no low-cardinality name), with `mcp.method.name`,
 `gen_ai.operation.name` = `execute_tool` and `gen_ai.tool.name` for tool calls, `gen_ai.prompt.name`,
 `mcp.resource.uri`, `mcp.protocol.version`, `mcp.session.id` (Streamable HTTP sessions),
-`network.transport` (`pipe` for stdio, `tcp` for HTTP), `server.address` / `server.port`, and on
-failure `error.type` with status ERROR: `timeout`, `cancelled`, the JSON-RPC error code (also as
-`rpc.response.status_code`), `tool_error` for an `isError` result, or the error's class name.
-`mcp_sync.server.name` and `mcp_sync.tool.public_name` say which configured server and which public
-name. No argument, result or content is recorded; error descriptions are scrubbed of secrets.
+`network.transport` (`pipe` for stdio, `tcp` for Streamable HTTP and SSE), `server.address` /
+`server.port`, and on failure `error.type` with status ERROR: `timeout`, `cancelled`, the JSON-RPC
+error code (also as `rpc.response.status_code`), `tool_error` for an `isError` result, or the error's
+class name. `mcp_sync.server.name` and `mcp_sync.tool.public_name` say which configured server and
+which public name. No argument, result or content is recorded; error descriptions are scrubbed of secrets.
 
 Threads: a span starts on the caller's thread, as a child of the caller's current span, and is
 current while the call is handed to the server's loop; the call's task runs in a copy of that
@@ -34,7 +34,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from .._config import HttpServerConfig, ServerConfig
+from .._config import HttpServerConfig, ServerConfig, SseServerConfig
 from .._values.errors import (
     ServerDisconnectedError,
     ToolCallCancelledError,
@@ -189,14 +189,14 @@ def _server_attributes(server: TracedServer) -> dict[str, Any]:
     attributes: dict[str, Any] = {"mcp_sync.server.name": config.server_name}
     if server.protocol_version:
         attributes["mcp.protocol.version"] = server.protocol_version
-    if isinstance(config, HttpServerConfig):
+    if isinstance(config, HttpServerConfig | SseServerConfig):
         attributes["network.transport"] = "tcp"
         attributes["network.protocol.name"] = "http"
         url = urllib.parse.urlsplit(config.url)  # host and port only: never the URL's credentials
         if url.hostname:
             attributes["server.address"] = url.hostname
             attributes["server.port"] = url.port or (443 if url.scheme == "https" else 80)
-        if server.session_id:
+        if isinstance(config, HttpServerConfig) and server.session_id:
             attributes["mcp.session.id"] = server.session_id
     else:
         attributes["network.transport"] = "pipe"

@@ -1,6 +1,6 @@
 """Known secret values, kept out of every error message and every log record.
 
-A configuration's header values, `env` values and URL credentials are secrets.
+A configuration's header values, credential `env` values and URL credentials are secrets.
 A hub registers them while its servers run (`register(secrets_of(config))`),
 and `scrub(text)` replaces each with `***`. The first registration installs a
 log-record factory, chained to the previous one, that scrubs every record at

@@ -27,6 +27,8 @@ Flags
 --dpop                       tokens are DPoP-bound (RFC 9449): /token and /mcp want a proof carrying
                              the server's nonce (the first proof without it is answered use_dpop_nonce),
                              and /mcp takes a token only with the DPoP scheme and the key it is bound to.
+--refuse-api-key             a signed-in request to /mcp that carries an X-Api-Key header is refused
+                             (403) with a JSON-RPC error that repeats the key, as a careless gateway does.
 --idp-id-token TOKEN         an identity provider at /idp/token exchanges this ID token for an identity
                              assertion grant, which /token takes (jwt-bearer) from the pre-registered
                              client authenticated with client_secret_basic.
@@ -391,6 +393,17 @@ class Gate:
             method = ""
         headers = dict(scope["headers"])
         bearer = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+        if self.options.refuse_api_key and bearer in self.provider.access and b"x-api-key" in headers:
+            key = headers[b"x-api-key"].decode()
+            try:
+                request_id = json.loads(body).get("id")
+            except (ValueError, AttributeError):
+                request_id = None
+            error = {"code": -32001, "message": f"the API key {key!r} is not allowed here"}
+            refused = JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=403)
+            self.provider.events.write("refused", kind="api_key")
+            await refused(scope, receive, send)
+            return
         if (
             self.options.open_initialize
             and not bearer
@@ -607,6 +620,7 @@ def main() -> None:
     parser.add_argument("--call-scope")
     parser.add_argument("--client-public-key")
     parser.add_argument("--idp-id-token")
+    parser.add_argument("--refuse-api-key", action="store_true")
     parser.add_argument("--dpop", action="store_true")
     # HttpServer passes these for every server it runs.
     parser.add_argument("--transport", default="http")
