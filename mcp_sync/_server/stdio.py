@@ -37,7 +37,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-__all__ = ["StdioProcess", "TransportStreams", "open_stdio"]
+__all__ = ["STDERR_TAIL_MARKER", "StdioProcess", "TransportStreams", "open_stdio"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -62,6 +62,8 @@ _STDERR_LINE_LIMIT = 64 * 1024
 # What is kept of stderr to explain an exit: the last lines, within a byte budget.
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 4096
+# What introduces that tail in an error message (the command line shortens it to the line that says why).
+STDERR_TAIL_MARKER = "; its stderr ended with:"
 # Time closing gives the stderr reader to take the last lines of a child that has exited.
 _STDERR_DRAIN_TIMEOUT = 0.5
 
@@ -97,7 +99,7 @@ class StdioProcess:
         text = f" (the process {self.exit_description() or 'closed its output'})"
         tail = self.stderr_tail()
         if tail:
-            text += "; its stderr ended with:\n" + "\n".join(f"    {line}" for line in tail.splitlines())
+            text += f"{STDERR_TAIL_MARKER}\n" + "\n".join(f"    {line}" for line in tail.splitlines())
         return text
 
     def kill(self) -> None:
