@@ -112,10 +112,16 @@ def test_servers_without_subscriptions_connect_without_a_warning(caplog: pytest.
     # A 2.x server built without a subscription bus answers `subscriptions/listen` with "method not
     # found" (the hostile server without --subscriptions); a 2025-era server has no such method at all.
     caplog.set_level(logging.DEBUG)
-    plain = stdio_config("plain", "--tool", "echo", script=SERVERS_DIR / "hostile_server.py")
+    plain = stdio_config(
+        "plain", "--tool", "echo", "--prompt", "hello", script=SERVERS_DIR / "hostile_server.py"
+    )
     with started_hub(plain, stdio_config("handshake", "--era", "legacy"), stdio_config("modern")) as hub:
         assert {name: server.state for name, server in hub.servers.items()} == dict.fromkeys(
             ("plain", "handshake", "modern"), "ready"
         )
+        assert "mcp__plain__hello" in [prompt.name for prompt in hub.prompts()]
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
-    assert "server 'plain' does not offer subscriptions/listen" in caplog.text
+    assert "server 'plain' does not offer subscriptions/listen: its tool changes" in caplog.text
+    assert (
+        "server 'plain' does not offer subscriptions/listen: its resource and prompt changes" in caplog.text
+    )
