@@ -132,7 +132,7 @@ class StdioProcess:
             return f"it wrote 1 line to stdout that is not an MCP message: {first!r}"
         return f"it wrote {count} lines to stdout that are not MCP messages, the first: {first!r}"
 
-    def _saw(self, line: str, parsed: SessionMessage | Exception) -> bool:
+    def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
         """Count a line of stdout; True when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP with no
         MCP message before them (once)."""
         if not isinstance(parsed, Exception):
@@ -142,7 +142,7 @@ class StdioProcess:
             return False
         self._not_mcp_lines += 1
         if self._first_not_mcp is None:
-            self._first_not_mcp = line.strip()
+            self._first_not_mcp = line.strip()[: _NOT_MCP_QUOTE_CHARS + 1]  # a line may be megabytes
         return self._not_mcp_lines == NOT_MCP_LINE_LIMIT
 
     def kill(self) -> None:
@@ -231,7 +231,7 @@ async def open_stdio(
                         continue
                     text = _decode_stdout(line, process)
                     parsed = _parse(text)
-                    if process._saw(text, parsed):
+                    if process._count_line(text, parsed):
                         on_not_mcp()
                     try:
                         await read_writer.send(parsed)
