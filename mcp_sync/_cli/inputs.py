@@ -12,7 +12,7 @@ from __future__ import annotations
 import getpass
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TextIO
 
 from .. import HostInput
@@ -21,40 +21,31 @@ from .._config.interpolation import input_variable_name
 __all__ = ["terminal_inputs"]
 
 
-def terminal_inputs(
-    stdin: TextIO | None = None,
-    stderr: TextIO | None = None,
-    environ: Mapping[str, str] | None = None,
-    ask_hidden: Callable[[str, TextIO], str] = getpass.getpass,
-) -> Callable[[HostInput], str | None] | None:
+def terminal_inputs() -> Callable[[HostInput], str | None] | None:
     """An inputs handler that asks on the terminal, or None when stdin is not a terminal."""
-    stdin = sys.stdin if stdin is None else stdin
-    stderr = sys.stderr if stderr is None else stderr
-    environ = os.environ if environ is None else environ
+    stdin, stderr = sys.stdin, sys.stderr
     if stdin is None or not stdin.isatty():
         return None
     answers: dict[str, str | None] = {}
 
     def ask(item: HostInput) -> str | None:
-        if item.type != "promptString" or environ.get(input_variable_name(item.id)) is not None:
+        if item.type != "promptString" or os.environ.get(input_variable_name(item.id)) is not None:
             return None
         if item.id not in answers:
-            answers[item.id] = _ask(item, stdin, stderr, ask_hidden)
+            answers[item.id] = _ask(item, stdin, stderr)
         return answers[item.id]
 
     return ask
 
 
-def _ask(
-    item: HostInput, stdin: TextIO, stderr: TextIO, ask_hidden: Callable[[str, TextIO], str]
-) -> str | None:
+def _ask(item: HostInput, stdin: TextIO, stderr: TextIO) -> str | None:
     """One answer; None (the default, or the environment) for an empty answer or the end of input."""
     label = item.description or item.id
     offered = f" [{item.default}]" if item.default and not item.password else ""
     prompt = f"mcp-sync: {label} (${{input:{item.id}}}){offered}: "
     if item.password:
         try:
-            answer = ask_hidden(prompt, stderr)
+            answer = getpass.getpass(prompt, stream=stderr)
         except EOFError:
             return None
     else:

@@ -19,8 +19,8 @@ __all__ = ["error_summary", "failed_servers", "prompts", "resources", "servers",
 # Lines at the end of a server's stderr that never say why it stopped: stack frames (Python's, and
 # JavaScript's `at ...`), source lines under a frame, carets, Node's version banner.
 _NOT_A_REASON = re.compile(
-    r"(at |File \"|Traceback \(most recent call last\)|During handling of|The above exception|Node\.js v\d"
-    r"|[\^~]+$)"
+    r"(at .*(\(.*\)|:\d+:\d+)$|File \"|Traceback \(most recent call last\)|During handling of"
+    r"|The above exception|Node\.js v\d|[\^~]+$)"
 )
 # Words in the line that says why.
 _SAYS_WHY = re.compile(
