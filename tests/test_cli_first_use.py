@@ -112,6 +112,25 @@ def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hid
     assert terminal.transcript.count("Team name") == 1  # one input used twice is asked once
 
 
+def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
+    (home / ".config" / "Code" / "User" / "mcp.json").write_text(json.dumps(VSCODE_FILE))
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscode", "--json"],
+        cwd=REPO_ROOT,
+        env=cli_environment(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert "Fixture API key" not in done.stderr and "Team name" not in done.stderr
+    [server] = json.loads(done.stdout)
+    assert "references ${input:api-key}" in server["error"]
+
+
 def test_a_misspelt_host_gets_a_did_you_mean(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscod"],
