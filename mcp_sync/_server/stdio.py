@@ -65,11 +65,7 @@ _STDERR_LINE_LIMIT = 64 * 1024
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 4096
 # Lines of stdout that are not MCP messages, before any that is, which prove the server does not speak
-# MCP there (a program that is not an MCP server, one that logs or prints a banner to stdout, an HTTP
-# server run as a stdio one): `on_not_mcp` fires, so connecting fails now rather than at its timeout.
-# Fewer lines are tolerated, as every host tolerates them (a server may print a line or two and then
-# answer); they are named if the server then exits or the connect times out. After the first message
-# nothing is counted: a session that works is not ended for noise.
+# MCP there (see `StdioProcess._count_line`).
 NOT_MCP_LINE_LIMIT = 10
 # How much of the first such line an error message quotes.
 _NOT_MCP_QUOTE_CHARS = 200
@@ -133,8 +129,15 @@ class StdioProcess:
         return f"it wrote {count} lines to stdout that are not MCP messages, the first: {first!r}"
 
     def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
-        """Count a line of stdout; True when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP with no
-        MCP message before them (once)."""
+        """Count a line of stdout; True (once) when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP
+        with no MCP message before them.
+
+        That is when it is clear the server will not answer: a program that is not an MCP server, one
+        that logs to stdout, an HTTP server configured as a stdio one. Fewer lines prove nothing, since a
+        server may print a banner line or two and then answer (every host passes over them, and so does
+        the session); they are named in the error if the server then exits or the connection times
+        out. After the first MCP message nothing is counted: a session that works is not ended for noise.
+        """
         if not isinstance(parsed, Exception):
             self._saw_message = True
             return False
