@@ -23,6 +23,7 @@ pytestmark = pytest.mark.timeout(240)
 
 RUN_TIMEOUT = 120.0  # one command, its server started and closed, on a loaded machine
 SECRET = "hunter2-typed-secret"
+FIXTURE = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
 VSCODE_FILE = {
     "inputs": [
         {"type": "promptString", "id": "api-key", "description": "Fixture API key", "password": True},
@@ -30,8 +31,7 @@ VSCODE_FILE = {
     ],
     "servers": {
         "fx": {
-            "command": PYTHON,
-            "args": [os.fspath(FIXTURE_SERVER)],
+            **FIXTURE,
             "env": {"API_KEY": "${input:api-key}", "TEAM": "${input:team}", "TEAM_AGAIN": "${input:team}"},
         }
     },
@@ -67,24 +67,14 @@ class Terminal:
         os.write(self.master, text.encode())
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
-def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hidden(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / ".config" / "Code" / "User").mkdir(parents=True)
-    (home / ".config" / "Code" / "User" / "mcp.json").write_text(json.dumps(VSCODE_FILE))
+def on_terminal(home: Path, argv: list[str], exchanges: list[tuple[str, str]]) -> tuple[int, str, str]:
+    """Run `mcp-sync ARGV` with a pseudo-terminal as its stdin and stderr (stdout a pipe); for each
+    (prompt, answer) wait for the prompt on the terminal and type the answer. Returns the exit code,
+    stdout, and everything the terminal showed."""
     master, slave = os.openpty()
     deadline = time.monotonic() + RUN_TIMEOUT
     with subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcp_sync",
-            "call",
-            "--from",
-            "vscode",
-            "mcp__fx__get_env",
-            '{"name": "API_KEY"}',
-        ],
+        [sys.executable, "-m", "mcp_sync", *argv],
         cwd=REPO_ROOT,
         env=cli_environment(home),
         stdin=slave,
@@ -96,26 +86,55 @@ def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hid
         os.close(slave)
         terminal = Terminal(master)
         try:
-            terminal.wait_for("Fixture API key", deadline)
-            terminal.type(SECRET + "\n")
-            terminal.wait_for("Team name", deadline)
-            terminal.type("blue\n")
+            for prompt, answer in exchanges:
+                terminal.wait_for(prompt, deadline)
+                terminal.type(answer + "\n")
             stdout, _ = process.communicate(timeout=max(deadline - time.monotonic(), 1.0))
         finally:
             process.kill()
             terminal.read_available()
             os.close(master)
-    assert process.returncode == 0, terminal.transcript
+    return process.returncode, stdout, terminal.transcript
+
+
+def vscode_home(tmp_path: Path, document: dict[str, object]) -> Path:
+    home = tmp_path / "home"
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
+    (home / ".config" / "Code" / "User" / "mcp.json").write_text(json.dumps(document))
+    return home
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hidden(tmp_path: Path) -> None:
+    code, stdout, transcript = on_terminal(
+        vscode_home(tmp_path, VSCODE_FILE),
+        ["call", "--from", "vscode", "mcp__fx__get_env", '{"name": "API_KEY"}'],
+        [("Fixture API key", SECRET), ("Team name", "blue")],
+    )
+    assert code == 0, transcript
     assert stdout == f"{SECRET}\n"  # the typed value reached the server
-    assert SECRET not in terminal.transcript  # never echoed
-    assert "blue" in terminal.transcript  # an ordinary answer is echoed as typed
-    assert terminal.transcript.count("Team name") == 1  # one input used twice is asked once
+    assert SECRET not in transcript  # never echoed
+    assert "blue" in transcript  # an ordinary answer is echoed as typed
+    assert transcript.count("Team name") == 1  # one input used twice is asked once
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_a_pick_string_input_is_chosen_by_number_on_the_terminal(tmp_path: Path) -> None:
+    document = {
+        "inputs": [{"type": "pickString", "id": "region", "description": "Region", "options": ["eu", "us"]}],
+        "servers": {"fx": {**FIXTURE, "env": {"REGION": "${input:region}"}}},
+    }
+    code, stdout, transcript = on_terminal(
+        vscode_home(tmp_path, document),
+        ["call", "--from", "vscode", "mcp__fx__get_env", '{"name": "REGION"}'],
+        [("2) us", "2")],
+    )
+    assert code == 0, transcript
+    assert stdout == "us\n"
 
 
 def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / ".config" / "Code" / "User").mkdir(parents=True)
-    (home / ".config" / "Code" / "User" / "mcp.json").write_text(json.dumps(VSCODE_FILE))
+    home = vscode_home(tmp_path, VSCODE_FILE)
     done = subprocess.run(
         [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscode", "--json"],
         cwd=REPO_ROOT,
