@@ -216,4 +216,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public API and the module's dunders: not the submodules importing binds here, nor the helpers
+    this module imports for itself."""
+    dunders = (name for name in globals() if name.startswith("__") and name.endswith("__"))
+    return sorted({*dunders, *__all__})

@@ -39,6 +39,33 @@ servers:
     command: python
     colour: blue
 """
+# One usable server and one entry with a misspelt key.
+MIXED_CONFIG = """\
+servers:
+  - server_name: demo
+    transport: stdio
+    command: python
+    args: [examples/demo_server.py]
+  - server_name: typo
+    transport: stdio
+    command: python
+    colour: blue
+"""
+# A server that stops at start-up with a traceback a few frames deep, as one missing its settings does.
+CRASHING_CONFIG = """\
+servers:
+  - server_name: db
+    transport: stdio
+    command: python
+    args:
+      - -c
+      - |
+        def settings():
+            raise RuntimeError('DATABASE_URL is not set')
+        def connect():
+            settings()
+        connect()
+"""
 DEMO = {"command": "python", "args": ["examples/demo_server.py"]}
 HOST_WITH_PROBLEMS = {
     "mcpServers": {
@@ -109,6 +136,19 @@ RUNS: dict[str, list[str]] = {
     "servers_several_problems": ["servers", "{tmp}/several.json", "--json"],
     "servers_several_problems_strict": ["servers", "{tmp}/several.json", "--strict"],
     "servers_oauth_warning": ["servers", "{tmp}/oauth.json"],
+    "resources_invalid_entry": ["resources", "{tmp}/mixed.yaml"],
+    "prompts_invalid_entry": ["prompts", "{tmp}/mixed.yaml"],
+    "call_save_images_under_a_file": [
+        "call",
+        YAML,
+        "mcp__demo__calculate",
+        '{"expression": "2 + 2"}',
+        "--save-images",
+        "{tmp}/broken.yaml/images",
+    ],
+    "call_misspelt_tool": ["call", YAML, "mcp__demo__calculat", '{"expression": "2 + 2"}'],
+    "prompt_misspelt": ["prompt", YAML, "mcp__demo__weekly_sumary"],
+    "servers_crashing_server": ["servers", "{tmp}/crashing.yaml"],
 }
 
 
@@ -125,6 +165,8 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     (tmp / "oauth.json").write_text(json.dumps(HOST_WITH_OAUTH))
     (tmp / "several.json").write_text(json.dumps(SEVERAL_PROBLEMS))
     (tmp / "typo.json").write_text(json.dumps(REMOTE_WITH_A_TYPO))
+    (tmp / "mixed.yaml").write_text(MIXED_CONFIG)
+    (tmp / "crashing.yaml").write_text(CRASHING_CONFIG)
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = {}
         for name, args in RUNS.items():
@@ -403,7 +445,9 @@ def test_read_json_of_a_templated_uri_names_the_server(cli: Runs) -> None:
 
 
 def test_read_of_a_templated_uri_without_a_server_exits_3(cli: Runs) -> None:
-    assert_one_line_error(result(cli, "read_unknown"), 3, "pass server=")
+    assert_one_line_error(
+        result(cli, "read_unknown"), 3, "for a URI made from a resource template, pass --server NAME"
+    )
 
 
 def test_prompts_json_describes_the_arguments(cli: Runs) -> None:
@@ -425,3 +469,44 @@ def test_prompt_prints_each_message_with_its_role(cli: Runs) -> None:
 
 def test_an_unknown_prompt_exits_3(cli: Runs) -> None:
     assert_one_line_error(result(cli, "prompt_unknown"), 3, "unknown prompt 'mcp__demo__nothing'")
+
+
+# -- meeting a new user where they are ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["resources", "prompts"])
+def test_resources_and_prompts_exit_2_naming_an_invalid_entry(cli: Runs, command: str) -> None:
+    done = result(cli, f"{command}_invalid_entry")
+    assert_one_line_error(done, 2, "mixed.yaml: servers[1] (\"typo\"): unknown key 'colour'")
+    assert "demo" in done.stdout  # the usable server was listed
+
+
+def test_save_images_into_a_path_under_a_file_exits_2_before_the_call(cli: Runs) -> None:
+    done = result(cli, "call_save_images_under_a_file")
+    assert_one_line_error(done, 2, "--save-images: ")
+    assert "broken.yaml/images cannot be created: " in done.stderr and "is not a directory" in done.stderr
+    assert done.stdout == ""  # no result: the call was never made
+
+
+def test_a_misspelt_tool_gets_the_did_you_mean_of_the_python_api(cli: Runs) -> None:
+    assert_one_line_error(
+        result(cli, "call_misspelt_tool"),
+        3,
+        "unknown tool 'mcp__demo__calculat'; did you mean mcp__demo__calculate?",
+    )
+
+
+def test_a_misspelt_prompt_gets_the_did_you_mean_of_the_python_api(cli: Runs) -> None:
+    assert_one_line_error(
+        result(cli, "prompt_misspelt"),
+        3,
+        "unknown prompt 'mcp__demo__weekly_sumary': did you mean mcp__demo__weekly_summary?",
+    )
+
+
+def test_the_server_table_shows_the_stderr_line_that_says_why(cli: Runs) -> None:
+    done = result(cli, "servers_crashing_server")
+    assert done.returncode == 3, done.stderr
+    row = done.stdout.splitlines()[1]
+    assert row.split()[:4] == ["db", "stdio", "failed", "0"]
+    assert row.endswith("; its stderr says: RuntimeError: DATABASE_URL is not set"), row

@@ -60,6 +60,14 @@ def test_tools_from_a_host_with_a_project_adds_the_projects_servers(cursor_home:
     assert servers == {"alpha", "beta"}
 
 
+def test_call_from_a_host_takes_the_tool_and_its_arguments(cursor_home: tuple[Path, Path]) -> None:
+    # No CONFIG: the first positional is the tool, not a configuration file.
+    home, _project = cursor_home
+    done = mcp_sync_cli(home, "call", "--from", "cursor", "mcp__alpha__echo", '{"text": "from cursor"}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "from cursor\n"
+
+
 def test_a_host_without_its_file_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:
     done = mcp_sync_cli(tmp_path, "servers", "--from", "windsurf", "--json")
     assert done.returncode == 2

@@ -86,3 +86,15 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         [sys.executable, "-c", "from mcp_sync import NoSuchThing"], capture_output=True, text=True, timeout=60
     )
     assert "cannot import name 'NoSuchThing' from 'mcp_sync'" in done.stderr
+
+
+def test_dir_shows_the_public_api_and_dunders_only_after_the_hub_is_used() -> None:
+    code = (
+        "import json, mcp_sync\nfrom mcp_sync import MCPHub, load_config_entries\n"
+        "print(json.dumps([sorted(mcp_sync.__all__), dir(mcp_sync)]))"
+    )
+    done = run_in_repo([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 0, done.stderr
+    public, shown = json.loads(done.stdout.splitlines()[-1])
+    assert [name for name in shown if not (name.startswith("__") and name.endswith("__"))] == public
+    assert "__version__" in shown

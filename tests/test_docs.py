@@ -41,3 +41,24 @@ def test_every_page_is_in_the_site_navigation_and_linked_from_the_readme() -> No
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", readme))
     assert linked == pages, f"pages the README does not link to: {sorted(pages - linked)}"
+
+
+def _install_commands(page: str) -> list[str]:
+    """What each `pip install` in the page's "Install" section's shell blocks installs."""
+    text = (REPO_ROOT / page).read_text(encoding="utf-8")
+    section = text.split("## Install\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```sh\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
+    return [
+        target.split("#")[0].split("&&")[0].strip()
+        for block in blocks
+        for target in re.findall(r"pip install ([^\n]+)", block)
+    ]
+
+
+def test_the_install_sections_install_what_exists_before_a_release() -> None:
+    # No release is on the package index yet: a clone (`.`) or the wheel `python -m build` makes.
+    for page in ("README.md", "docs/getting-started.md"):
+        targets = _install_commands(page)
+        assert targets, page
+        for target in targets:
+            assert target.removeprefix("-e ").startswith((".", "'.[", "dist/")), (page, target)

@@ -381,6 +381,13 @@ def test_an_unknown_host_is_a_config_error_listing_the_known_ones() -> None:
         MCPHub.from_host("zed")
 
 
+@pytest.mark.parametrize(("typed", "suggested"), [("vscod", "vscode"), ("claude desktop", "claude-desktop")])
+def test_a_misspelt_host_gets_a_did_you_mean(typed: str, suggested: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_host_entries(typed)
+    assert str(info.value).startswith(f"unknown host '{typed}'; did you mean {suggested}? known hosts: ")
+
+
 def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

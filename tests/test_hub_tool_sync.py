@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
 from mcp_sync import MCPHub, ToolListError
 from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
-from tests.support import EventLog, stdio_config, wait_until
+from tests.support import SERVERS_DIR, EventLog, stdio_config, wait_until
 
 
 @pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
@@ -105,3 +106,22 @@ def test_hub_without_servers_still_serves_native_tools() -> None:
     with MCPHub() as hub:
         hub.registry.register_native("ping", lambda: "pong")
         assert [tool.name for tool in hub.tools()] == ["ping"]
+
+
+def test_servers_without_subscriptions_connect_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # A 2.x server built without a subscription bus answers `subscriptions/listen` with "method not
+    # found" (the hostile server without --subscriptions); a 2025-era server has no such method at all.
+    caplog.set_level(logging.DEBUG)
+    plain = stdio_config(
+        "plain", "--tool", "echo", "--prompt", "hello", script=SERVERS_DIR / "hostile_server.py"
+    )
+    with started_hub(plain, stdio_config("handshake", "--era", "legacy"), stdio_config("modern")) as hub:
+        assert {name: server.state for name, server in hub.servers.items()} == dict.fromkeys(
+            ("plain", "handshake", "modern"), "ready"
+        )
+        assert "mcp__plain__hello" in [prompt.name for prompt in hub.prompts()]
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+    assert "server 'plain' does not offer subscriptions/listen: its tool changes" in caplog.text
+    assert (
+        "server 'plain' does not offer subscriptions/listen: its resource and prompt changes" in caplog.text
+    )

@@ -239,6 +239,61 @@ def test_garbage_and_a_partial_line_on_stdout_do_not_break_the_session(era: str)
         assert hub.call_tool("mcp__noisy__add", {"a": 2, "b": 3}).structured_content == {"result": 5}
 
 
+# A connect timeout no test waits out: a server that fails, fails for what it did.
+NEVER = 600_000
+NOT_MCP_SECRET = "s3cr3t-printed-token-9141"
+
+
+def not_mcp_config(name: str, *flags: str, **overrides: object) -> dict[str, object]:
+    return stdio_config(name, *flags, script=HANGING_SERVER, **overrides)
+
+
+def test_a_server_that_writes_only_text_that_is_not_mcp_fails_at_once_with_what_it_wrote() -> None:
+    config = not_mcp_config("printer", "--stdout-lines", "12", connect_timeout_ms=NEVER)
+    with started_hub(config, stdio_config("bystander")) as hub:
+        assert hub.servers["printer"].state == "failed"
+        assert str(hub.servers["printer"].error) == (
+            "server 'printer' does not speak MCP on its stdout: it wrote 10 lines to stdout that are not MCP "
+            "messages, the first: 'hanging: not MCP, line 1'"
+        )
+        assert_bystander_fine(hub)
+
+
+def test_a_server_that_prints_and_exits_names_what_it_wrote() -> None:
+    config = not_mcp_config("usage", "--stdout-lines", "2", "--exit-after-output", connect_timeout_ms=NEVER)
+    with started_hub(config) as hub:
+        assert str(hub.servers["usage"].error) == (
+            "server 'usage' went away while connecting (the process exited with status 2); it wrote 2 lines "
+            "to stdout that are not MCP messages, the first: 'hanging: not MCP, line 1'"
+        )
+
+
+def test_a_server_that_prints_a_line_and_never_answers_names_it_when_the_connect_times_out() -> None:
+    # The line is written at start-up, milliseconds into the 5 s the connection waits.
+    with started_hub(not_mcp_config("banner", "--stdout-lines", "1", connect_timeout_ms=5000)) as hub:
+        error = str(hub.servers["banner"].error)
+        assert error.startswith("server 'banner' did not connect and list its tools within 5 s"), error
+        assert error.endswith(
+            "; it wrote 1 line to stdout that is not an MCP message: 'hanging: not MCP, line 1'"
+        )
+
+
+def test_text_that_is_not_mcp_is_quoted_without_the_servers_secrets() -> None:
+    config = not_mcp_config(
+        "leaky",
+        "--stdout-lines",
+        "10",
+        "--stdout-env",
+        "SERVICE_TOKEN",
+        env={"SERVICE_TOKEN": NOT_MCP_SECRET},
+        connect_timeout_ms=NEVER,
+    )
+    with started_hub(config) as hub:
+        error = str(hub.servers["leaky"].error)
+    assert NOT_MCP_SECRET not in error
+    assert "the first: 'hanging: SERVICE_TOKEN=***'" in error
+
+
 # -- notification floods ----------------------------------------------------------------------------
 
 FLOOD = 5000

@@ -140,6 +140,20 @@ def test_unknown_prompt_is_a_clear_error(served: Any) -> None:
         hub.get_prompt("mcp__fx__nope")
 
 
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("mcp__fx__gret", "did you mean mcp__fx__greet"),
+        ("review", "did you mean mcp__fx__review? (prompts are called by their public names)"),
+    ],
+)
+def test_a_misspelt_prompt_gets_a_did_you_mean(served: Any, typed: str, suggested: str) -> None:
+    hub, _ = served
+    with pytest.raises(PromptNotFoundError) as info:
+        hub.get_prompt(typed)
+    assert str(info.value).startswith(f"unknown prompt {typed!r}: {suggested}")
+
+
 def test_prompt_callbacks_follow_a_prompt_list_change(served: Any) -> None:
     hub, _ = served
     recorder = Recorder()

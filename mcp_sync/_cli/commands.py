@@ -32,9 +32,11 @@ from .. import (
     load_config_entries,
     load_host_entries,
 )
-from .._values.html import first_line
+from .._hub.hub_features import PASS_SERVER
 from .._values.secrets import scrub
+from .._values.suggestions import public_name_hint
 from . import listings, output, sign_in
+from .inputs import terminal_inputs
 from .output import one_line, print_json, printable, warn
 from .parser import (
     EXIT_CALL_FAILED,
@@ -68,24 +70,37 @@ def _parse_arguments(text: str) -> dict[str, Any]:
 
 
 def _unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
-    """One line: the name, a public name it may stand for, and any server that is not ready."""
+    """One line: the name, the tools it may stand for (as the Python API suggests them), and any server
+    that is not ready."""
     message = f"unknown tool {name!r}"
-    matches = [tool.name for tool in hub.tools() if tool.raw_name == name]
-    if matches:
-        message += f"; did you mean {' or '.join(matches)}? (tools go by their public names)"
+    hint = public_name_hint(name, "tool", ((tool.name, tool.raw_name) for tool in hub.tools()))
+    if hint:
+        message += f"; {hint}"
     failed = {
         **listings.failed_servers(hub),
         **{entry.server_name: str(entry.error) for entry in entries.invalid},
     }
     for server, error in failed.items():
-        message += f"; server {server!r} is not ready: {printable(first_line(one_line(error), 300))}"
+        message += f"; server {server!r} is not ready: {printable(listings.error_summary(error, 300))}"
     return Failure(message, EXIT_SERVER, "not_found")
 
 
 def _check_save_directory(directory: str | None) -> None:
-    """`--save-images DIR` that can never hold a file fails before any server starts."""
-    if directory is not None and os.path.exists(directory) and not os.path.isdir(directory):
-        raise Failure(f"--save-images: {directory} is not a directory", EXIT_USAGE, "usage")
+    """`--save-images DIR` that can never hold a file fails before any server starts: DIR, or the
+    nearest folder above it that exists (DIR is created when the result has something to save), must
+    be a directory we may write in."""
+    if directory is None:
+        return
+    path = Path(directory).absolute()
+    existing = next(folder for folder in (path, *path.parents) if os.path.lexists(folder))
+    if not existing.is_dir():
+        what = (
+            "is not a directory" if existing == path else f"cannot be created: {existing} is not a directory"
+        )
+        raise Failure(f"--save-images: {directory} {what}", EXIT_USAGE, "usage")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == path else f" (in {existing})"
+        raise Failure(f"--save-images: {directory}: no permission to write{where}", EXIT_USAGE, "usage")
 
 
 def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
@@ -126,7 +141,11 @@ def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
 
 
 def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
-    result = hub.read_resource(args.uri, server=args.server, timeout=args.timeout)
+    try:
+        result = hub.read_resource(args.uri, server=args.server, timeout=args.timeout)
+    except (ResourceNotFoundError, AmbiguousResourceError) as exc:  # said with the command line's option
+        message = scrub(one_line(str(exc))).replace(PASS_SERVER, "pass --server NAME")
+        raise Failure(message, EXIT_SERVER, "not_found") from None
     if args.json:
         print_json(
             {
@@ -242,9 +261,21 @@ def _configure_logging(verbose: bool) -> None:
         logging.getLogger(CONFIG_LOGGER).addHandler(warnings)
 
 
+def _without_config(args: argparse.Namespace) -> None:
+    """`call --from HOST TOOL ARGUMENTS`: the parser, which cannot tell an optional CONFIG from TOOL by
+    position, took TOOL for CONFIG; move each to its place."""
+    name = {"call": "tool", "prompt": "prompt"}.get(args.command)
+    if name is None or args.from_host is None or args.config is None or args.arguments is not None:
+        return
+    args.arguments = getattr(args, name)
+    setattr(args, name, args.config)
+    args.config = None
+
+
 def _run(args: argparse.Namespace) -> int:
+    _without_config(args)
     if args.command in ("call", "prompt"):
-        args.parsed_arguments = _parse_arguments(args.arguments)  # before starting any server
+        args.parsed_arguments = _parse_arguments(args.arguments or "{}")  # before starting any server
     if args.command == "call":
         _check_save_directory(args.save_images)
     if (args.config is None) == (args.from_host is None):
@@ -252,10 +283,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.project is not None and args.from_host is None:
         raise Failure("--project goes with --from HOST", EXIT_USAGE, "usage")
     try:
+        inputs = terminal_inputs()
         if args.from_host is not None:
-            entries = load_host_entries(args.from_host, args.project, strict=args.strict)
+            entries = load_host_entries(args.from_host, args.project, strict=args.strict, inputs=inputs)
         else:
-            entries = load_config_entries(args.config, strict=args.strict)
+            entries = load_config_entries(args.config, strict=args.strict, inputs=inputs)
     except ConfigError as exc:
         raise Failure(one_line(str(exc)), EXIT_USAGE, "config") from None
     required = [entry for entry in entries.invalid if entry.required]

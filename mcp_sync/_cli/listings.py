@@ -4,14 +4,51 @@ not ready is one line on stderr and exit code 3; an entry that cannot be used, e
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from .. import ConfigEntries, InvalidServerEntry, MCPHub, ServerConfig
+from .._server.stdio import STDERR_TAIL_MARKER
 from .._values.html import first_line
 from .output import one_line, print_json, print_table, printable, warn
 from .parser import EXIT_OK, EXIT_SERVER, EXIT_USAGE
 
-__all__ = ["failed_servers", "prompts", "resources", "servers", "tools"]
+__all__ = ["error_summary", "failed_servers", "prompts", "resources", "servers", "tools"]
+
+# Lines at the end of a server's stderr that never say why it stopped: stack frames (Python's, and
+# JavaScript's `at ...`), source lines under a frame, carets, Node's version banner.
+_NOT_A_REASON = re.compile(
+    r"(at .*(\(.*\)|:\d+:\d+)$|File \"|Traceback \(most recent call last\)|During handling of"
+    r"|The above exception|Node\.js v\d|[\^~]+$)"
+)
+# Words in the line that says why.
+_SAYS_WHY = re.compile(
+    r"error|exception|fatal|panic|fail|denied|refused|invalid|missing|not set|not found|no such|cannot|"
+    r"can't|unable|required|unknown",
+    re.IGNORECASE,
+)
+
+
+def _telling_line(lines: Sequence[str]) -> str:
+    """The last line of a stderr tail that says why: the last that reads like an error, else the last
+    that is not a stack frame, else the last."""
+    kept = [line.strip() for line in lines if line.strip()]
+    frames_aside = [line for line in kept if not _NOT_A_REASON.match(line)]
+    errors = [line for line in frames_aside if _SAYS_WHY.search(line)]
+    return (errors or frames_aside or kept or [""])[-1]
+
+
+def error_summary(error: str, limit: int) -> str:
+    """An error as one line of at most `limit` characters. A stdio server's stderr tail is shortened to
+    the line that says why (`RuntimeError: DATABASE_URL is not set`), kept whole before the rest is
+    cut: the first lines of a traceback say nothing."""
+    head, marker, tail = error.partition(STDERR_TAIL_MARKER)
+    why = first_line(_telling_line(tail.splitlines()), limit // 2) if marker else ""
+    if not why:
+        return first_line(one_line(error if not marker else head), limit)
+    separator = "; its stderr says: "
+    return first_line(one_line(head), max(limit - len(separator) - len(why), 20)) + separator + why
 
 
 def failed_servers(hub: MCPHub) -> dict[str, str]:
@@ -25,7 +62,7 @@ def failed_servers(hub: MCPHub) -> dict[str, str]:
 def _report_failed_servers(hub: MCPHub) -> int:
     failed = failed_servers(hub)
     for name, error in failed.items():
-        warn(f"server {name!r} is not ready: {printable(first_line(one_line(error), 300))}")
+        warn(f"server {name!r} is not ready: {printable(error_summary(error, 300))}")
     return EXIT_SERVER if failed else EXIT_OK
 
 
@@ -36,7 +73,16 @@ def _report_invalid_entries(entries: ConfigEntries) -> int:
     return EXIT_USAGE if entries.invalid else EXIT_OK
 
 
+def _error_of(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> str | None:
+    """Why the entry's server is not ready, as its error says it (lines and all); None if it is."""
+    if isinstance(entry, InvalidServerEntry):
+        return str(entry.error)
+    connection = hub.servers.get(entry.server_name) if entry.enabled else None
+    return str(connection.error) if connection is not None and connection.error else None
+
+
 def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dict[str, Any]:
+    error = _error_of(entry, hub)
     if isinstance(entry, InvalidServerEntry):
         return {
             "name": entry.server_name,
@@ -45,7 +91,7 @@ def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dic
             "state": "failed",
             "tools": 0,
             "protocol_version": None,
-            "error": one_line(str(entry.error)),
+            "error": one_line(error or ""),
         }
     connection = hub.servers.get(entry.server_name) if entry.enabled else None
     not_started = "not started" if entry.enabled else "disabled"
@@ -56,7 +102,7 @@ def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dic
         "state": connection.state if connection is not None else not_started,
         "tools": len(connection.tools) if connection is not None else 0,
         "protocol_version": connection.protocol_version if connection is not None else None,
-        "error": one_line(str(connection.error)) if connection is not None and connection.error else None,
+        "error": one_line(error) if error is not None else None,
     }
 
 
@@ -71,9 +117,9 @@ def servers(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
                 record["transport"] or "-",
                 record["state"],
                 str(record["tools"]) if record["enabled"] else "-",
-                printable(first_line(record["error"], 200)),
+                printable(error_summary(_error_of(entry, hub) or "", 200)),
             )
-            for record in records
+            for entry, record in zip(entries.entries, records, strict=True)
         ]
         print_table(("SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"), rows)
     invalid = _report_invalid_entries(entries)
@@ -156,7 +202,8 @@ def resources(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> 
             for t in templates
         ]
         print_table(("URI", "SERVER", "TYPE", "DESCRIPTION"), rows)
-    return _report_failed_servers(hub)
+    failed = _report_failed_servers(hub)
+    return _report_invalid_entries(entries) or failed
 
 
 def prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
@@ -188,4 +235,5 @@ def prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
             for p in prompts
         ]
         print_table(("PROMPT", "SERVER", "ARGUMENTS (*required)", "DESCRIPTION"), rows)
-    return _report_failed_servers(hub)
+    failed = _report_failed_servers(hub)
+    return _report_invalid_entries(entries) or failed

@@ -164,7 +164,7 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     )
     call.add_argument("tool", metavar="TOOL", help="the tool's public name, e.g. mcp__demo__word_count")
     call.add_argument(
-        "arguments", metavar="ARGUMENTS", nargs="?", default="{}", help="a JSON object; default {}"
+        "arguments", metavar="ARGUMENTS", nargs="?", default=None, help="a JSON object; default {}"
     )
     _timeout(
         call,
@@ -206,7 +206,7 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     )
     prompt.add_argument("prompt", metavar="PROMPT", help="the prompt's public name")
     prompt.add_argument(
-        "arguments", metavar="ARGUMENTS", nargs="?", default="{}", help="a JSON object; default {}"
+        "arguments", metavar="ARGUMENTS", nargs="?", default=None, help="a JSON object; default {}"
     )
     for command in (read, prompt):
         _timeout(command, "give up (and cancel the request on the server) after this long")

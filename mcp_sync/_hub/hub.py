@@ -23,7 +23,6 @@ prompts and server requests are a mixin (`hub_features`), tracing is `tracing`.
 from __future__ import annotations
 
 import concurrent.futures
-import difflib
 import functools
 import os
 import threading
@@ -58,6 +57,7 @@ from .._server.server_requests import (
 from .._values.errors import ConfigError, MCPSyncError, ToolNotFoundError
 from .._values.html import hub_html
 from .._values.results import ToolResult
+from .._values.suggestions import public_name_hint
 from .agent import call_tool_safe
 from .connection import ServerConnection
 from .hub_features import FeatureHub
@@ -437,12 +437,7 @@ class MCPHub(FeatureHub):
             if name.startswith(f"mcp__{server_name}__") and connection.state != "ready":
                 error = f": {connection.error}" if connection.error is not None else ""
                 return f"its server {server_name!r} is {connection.state}{error}"
-        tools = self.registry.tools()
-        public = [tool.name for tool in tools if tool.raw_name == name]
-        if public:
-            return f"did you mean {' or '.join(public)}? (tools are called by their public names)"
-        close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3, cutoff=0.8)
-        return f"did you mean {' or '.join(close)}?" if close else None
+        return public_name_hint(name, "tool", ((tool.name, tool.raw_name) for tool in self.registry.tools()))
 
     def _call_native(
         self,

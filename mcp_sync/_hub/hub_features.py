@@ -40,6 +40,7 @@ from .._values.errors import (
 from .._values.naming import public_tool_name
 from .._values.prompts import Prompt, PromptResult, prompt_result_from
 from .._values.resources import Resource, ResourceResult, ResourceTemplate, resource_result_from
+from .._values.suggestions import public_name_hint
 from .catalog import Catalog
 from .connection import ServerConnection
 from .registry import ToolRegistry
@@ -54,9 +55,12 @@ from .servers import ServerSet
 if TYPE_CHECKING:
     from .tracing import Tracing
 
-__all__ = ["Completion", "FeatureHub"]
+__all__ = ["PASS_SERVER", "Completion", "FeatureHub"]
 
 logger = logging.getLogger("mcp_sync")
+
+# How a lookup that needs the server's name says so; the command line says its own option instead.
+PASS_SERVER = "pass server=<name>"
 
 _UNSET: Any = object()
 
@@ -189,10 +193,10 @@ class FeatureHub:
             return offering[0]
         if offering:
             raise AmbiguousResourceError(
-                f"servers {', '.join(map(repr, offering))} all list resource {uri!r}; pass server=<name>"
+                f"servers {', '.join(map(repr, offering))} all list resource {uri!r}; {PASS_SERVER}"
             )
         raise ResourceNotFoundError(
-            f"no server lists resource {uri!r}; for a URI made from a resource template, pass server=<name>"
+            f"no server lists resource {uri!r}; for a URI made from a resource template, {PASS_SERVER}"
         )
 
     # -- prompts ---------------------------------------------------------------------------------------
@@ -208,7 +212,8 @@ class FeatureHub:
         """Get a prompt by public name, filled with `arguments` (strings), and block until its messages."""
         prompt = self._catalog.prompt(name)
         if prompt is None:
-            raise PromptNotFoundError(f"unknown prompt {name!r}")
+            hint = public_name_hint(name, "prompt", ((p.name, p.raw_name) for p in self._catalog.prompts()))
+            raise PromptNotFoundError(f"unknown prompt {name!r}" + (f": {hint}" if hint else ""))
         features = self._features_of(prompt.server_name, "prompts")
         seconds = resolve_timeout(timeout, features.config.tool_call_timeout)
         args = {key: _as_text(value) for key, value in (arguments or {}).items()}
@@ -251,7 +256,7 @@ class FeatureHub:
                 raise ResourceNotFoundError(f"no prompt or resource template {target!r}")
             if len(holders) > 1:
                 raise AmbiguousResourceError(
-                    f"servers {', '.join(map(repr, holders))} have template {target!r}; pass server=<name>"
+                    f"servers {', '.join(map(repr, holders))} have template {target!r}; {PASS_SERVER}"
                 )
             name = holders[0]
             ref = types.ResourceTemplateReference(type="ref/resource", uri=target)

@@ -30,7 +30,7 @@ from .._values.errors import describe
 from .._values.prompts import prompt_from
 from .._values.resources import resource_from, template_from
 from .leases import CatalogLease
-from .tool_sync import MAX_LIST_PAGES
+from .tool_sync import MAX_LIST_PAGES, listen_not_offered
 
 __all__ = ["CatalogSync", "Listing", "walk_pages"]
 
@@ -180,9 +180,18 @@ class CatalogSync:
                 break
             except Exception as exc:
                 if opened_at is None:
-                    logger.warning(
-                        "server %r refused the resources/prompts subscription: %s", self._name, describe(exc)
-                    )
+                    if listen_not_offered(exc):
+                        logger.debug(
+                            "server %r does not offer subscriptions/listen: its resource and prompt "
+                            "changes are not followed",
+                            self._name,
+                        )
+                    else:
+                        logger.warning(
+                            "server %r refused the resources/prompts subscription: %s",
+                            self._name,
+                            describe(exc),
+                        )
                     break
             quick = opened_at is not None and time.monotonic() - opened_at < _RELISTEN_MAX_DELAY
             delay = min(delay * 2, _RELISTEN_MAX_DELAY) if quick else _RELISTEN_MIN_DELAY

@@ -142,9 +142,13 @@ class Session:
                         await self._connect(stack)
                     await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 except TimeoutError:
+                    not_mcp = self.process.not_mcp_note()
                     raise TimeoutError(
-                        f"server {self._name!r} did not connect and list its tools within "
-                        f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
+                        scrub(
+                            f"server {self._name!r} did not connect and list its tools within "
+                            f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
+                            + (f"; {not_mcp}" if not_mcp else "")
+                        )
                     ) from None
                 self._connection._set_state("ready")
                 await self._wake.wait()
@@ -174,6 +178,7 @@ class Session:
             http=self.http,
             on_end=self._transport_ended,
             on_refused=self.check_alive,
+            on_not_mcp=self._not_speaking_mcp,
             auth=auth,
         )
         features = self._connection.features
@@ -230,6 +235,16 @@ class Session:
             self._owner.cancel()
         elif self._wake is not None:
             self._wake.set()
+
+    def _not_speaking_mcp(self) -> None:
+        """The server writes only text that is not MCP to its stdout: while connecting, fail now with what it
+        wrote, rather than wait for an answer that will not come (see `NOT_MCP_LINE_LIMIT`)."""
+        if self._stopping or self._connection.state != "connecting" or self._owner is None:
+            return
+        self._end_cause = self._end_cause or ServerDisconnectedError(
+            scrub(f"server {self._name!r} does not speak MCP on its stdout: {self.process.not_mcp_note()}")
+        )
+        self._owner.cancel()
 
     def _transport_ended(self) -> None:
         self._output_ended = True

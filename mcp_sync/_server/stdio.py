@@ -12,7 +12,9 @@ connection needs and the SDK keeps to itself:
 - its exit status, and the moment its stdout ends (a server that dies while idle says
   nothing else);
 - a decoding policy: a line that is not valid UTF-8 is decoded with replacement characters
-  and a warning, instead of ending the reader and leaving a session that looks alive.
+  and a warning, instead of ending the reader and leaving a session that looks alive;
+- what it wrote to stdout that is not MCP before its first message, to explain a server that
+  never answers (see `NOT_MCP_LINE_LIMIT`).
 
 Shutdown follows the protocol's order, every wait bounded: close stdin, wait, SIGTERM to
 the process group, wait, SIGKILL. Once the server's own process has gone, what is left of its
@@ -37,7 +39,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-__all__ = ["StdioProcess", "TransportStreams", "open_stdio"]
+__all__ = ["NOT_MCP_LINE_LIMIT", "STDERR_TAIL_MARKER", "StdioProcess", "TransportStreams", "open_stdio"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -62,6 +64,13 @@ _STDERR_LINE_LIMIT = 64 * 1024
 # What is kept of stderr to explain an exit: the last lines, within a byte budget.
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 4096
+# Lines of stdout that are not MCP messages, before any that is, which prove the server does not speak
+# MCP there (see `StdioProcess._count_line`).
+NOT_MCP_LINE_LIMIT = 10
+# How much of the first such line an error message quotes.
+_NOT_MCP_QUOTE_CHARS = 200
+# What introduces that tail in an error message (the command line shortens it to the line that says why).
+STDERR_TAIL_MARKER = "; its stderr ended with:"
 # Time closing gives the stderr reader to take the last lines of a child that has exited.
 _STDERR_DRAIN_TIMEOUT = 0.5
 
@@ -78,6 +87,9 @@ class StdioProcess:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._undecodable_lines = 0
         self._group_gone = False
+        self._saw_message = False
+        self._not_mcp_lines = 0
+        self._first_not_mcp: str | None = None
 
     async def wait_for_exit(self, timeout: float) -> None:
         """Wait (bounded) until the child has exited and its stderr has been read to the end, so that
@@ -95,10 +107,46 @@ class StdioProcess:
         if self.pid is None:
             return ""
         text = f" (the process {self.exit_description() or 'closed its output'})"
+        not_mcp = self.not_mcp_note()
+        if not_mcp:
+            text += f"; {not_mcp}"
         tail = self.stderr_tail()
         if tail:
-            text += "; its stderr ended with:\n" + "\n".join(f"    {line}" for line in tail.splitlines())
+            text += f"{STDERR_TAIL_MARKER}\n" + "\n".join(f"    {line}" for line in tail.splitlines())
         return text
+
+    def not_mcp_note(self) -> str:
+        """`it wrote 3 lines to stdout that are not MCP messages, the first: '...'` while no line of stdout
+        has been an MCP message, else "": why a server that never answered did not."""
+        if self._saw_message or self._first_not_mcp is None:
+            return ""
+        count = self._not_mcp_lines
+        first = self._first_not_mcp
+        if len(first) > _NOT_MCP_QUOTE_CHARS:
+            first = first[: _NOT_MCP_QUOTE_CHARS - 1] + "…"
+        if count == 1:
+            return f"it wrote 1 line to stdout that is not an MCP message: {first!r}"
+        return f"it wrote {count} lines to stdout that are not MCP messages, the first: {first!r}"
+
+    def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
+        """Count a line of stdout; True (once) when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP
+        with no MCP message before them.
+
+        That is when it is clear the server will not answer: a program that is not an MCP server, one
+        that logs to stdout, an HTTP server configured as a stdio one. Fewer lines prove nothing, since a
+        server may print a banner line or two and then answer (every host passes over them, and so does
+        the session); they are named in the error if the server then exits or the connection times
+        out. After the first MCP message nothing is counted: a session that works is not ended for noise.
+        """
+        if not isinstance(parsed, Exception):
+            self._saw_message = True
+            return False
+        if self._saw_message:
+            return False
+        self._not_mcp_lines += 1
+        if self._first_not_mcp is None:
+            self._first_not_mcp = line.strip()[: _NOT_MCP_QUOTE_CHARS + 1]  # a line may be megabytes
+        return self._not_mcp_lines == NOT_MCP_LINE_LIMIT
 
     def kill(self) -> None:
         """SIGKILL the child's process group now, from any thread, whether or not the child itself is
@@ -151,8 +199,10 @@ async def open_stdio(
     cwd: str | None,
     process: StdioProcess,
     on_end: Callable[[], None],
+    on_not_mcp: Callable[[], None],
 ) -> AsyncIterator[TransportStreams]:
-    """Start the server and yield its message streams; `on_end()` fires once its stdout has ended.
+    """Start the server and yield its message streams; `on_end()` fires once its stdout has ended,
+    `on_not_mcp()` once it has written `NOT_MCP_LINE_LIMIT` lines that are not MCP and none that is.
 
     Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError).
     """
@@ -182,8 +232,12 @@ async def open_stdio(
                 async for line in _lines(child.stdout, _LINE_LIMIT):
                     if not line.strip():
                         continue
+                    text = _decode_stdout(line, process)
+                    parsed = _parse(text)
+                    if process._count_line(text, parsed):
+                        on_not_mcp()
                     try:
-                        await read_writer.send(_parse(_decode_stdout(line, process)))
+                        await read_writer.send(parsed)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):

@@ -22,6 +22,7 @@ import anyio.abc
 import mcp_types as types
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError
+from mcp.shared.exceptions import MCPError
 
 from .._config import ServerConfig, warn_unmatched_tool_filters
 from .._values.errors import ToolListError, describe
@@ -29,7 +30,7 @@ from .._values.naming import public_tool_name
 from .._values.tool import Tool
 from .leases import ToolLease
 
-__all__ = ["MAX_LIST_PAGES", "ToolSync"]
+__all__ = ["MAX_LIST_PAGES", "ToolSync", "listen_not_offered"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -43,6 +44,12 @@ _RESYNC_RETRY_MAX = 30.0
 # Pause before renewing a tools subscription the server ended; doubles while renewals end at once.
 _RELISTEN_MIN_DELAY = 0.1
 _RELISTEN_MAX_DELAY = 5.0
+
+
+def listen_not_offered(exc: BaseException) -> bool:
+    """Whether a refused `subscriptions/listen` says only that the server does not offer it (a 2.x server
+    built without a subscription bus answers "method not found"): ordinary, so not worth a warning."""
+    return isinstance(exc, MCPError) and exc.code == types.METHOD_NOT_FOUND
 
 
 class ToolSync:
@@ -164,6 +171,12 @@ class ToolSync:
                 if opened_at is None:  # could not subscribe
                     if subscribed_once:
                         on_lost(f"could not renew its tools subscription: {describe(exc)}")
+                    elif listen_not_offered(exc):
+                        logger.debug(
+                            "server %r does not offer subscriptions/listen: its tool changes are not "
+                            "followed",
+                            self._name,
+                        )
                     else:
                         logger.warning(
                             "server %r refused the tools subscription: %s", self._name, describe(exc)

@@ -88,11 +88,13 @@ async def open_transport(
     http: HttpObservations,
     on_end: Callable[[], None],
     on_refused: Callable[[], None],
+    on_not_mcp: Callable[[], None] = lambda: None,
     auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
     """Open the server's transport; `on_end` fires when it ends by itself, `on_refused` when an HTTP
-    server refuses a connection. A stdio child is described by `process` (pid, exit, stderr), an HTTP
-    server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
+    server refuses a connection, `on_not_mcp` when a stdio server proves it does not speak MCP on its
+    stdout. A stdio child is described by `process` (pid, exit, stderr, what it wrote that is not MCP),
+    an HTTP server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
     if isinstance(config, SseServerConfig):
         async with _open_sse(config, http=http, on_end=on_end, on_refused=on_refused, auth=auth) as streams:
             yield streams
@@ -105,6 +107,7 @@ async def open_transport(
             cwd=config.cwd,
             process=process,
             on_end=on_end,
+            on_not_mcp=on_not_mcp,
         ) as streams:
             yield streams
         return

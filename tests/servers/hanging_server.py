@@ -9,6 +9,11 @@ Flags
                    only SIGKILL ends it.
 --events PATH      append JSON lines to PATH: ``ready`` (with ``pid``) at start-up,
                    ``stdin_closed`` at end of input, ``signal`` for each ignored signal.
+--stdout-lines N   at start-up, write N lines to stdout that are not MCP messages
+                   (``hanging: not MCP, line <i>``), as a program that is not an MCP server does.
+--stdout-env NAME  the first of those lines is ``hanging: NAME=<its value>`` instead: a program
+                   that prints its configuration.
+--exit-after-output  exit (status 2) once those lines are written, instead of reading stdin.
 """
 
 import argparse
@@ -23,6 +28,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="stdio process that never answers")
     parser.add_argument("--ignore-signals", action="store_true")
     parser.add_argument("--events", default=None)
+    parser.add_argument("--stdout-lines", type=int, default=0)
+    parser.add_argument("--stdout-env", default=None)
+    parser.add_argument("--exit-after-output", action="store_true")
     args = parser.parse_args()
 
     def record(event: str, **fields: object) -> None:
@@ -40,6 +48,14 @@ def main() -> None:
         signal.signal(signal.SIGINT, ignore)
 
     record("ready", pid=os.getpid())
+    for index in range(args.stdout_lines):
+        if index == 0 and args.stdout_env is not None:
+            print(f"hanging: {args.stdout_env}={os.environ.get(args.stdout_env, '')}")
+        else:
+            print(f"hanging: not MCP, line {index + 1}")
+    sys.stdout.flush()
+    if args.exit_after_output:
+        sys.exit(2)
     stdin = sys.stdin.buffer
     while stdin.read(65536):
         pass  # swallow every request unanswered

@@ -19,6 +19,8 @@ Flags
                          subscription bus; ``end_subscriptions()`` ends every open listen
                          stream the graceful way, as the SDK does to a stream whose backlog
                          overflows (its client is expected to listen again and re-list).
+--prompt NAME            list a prompt NAME, without arguments (repeatable): a server that offers
+                         prompts too (listed only; ``prompts/get`` is not served).
 Without ``--subscriptions`` the server answers ``subscriptions/listen`` with METHOD_NOT_FOUND.
 """
 
@@ -32,7 +34,15 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent, Tool
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ListPromptsResult,
+    ListToolsResult,
+    Prompt,
+    TextContent,
+    Tool,
+)
 
 INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"text": {"type": "string", "default": ""}}}
 
@@ -61,7 +71,9 @@ def build_tools(names: list[str], description_bytes: int, extra: int) -> list[To
     return tools
 
 
-def build_server(tools: list[Tool], page_size: int, subscriptions: bool) -> Server[Any]:
+def build_server(
+    tools: list[Tool], page_size: int, subscriptions: bool, prompts: list[str] | None = None
+) -> Server[Any]:
     tools = list(tools)
     bus = InMemorySubscriptionBus()
     listen = ListenHandler(bus)
@@ -101,8 +113,12 @@ def build_server(tools: list[Tool], page_size: int, subscriptions: bool) -> Serv
         reply = "big" if name == "big_description" else name
         return CallToolResult(content=[TextContent(type="text", text=f"{reply}|{text}")])
 
+    async def list_prompts(_ctx: Any, _params: Any) -> ListPromptsResult:
+        return ListPromptsResult(prompts=[Prompt(name=name) for name in prompts or ()])
+
     return Server(
         "mcp-sync-hostile",
+        on_list_prompts=list_prompts if prompts else None,
         version="1.0.0",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -122,9 +138,10 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--subscriptions", action="store_true")
+    parser.add_argument("--prompt", action="append", default=[])
     args = parser.parse_args()
     tools = build_tools(args.tool, args.description_bytes, args.tools)
-    anyio.run(serve, build_server(tools, args.page_size, args.subscriptions))
+    anyio.run(serve, build_server(tools, args.page_size, args.subscriptions, args.prompt))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._values.errors import ConfigError
+from ..._values.suggestions import did_you_mean
 from ..context import Inputs, LoadContext
 from ..entries import ConfigEntries, _build
 from ..loading import _read_document
@@ -78,7 +79,10 @@ def _candidates(
     elif host == "windsurf":
         files.append(HostFile(home / ".codeium" / "windsurf" / "mcp_config.json", "user"))
     else:
-        raise ConfigError(f"unknown host {host!r}; known hosts: {', '.join(HOSTS)}")
+        hint = did_you_mean(host, HOSTS, cutoff=0.65)  # a few names far apart: `claude` is `claude-code`
+        raise ConfigError(
+            f"unknown host {host!r}; {hint + ' ' if hint else ''}known hosts: {', '.join(HOSTS)}"
+        )
     return files
 
 

@@ -1,0 +1,201 @@
+"""The command line as a new user meets it: VS Code's `${input:...}` values asked on a terminal (a real
+`mcp-sync` subprocess on a pseudo-terminal, against the fixture server), a misspelt host, and the line
+of a server's stderr that the tables show."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_sync._cli.listings import error_summary
+from mcp_sync._server.stdio import STDERR_TAIL_MARKER
+from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT
+
+pytestmark = pytest.mark.timeout(240)
+
+RUN_TIMEOUT = 120.0  # one command, its server started and closed, on a loaded machine
+SECRET = "hunter2-typed-secret"
+FIXTURE = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+VSCODE_FILE = {
+    "inputs": [
+        {"type": "promptString", "id": "api-key", "description": "Fixture API key", "password": True},
+        {"type": "promptString", "id": "team", "description": "Team name"},
+    ],
+    "servers": {
+        "fx": {
+            **FIXTURE,
+            "env": {"API_KEY": "${input:api-key}", "TEAM": "${input:team}", "TEAM_AGAIN": "${input:team}"},
+        }
+    },
+}
+
+
+def cli_environment(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": os.fspath(home), "USERPROFILE": os.fspath(home)}
+    env.pop("XDG_CONFIG_HOME", None)
+    return env
+
+
+class Terminal:
+    """The user's side of a pseudo-terminal: what the program wrote to it, and typing into it."""
+
+    def __init__(self, master: int) -> None:
+        self.master = master
+        self.transcript = ""
+
+    def wait_for(self, text: str, deadline: float) -> None:
+        while text not in self.transcript:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{text!r} never appeared on the terminal: {self.transcript!r}"
+            ready, _, _ = select.select([self.master], [], [], remaining)
+            if ready:
+                self.read_available()
+
+    def read_available(self) -> None:
+        with contextlib.suppress(OSError):  # the program closed its side
+            self.transcript += os.read(self.master, 65536).decode(errors="replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+
+def on_terminal(home: Path, argv: list[str], exchanges: list[tuple[str, str]]) -> tuple[int, str, str]:
+    """Run `mcp-sync ARGV` with a pseudo-terminal as its stdin and stderr (stdout a pipe); for each
+    (prompt, answer) wait for the prompt on the terminal and type the answer. Returns the exit code,
+    stdout, and everything the terminal showed."""
+    master, slave = os.openpty()
+    deadline = time.monotonic() + RUN_TIMEOUT
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcp_sync", *argv],
+        cwd=REPO_ROOT,
+        env=cli_environment(home),
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        start_new_session=True,  # no controlling terminal but this one
+        text=True,
+    ) as process:
+        os.close(slave)
+        terminal = Terminal(master)
+        try:
+            for prompt, answer in exchanges:
+                terminal.wait_for(prompt, deadline)
+                terminal.type(answer + "\n")
+            stdout, _ = process.communicate(timeout=max(deadline - time.monotonic(), 1.0))
+        finally:
+            process.kill()
+            terminal.read_available()
+            os.close(master)
+    return process.returncode, stdout, terminal.transcript
+
+
+def vscode_home(tmp_path: Path, document: dict[str, object]) -> Path:
+    home = tmp_path / "home"
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
+    (home / ".config" / "Code" / "User" / "mcp.json").write_text(json.dumps(document))
+    return home
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hidden(tmp_path: Path) -> None:
+    code, stdout, transcript = on_terminal(
+        vscode_home(tmp_path, VSCODE_FILE),
+        ["call", "--from", "vscode", "mcp__fx__get_env", '{"name": "API_KEY"}'],
+        [("Fixture API key", SECRET), ("Team name", "blue")],
+    )
+    assert code == 0, transcript
+    assert stdout == f"{SECRET}\n"  # the typed value reached the server
+    assert SECRET not in transcript  # never echoed
+    assert "blue" in transcript  # an ordinary answer is echoed as typed
+    assert transcript.count("Team name") == 1  # one input used twice is asked once
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_a_pick_string_input_is_chosen_by_number_on_the_terminal(tmp_path: Path) -> None:
+    document = {
+        "inputs": [{"type": "pickString", "id": "region", "description": "Region", "options": ["eu", "us"]}],
+        "servers": {"fx": {**FIXTURE, "env": {"REGION": "${input:region}"}}},
+    }
+    code, stdout, transcript = on_terminal(
+        vscode_home(tmp_path, document),
+        ["call", "--from", "vscode", "mcp__fx__get_env", '{"name": "REGION"}'],
+        [("2) us", "2")],
+    )
+    assert code == 0, transcript
+    assert stdout == "us\n"
+
+
+def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
+    home = vscode_home(tmp_path, VSCODE_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscode", "--json"],
+        cwd=REPO_ROOT,
+        env=cli_environment(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert "Fixture API key" not in done.stderr and "Team name" not in done.stderr
+    [server] = json.loads(done.stdout)
+    assert "references ${input:api-key}" in server["error"]
+
+
+def test_a_misspelt_host_gets_a_did_you_mean(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscod"],
+        cwd=REPO_ROOT,
+        env=cli_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("mcp-sync: unknown host 'vscod'; did you mean vscode? known hosts: "), (
+        done.stderr
+    )
+
+
+NODE_CRASH = """\
+/srv/db-server/index.js:12
+    throw new Error("DATABASE_URL is not set");
+    ^
+
+Error: DATABASE_URL is not set
+    at connect (/srv/db-server/index.js:12:11)
+    at Object.<anonymous> (/srv/db-server/index.js:20:1)
+    at Module._compile (node:internal/modules/cjs/loader:1504:14)
+
+Node.js v20.17.0"""
+PYTHON_CRASH = """\
+Traceback (most recent call last):
+  File "/srv/server.py", line 9, in <module>
+    main()
+  File "/srv/server.py", line 5, in main
+    raise RuntimeError("DATABASE_URL is not set")
+RuntimeError: DATABASE_URL is not set"""
+EXIT_MESSAGE = "starting db server\nDATABASE_URL is not set; see README"
+
+
+@pytest.mark.parametrize(
+    ("tail", "why"),
+    [
+        (NODE_CRASH, "Error: DATABASE_URL is not set"),
+        (PYTHON_CRASH, "RuntimeError: DATABASE_URL is not set"),
+        (EXIT_MESSAGE, "DATABASE_URL is not set; see README"),
+    ],
+)
+def test_an_error_with_a_stderr_tail_is_summed_up_by_the_line_that_says_why(tail: str, why: str) -> None:
+    headline = "server 'db' went away while connecting (the process exited with status 1)"
+    error = f"{headline}{STDERR_TAIL_MARKER}\n" + "\n".join(f"    {line}" for line in tail.splitlines())
+    assert error_summary(error, 200) == f"{headline}; its stderr says: {why}"
