@@ -2,8 +2,9 @@
 
 The blocks of one page share a namespace and run in order, from the repository root, with this
 interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
-virtualenv active does). Setup a reader need not see is in ``<!-- invisible-code-block: python -->``
-blocks; a block that cannot run here is preceded by ``<!-- skip: next -->`` and says why in prose.
+virtualenv active does; the demo server they start is warm-launched, see tests/support.py). Setup a
+reader need not see is in ``<!-- invisible-code-block: python -->`` blocks; a block that cannot run
+here is preceded by ``<!-- skip: next -->`` and says why in prose.
 Any hub a page leaves open is closed when the page ends, and so is whatever a page's hidden setup
 puts in its `cleanups` list (a server, a temporary folder). A YAML or JSON block that shows server entries
 (a whole `servers:` or `mcpServers` document, or a list of entries) must be a valid configuration, every
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,9 @@ def _start_page(namespace: dict[str, Any]) -> None:
     namespace["__saved_path__"] = os.environ.get("PATH")
     namespace["cleanups"] = []
     os.chdir(REPO_ROOT)
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    from tests.support import python_path
+
+    os.environ["PATH"] = python_path()
 
 
 def _end_page(namespace: dict[str, Any]) -> None:

@@ -98,6 +98,47 @@ def _start_launcher() -> str:
     return path
 
 
+WARM_SCRIPTS = ("examples/demo_server.py",)
+"""Servers that samples, examples and CLI runs start as ``python <script>`` (from the repository root):
+the ``python`` of `python_path()` runs them warm."""
+
+_PYTHON_WRAPPER = """#!/bin/sh
+# `python <script>` for a server of this repository runs it warm (see tests/support.py);
+# anything else is the real interpreter.
+case "$1" in
+    {patterns}) exec "{python}" -I -S "{shim}" "{socket}" "$@" ;;
+esac
+exec "{python}" "$@"
+"""
+
+
+def _python_wrapper_dir(socket_path: str) -> str:
+    """The folder (beside the launcher's socket) holding the ``python`` wrapper for `socket_path`."""
+    directory = os.path.join(os.path.dirname(socket_path), "bin")
+    wrapper = os.path.join(directory, "python")
+    if not os.path.exists(wrapper):
+        os.makedirs(directory, exist_ok=True)
+        patterns = "|".join(f"{script}|*/{script}" for script in WARM_SCRIPTS)
+        text = _PYTHON_WRAPPER.format(patterns=patterns, python=PYTHON, shim=WARM_SHIM, socket=socket_path)
+        temporary = f"{wrapper}.{os.getpid()}"
+        with open(temporary, "w") as file:
+            file.write(text)
+        os.chmod(temporary, 0o755)
+        os.replace(temporary, wrapper)
+    return directory
+
+
+def python_path(path: str | None = None) -> str:
+    """`path` (default: this process's PATH) with this interpreter's folder first, as a shell with the
+    virtualenv active has it: ``python`` is this interpreter. Where warm launching is on, a ``python``
+    that runs `WARM_SCRIPTS` warm comes before it."""
+    folders = [os.fspath(Path(PYTHON).parent)]
+    socket_path = launcher_socket() if warm_launching else None
+    if socket_path is not None:
+        folders.insert(0, _python_wrapper_dir(socket_path))
+    return os.pathsep.join([*folders, os.environ.get("PATH", "") if path is None else path])
+
+
 def launcher_socket() -> str | None:
     """The warm launcher's socket (started on first use, one per test process), or None when warm
     launching is off."""
@@ -559,7 +600,7 @@ def run_in_repo(argv: list[str], timeout: float) -> subprocess.CompletedProcess[
     """Run a command from the repository root as a shell with the virtualenv active would: `python`
     (the examples' server command) is this interpreter. Output captured, no stdin, bounded."""
     env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = python_path(env.get("PATH", ""))
     return subprocess.run(
         argv,
         cwd=REPO_ROOT,
@@ -603,6 +644,7 @@ __all__: Sequence[str] = [
     "pid_alive",
     "process_group_members",
     "python_command",
+    "python_path",
     "run_in_repo",
     "stdio_config",
     "stdio_params",

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests.servers.fixture_server import TINY_PNG
-from tests.support import REPO_ROOT, run_in_repo, stdio_config
+from tests.support import REPO_ROOT, python_path, run_in_repo, stdio_config
 
 PNG_SIZE = len(base64.b64decode(TINY_PNG))
 SECRET = "s3cr3t-cli-value-4242"
@@ -120,7 +120,7 @@ def _run_with_stderr_on_a_terminal(argv: list[str]) -> tuple[int, str, str]:
     """Run the CLI with its stderr on a pseudo-terminal: (exit code, stdout, what the terminal got)."""
     leader, follower = os.openpty()
     env = dict(os.environ, COLUMNS="80")
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = python_path(env.get("PATH", ""))
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_sync", *argv],
         cwd=REPO_ROOT,

@@ -76,7 +76,7 @@ PRELOAD_MODULES = (
 )
 # The servers whose own module bodies are run once here (definitions only: each keeps its work in
 # `main()` under ``if __name__ == "__main__"``), so their imports are warm.
-PRELOAD_SCRIPTS = ("fixture_server.py", "oauth_server.py")
+PRELOAD_SCRIPTS = ("fixture_server.py", "oauth_server.py", "../../examples/demo_server.py")
 
 
 @dataclass(eq=False)
