@@ -27,7 +27,7 @@ from mcp_sync._config import host_config_files
 from mcp_sync._config.hosts.codex import CodexFormat
 from mcp_sync._config.hosts.mcp_servers import McpServersFormat
 from mcp_sync._config.hosts.vscode import VsCodeFormat
-from mcp_sync._config.raw import _RawEntry
+from mcp_sync._config.raw import RawEntry
 from mcp_sync._config.secrets import secrets_of
 from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
 
@@ -44,7 +44,7 @@ def load(name: str, environ: dict[str, str] | None = None, **options: Any) -> di
 
 def mapped(format: Any, name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """What a host format makes of one entry, before validation (the mapped raw entry)."""
-    entry = _RawEntry(f"x.{name}", settings, name, format=format)
+    entry = RawEntry(f"x.{name}", settings, name, format=format)
     problems: list[str] = []
     out: dict[str, Any] = format.to_ours(entry, format.prepare(entry, settings, "x"), problems)
     assert problems == []

@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 SERVER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"  # the RFC's serverName: it becomes part of public tool names
-_SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
 _MASK = "***"
 

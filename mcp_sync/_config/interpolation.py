@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-def _path(parts: Iterable[str | int]) -> str:
+def field_path(parts: Iterable[str | int]) -> str:
     """`('headers', 'Authorization')` -> `headers.Authorization`; `('args', 1)` -> `args[1]`."""
     out = ""
     for part in parts:
@@ -101,19 +101,19 @@ def _interpolate_string(text: str, where: str, environ: Mapping[str, str], probl
 
 # A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
 # alias bomb expands a few hundred bytes into millions of values).
-_MAX_ENTRY_DEPTH = 32
-_MAX_ENTRY_VALUES = 100_000
+MAX_ENTRY_DEPTH = 32
+MAX_ENTRY_VALUES = 100_000
 
 
-class _EntryTooLarge(Exception):
-    """An entry past `_MAX_ENTRY_DEPTH` or `_MAX_ENTRY_VALUES`."""
+class EntryTooLarge(Exception):
+    """An entry past `MAX_ENTRY_DEPTH` or `MAX_ENTRY_VALUES`."""
 
 
 # Fields whose value must come from the environment, never be written in the configuration itself.
 _REFERENCE_ONLY = frozenset({("auth", "private_key"), ("auth", "assertion")})
 
 
-def _interpolate(
+def interpolate(
     value: Any,
     parts: tuple[str | int, ...],
     environ: Mapping[str, str],
@@ -121,18 +121,18 @@ def _interpolate(
     budget: list[int] | None = None,
 ) -> Any:
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
-    budget = [_MAX_ENTRY_VALUES] if budget is None else budget
+    budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
-    if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
-        raise _EntryTooLarge
+    if budget[0] < 0 or len(parts) > MAX_ENTRY_DEPTH:
+        raise EntryTooLarge
     if isinstance(value, str):
         if "${" not in value:  # most values: no reference, and no need to name the field
             if parts[-2:] in _REFERENCE_ONLY:
-                problems.append(f"field '{_path(parts)}' must be a ${{VAR}} reference, not the key itself")
+                problems.append(f"field '{field_path(parts)}' must be a ${{VAR}} reference, not the key itself")
             return value
-        return _interpolate_string(value, _path(parts), environ, problems)
+        return _interpolate_string(value, field_path(parts), environ, problems)
     if isinstance(value, Mapping):
-        return {k: _interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
+        return {k: interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
+        return [interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
     return value

@@ -17,8 +17,8 @@ import yaml
 
 from .._values.errors import ConfigError
 from .context import Inputs, LoadContext
-from .entries import ConfigEntries, _build
-from .hosts import _document_entries
+from .entries import ConfigEntries, build_entries
+from .hosts import document_entries
 from .models import ServerConfig
 
 _log = logging.getLogger("mcp_sync.config")
@@ -127,7 +127,7 @@ def _parse_text(text: str, source: str) -> Any:
     raise ConfigError(json_problem or problem)
 
 
-def _read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
+def read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
     """The parsed file and its name for messages; `~` in the path is the home directory."""
     source = os.fspath(path)
     try:
@@ -183,9 +183,9 @@ def read_entries(
 ) -> ConfigEntries:
     """`load_config_entries` with the folders a host file's references are resolved against."""
     environ = os.environ if environ is None else environ
-    document, source = _read_document(path)
-    raw = _document_entries(document, source, environ, context)
-    entries = _build(raw, environ, source, strict=strict)
+    document, source = read_document(path)
+    raw = document_entries(document, source, environ, context)
+    entries = build_entries(raw, environ, source, strict=strict)
     _log.debug("%s: read %d server entries (%d invalid)", source, len(entries.entries), len(entries.invalid))
     return entries
 

@@ -11,7 +11,7 @@ from typing import Any
 from .fields import _MAX_TIMEOUT_MS
 
 
-class _EntryError(Exception):
+class EntryError(Exception):
     """Problems found in one entry; rendered into a `ConfigError` with the entry's name."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -19,7 +19,7 @@ class _EntryError(Exception):
         self.problems = problems
 
 
-def _render(where: str, problems: list[str]) -> str:
+def render_problems(where: str, problems: list[str]) -> str:
     if len(problems) == 1:
         return f"{where}: {problems[0]}"
     return f"{where}: {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
@@ -42,7 +42,7 @@ _NAME_RULE = (
 )
 
 
-def _name_problem(name: Any) -> str:
+def name_problem(name: Any) -> str:
     """Why `name` is not a valid server name, in plain words."""
     if not isinstance(name, str):
         return f"must be a string; {_NAME_RULE}"
@@ -61,7 +61,7 @@ def _name_problem(name: Any) -> str:
 _SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
 
 
-def _did_you_mean(key: Any, candidates: Iterable[str]) -> str:
+def did_you_mean(key: Any, candidates: Iterable[str]) -> str:
     """`; did you mean 'command'?` for a close misspelling of a known key, else ""."""
     if not isinstance(key, str):
         return ""
@@ -88,7 +88,7 @@ _PLAIN_MESSAGES = {
 }
 
 
-def _plain(error: Mapping[str, Any], field_name: Any) -> str:
+def plain_message(error: Mapping[str, Any], field_name: Any) -> str:
     """Pydantic's message for one error, in plain words, without the input."""
     kind = str(error["type"])
     message = _PLAIN_MESSAGES.get(kind) or str(error["msg"]).replace("Input should be", "must be")

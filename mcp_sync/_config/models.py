@@ -7,6 +7,7 @@ pydantic's own error, without its inputs; loaders turn errors into `ConfigError`
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit
@@ -38,7 +39,7 @@ from .fields import (
     root_uri,
 )
 
-_TRANSPORTS = ("stdio", "streamable-http", "sse")
+TRANSPORTS = ("stdio", "streamable-http", "sse")
 
 
 class ReconnectConfig(BaseModel):
@@ -59,7 +60,7 @@ class ReconnectConfig(BaseModel):
         return max(self.max_delay_ms, self.initial_delay_ms) / 1000
 
 
-class _ServerConfigBase(BaseModel):
+class ServerConfigBase(BaseModel):
     """Fields and helpers shared by both transports."""
 
     model_config = ConfigDict(
@@ -95,7 +96,7 @@ class _ServerConfigBase(BaseModel):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """Transport and name first, then the transport's own fields, then the common ones."""
         args = list(super().__repr_args__())
-        common = set(_ServerConfigBase.model_fields) - {"transport", "server_name"}
+        common = set(ServerConfigBase.model_fields) - {"transport", "server_name"}
         yield from (arg for arg in args if arg[0] not in common)
         yield from (arg for arg in args if arg[0] in common)
 
@@ -131,7 +132,7 @@ InheritEnv: TypeAlias = Literal["filtered", "minimal"]
 """How a stdio child inherits the host's environment (see `child_environment`)."""
 
 
-class StdioServerConfig(_ServerConfigBase):
+class StdioServerConfig(ServerConfigBase):
     """A server started as a child process, spoken to over its stdin and stdout."""
 
     transport: Literal["stdio"] = "stdio"
@@ -166,7 +167,7 @@ class StdioServerConfig(_ServerConfigBase):
         return value
 
 
-class HttpServerConfig(_ServerConfigBase):
+class HttpServerConfig(ServerConfigBase):
     """A server reached over Streamable HTTP."""
 
     transport: Literal["streamable-http"] = "streamable-http"
@@ -256,7 +257,7 @@ class HttpServerConfig(_ServerConfigBase):
             yield name, (_redact_url(value) if name == "url" else value)
 
 
-class SseServerConfig(_ServerConfigBase):
+class SseServerConfig(ServerConfigBase):
     """A server reached over the legacy HTTP+SSE transport (protocol 2024-11-05): opt-in, never inferred.
 
     `url` is the SSE endpoint (often ending in /sse); `headers` go with the event stream and every message.
@@ -296,10 +297,12 @@ class SseServerConfig(_ServerConfigBase):
 ServerConfig: TypeAlias = Annotated[
     StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
 ]
-_ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
+ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
 
-_MODELS: dict[str, type[_ServerModel]] = {
-    "stdio": StdioServerConfig,
-    "streamable-http": HttpServerConfig,
-    "sse": SseServerConfig,
-}
+MODELS: Mapping[str, type[ServerModel]] = MappingProxyType(
+    {
+        "stdio": StdioServerConfig,
+        "streamable-http": HttpServerConfig,
+        "sse": SseServerConfig,
+    }
+)

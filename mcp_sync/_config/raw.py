@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .models import _ServerModel
+    from .models import ServerModel
 
-_MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
+MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
 
 
 class HostFormat(Protocol):
@@ -28,20 +28,20 @@ class HostFormat(Protocol):
     def known_keys(self) -> tuple[str, ...]:
         """Every key the host's entries may hold besides ours: for "did you mean" suggestions."""
 
-    def prepare(self, entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(self, entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """The entry before interpolation, without the keys that are skipped (each logged by name)."""
 
-    def to_ours(self, entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(self, entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
 
     def finish(
-        self, entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        self, entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
 
 
 @dataclass
-class _RawEntry:
+class RawEntry:
     """One entry before validation, with where it came from."""
 
     label: str  # `servers[2]` or `mcpServers.fs`

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._values.errors import ConfigError
 from ..context import LoadContext
-from ..raw import _RawEntry
+from ..raw import RawEntry
 from .codex import codex_entries
 from .mcp_servers import McpServersFormat
 from .vscode import vscode_entries
@@ -25,12 +25,12 @@ from .vscode import vscode_entries
 _log = logging.getLogger("mcp_sync.config")
 
 
-def _document_entries(
+def document_entries(
     document: Any,
     source: str | None,
     environ: Mapping[str, str] | None = None,
     context: LoadContext | None = None,
-) -> list[_RawEntry]:
+) -> list[RawEntry]:
     """The raw entries of a configuration document, whichever host wrote it."""
     context = context if context is not None else LoadContext()
     environ = environ if environ is not None else {}
@@ -57,7 +57,7 @@ def _document_entries(
         servers = document["servers"]
         if servers is not None and not isinstance(servers, list):
             raise ConfigError(f"{prefix}'servers' must be a list of entries")
-        return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+        return [RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
     raise ConfigError(f"{prefix}has neither 'servers' (a list) nor 'mcpServers' (a map)")
 
 
@@ -67,7 +67,7 @@ def _is_vscode_file(document: Mapping[Any, Any], source: str | None) -> bool:
     return "inputs" in document or suffix in (".json", ".jsonc")
 
 
-def _mcp_servers_entries(document: Mapping[Any, Any], prefix: str, context: LoadContext) -> list[_RawEntry]:
+def _mcp_servers_entries(document: Mapping[Any, Any], prefix: str, context: LoadContext) -> list[RawEntry]:
     others = sorted(str(key) for key in document if key != "mcpServers")
     if others:
         _log.debug("%signoring host settings outside mcpServers: %s", prefix, ", ".join(others))
@@ -77,6 +77,6 @@ def _mcp_servers_entries(document: Mapping[Any, Any], prefix: str, context: Load
     if not isinstance(servers, Mapping):
         raise ConfigError(f"{prefix}'mcpServers' must be a map of server name to settings")
     return [
-        _RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat, project=context.project)
+        RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat, project=context.project)
         for name, settings in servers.items()
     ]

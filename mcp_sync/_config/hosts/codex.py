@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 
 from ..._values.errors import ConfigError
 from ..context import LoadContext
-from ..messages import _EntryError
-from ..models import _ServerModel
-from ..raw import _RawEntry
+from ..messages import EntryError
+from ..models import ServerModel
+from ..raw import RawEntry
 from .common import EntryMapper, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
@@ -52,7 +52,7 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def codex_entries(
     document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
-) -> list[_RawEntry]:
+) -> list[RawEntry]:
     """The raw entries of a Codex `config.toml`: its `mcp_servers` tables."""
     prefix = f"{source}: " if source else ""
     servers = document["mcp_servers"]
@@ -60,7 +60,7 @@ def codex_entries(
         raise ConfigError(f"{prefix}'mcp_servers' must be a table of server name to settings")
     entries = []
     for name, settings in servers.items():
-        entry = _RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
+        entry = RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
         entry.environ, entry.project = environ, context.project
         entries.append(entry)
     return entries
@@ -107,10 +107,10 @@ class CodexFormat:
     known_keys: ClassVar[tuple[str, ...]] = ("env_vars", *RENAMED, *TIMEOUTS, *UNSUPPORTED, *HEADER_KEYS)
 
     @staticmethod
-    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """Mapped before interpolation, so that variables the entry names are read like `${VAR}`."""
         if not isinstance(data, Mapping):
-            raise _EntryError([f"expected a table of settings, got {type(data).__name__}"])
+            raise EntryError([f"expected a table of settings, got {type(data).__name__}"])
         environ = entry.environ or {}
         problems: list[str] = []
         out: dict[Any, Any] = {}
@@ -141,11 +141,11 @@ class CodexFormat:
         if any(key in data for key in HEADER_KEYS):
             out["headers"] = _headers(data, environ, problems)
         if problems:
-            raise _EntryError(problems)
+            raise EntryError(problems)
         return out
 
     @staticmethod
-    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
             mapper.keep(key, value)
@@ -153,6 +153,6 @@ class CodexFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         return config

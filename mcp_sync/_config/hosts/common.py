@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic.alias_generators import to_camel
 
-from ..raw import _MAP_KEY, _RawEntry
+from ..raw import MAP_KEY, RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -47,12 +47,12 @@ def warn_unsupported(where: str, key: str, why: str, consequence: str = "") -> N
 class EntryMapper:
     """Builds one host entry in our keys: the map key as the server name, then renamed keys."""
 
-    def __init__(self, entry: _RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
+    def __init__(self, entry: RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
         self.entry, self.data, self.problems = entry, data, problems
         self.out: dict[Any, Any] = {}
         if "server_name" not in data and "serverName" not in data:
             self.out["server_name"] = entry.map_key
-            entry.key_names["server_name"] = _MAP_KEY
+            entry.key_names["server_name"] = MAP_KEY
 
     def take(self, host_key: str, our_key: str, value: Any) -> None:
         """Map a host key onto one of ours, unless the entry also sets ours."""

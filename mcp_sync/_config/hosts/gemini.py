@@ -13,8 +13,8 @@ import logging
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..models import _ServerModel
-from ..raw import _RawEntry
+from ..models import ServerModel
+from ..raw import RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -38,7 +38,7 @@ KEYS: tuple[str, ...] = ("httpUrl", "timeout")
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
 
 
-def check_timeout(entry: _RawEntry, config: _ServerModel, where: str) -> None:
+def check_timeout(entry: RawEntry, config: ServerModel, where: str) -> None:
     """Warn when `timeout` (milliseconds in Gemini CLI) looks like seconds, as Cline and Roo write it."""
     if (
         entry.key_names.get("tool_call_timeout_ms") == "timeout"

@@ -18,9 +18,9 @@ from typing import Any
 
 from ..._values.errors import ConfigError
 from ..context import Inputs, LoadContext
-from ..entries import ConfigEntries, _build
-from ..loading import _read_document
-from . import _document_entries
+from ..entries import ConfigEntries, build_entries
+from ..loading import read_document
+from . import document_entries
 from .claude import local_scope, user_scope
 
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
@@ -128,10 +128,10 @@ def load_host_entries(
     by_name: dict[Any, Any] = {}
     unnamed = []
     for file in files:
-        document, source = _read_document(file.path)
+        document, source = read_document(file.path)
         if file.part is not None:
             document = file.part(document)
-        for entry in _document_entries(document, source, environ, context):
+        for entry in document_entries(document, source, environ, context):
             entry.label = f"{source}: {entry.label}"
             if entry.map_key is None:
                 unnamed.append(entry)
@@ -139,4 +139,4 @@ def load_host_entries(
                 by_name.pop(entry.map_key, None)  # a later file's entry replaces it, in the later place
                 by_name[entry.map_key] = entry
     raw = [*unnamed, *by_name.values()]
-    return _build(raw, environ, None, strict=strict)
+    return build_entries(raw, environ, None, strict=strict)

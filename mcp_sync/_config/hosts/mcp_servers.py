@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ..messages import _EntryError
-from ..models import _ServerModel
-from ..raw import _RawEntry
+from ..messages import EntryError
+from ..models import ServerModel
+from ..raw import RawEntry
 from . import claude, cursor, gemini, windsurf
 from .common import EntryMapper, host_auth, warn_unsupported
 
@@ -49,10 +49,10 @@ class McpServersFormat:
     )
 
     @staticmethod
-    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """The entry without the host keys we skip, each skip logged (the key, never its value)."""
         if not isinstance(data, Mapping):
-            raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
+            raise EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
         kept: dict[Any, Any] = {}
         for key, value in data.items():
             if key in _SKIPPED:
@@ -66,7 +66,7 @@ class McpServersFormat:
         return kept
 
     @staticmethod
-    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         """An mcpServers entry in our own keys; the map key is the server name unless it names itself."""
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
@@ -106,7 +106,7 @@ class McpServersFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         gemini.check_timeout(entry, config, where)
         return config

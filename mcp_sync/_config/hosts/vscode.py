@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 from ..._values.errors import ConfigError
 from ..context import HostInput, LoadContext
 from ..interpolation import InputVariables, input_variable_name
-from ..messages import _EntryError
-from ..models import _ServerModel
-from ..raw import _RawEntry
+from ..messages import EntryError
+from ..models import ServerModel
+from ..raw import RawEntry
 from .common import EntryMapper, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
@@ -58,7 +58,7 @@ class _Variables(InputVariables):
         predefined: Mapping[str, str],
         inputs: Mapping[str, HostInput],
         context: LoadContext,
-        entry: _RawEntry,
+        entry: RawEntry,
     ) -> None:
         self._environ, self._predefined, self._inputs = environ, predefined, inputs
         self._context, self._entry = context, entry
@@ -114,7 +114,7 @@ def _inputs(document: Mapping[Any, Any], prefix: str) -> dict[str, HostInput]:
 
 def vscode_entries(
     document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
-) -> list[_RawEntry]:
+) -> list[RawEntry]:
     """The raw entries of a VS Code `mcp.json`: its `servers` map, each with its variables."""
     prefix = f"{source}: " if source else ""
     others = sorted(str(key) for key in document if key not in ("servers", "inputs"))
@@ -128,9 +128,9 @@ def vscode_entries(
     if project is not None:
         predefined["workspaceFolder"] = os.fspath(project)
         predefined["workspaceFolderBasename"] = Path(project).name
-    entries: list[_RawEntry] = []
+    entries: list[RawEntry] = []
     for name, settings in document["servers"].items():
-        entry = _RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
+        entry = RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
         entry.environ = _Variables(environ, predefined, inputs, context, entry)
         entry.project = project
         entries.append(entry)
@@ -169,9 +169,9 @@ class VsCodeFormat:
     known_keys: ClassVar[tuple[str, ...]] = ("type", "envFile", *UNSUPPORTED, *SKIPPED)
 
     @staticmethod
-    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         if not isinstance(data, Mapping):
-            raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
+            raise EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
         kept: dict[Any, Any] = {}
         for key, value in data.items():
             if key in UNSUPPORTED:
@@ -183,7 +183,7 @@ class VsCodeFormat:
         return kept
 
     @staticmethod
-    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
             if key == "type":
@@ -201,12 +201,12 @@ class VsCodeFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         return config
 
 
-def _merge_env_file(entry: _RawEntry, value: Any, out: dict[Any, Any], problems: list[str]) -> None:
+def _merge_env_file(entry: RawEntry, value: Any, out: dict[Any, Any], problems: list[str]) -> None:
     """Put the variables of `envFile` under `env`; the entry's own `env` wins, as in VS Code."""
     if not isinstance(value, str) or not value:
         problems.append("field 'envFile': must be the path of a dotenv file")
