@@ -24,21 +24,28 @@ from .hosts import document_entries
 from .interpolation import (
     MAX_ENTRY_DEPTH,
     MAX_ENTRY_VALUES,
-    MissingInput,
     EntryTooLarge,
-    interpolate,
+    MissingInput,
     field_path,
+    interpolate,
 )
-from .messages import did_you_mean, EntryError, name_problem, plain_message, render_problems, suggest_server_name
+from .messages import (
+    EntryError,
+    did_you_mean,
+    name_problem,
+    plain_message,
+    render_problems,
+    suggest_server_name,
+)
 from .models import (
     MODELS,
     TRANSPORTS,
     HttpServerConfig,
     ServerConfig,
-    SseServerConfig,
-    StdioServerConfig,
     ServerConfigBase,
     ServerModel,
+    SseServerConfig,
+    StdioServerConfig,
 )
 from .raw import MAP_KEY, RawEntry
 

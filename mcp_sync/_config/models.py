@@ -7,8 +7,8 @@ pydantic's own error, without its inputs; loaders turn errors into `ConfigError`
 from __future__ import annotations
 
 import os
-from types import MappingProxyType
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit
 
