@@ -128,7 +128,8 @@ def interpolate(
     if isinstance(value, str):
         if "${" not in value:  # most values: no reference, and no need to name the field
             if parts[-2:] in _REFERENCE_ONLY:
-                problems.append(f"field '{field_path(parts)}' must be a ${{VAR}} reference, not the key itself")
+                where = field_path(parts)
+                problems.append(f"field '{where}' must be a ${{VAR}} reference, not the key itself")
             return value
         return _interpolate_string(value, field_path(parts), environ, problems)
     if isinstance(value, Mapping):
