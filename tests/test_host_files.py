@@ -369,6 +369,7 @@ def test_codex_home_comes_from_codex_home(tmp_path: Path) -> None:
 
 
 def test_no_file_found_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
     with pytest.raises(ConfigError) as info:
         load_host_entries("cursor", tmp_path / "project", home=tmp_path, environ={})
 
@@ -389,7 +390,7 @@ def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     (project / ".cursor").mkdir(parents=True)
     server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
     user = {"mcpServers": {"alpha": server, "shared": {"command": "not-this-one"}}}
-    own = {"mcpServers": {"shared": server, "broken name": server}}
+    own = {"mcpServers": {"shared": server, "broken": {"type": "websocket", "url": "wss://h/ws"}}}
     (home / ".cursor" / "mcp.json").write_text(json.dumps(user))
     (project / ".cursor" / "mcp.json").write_text(json.dumps(own))
     monkeypatch.setenv("HOME", os.fspath(home))
@@ -402,4 +403,4 @@ def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     finally:
         hub.close()
 
-    assert states == {"alpha": "ready", "shared": "ready", "broken name": "failed"}
+    assert states == {"alpha": "ready", "shared": "ready", "broken": "failed"}

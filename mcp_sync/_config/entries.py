@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from pydantic import ValidationError
@@ -171,6 +172,21 @@ def _describe(error: Mapping[str, Any], transport: str, entry: RawEntry, data: M
     return f"field '{field_path((field_name, *rest))}'{also}: {message}"
 
 
+def _start_in_project(data: dict[Any, Any], project: Path) -> None:
+    """A project file's stdio server starts in the project folder, as the hosts start it.
+
+    Its relative `cwd` is taken from there too; relative paths in `command` and `args` then
+    resolve against it, as they do in the host.
+    """
+    if "command" not in data or "url" in data:
+        return
+    cwd = data.get("cwd")
+    if cwd is None:
+        data["cwd"] = os.fspath(project)
+    elif isinstance(cwd, str) and cwd and not os.path.isabs(os.path.expanduser(cwd)):
+        data["cwd"] = os.fspath(project / cwd)
+
+
 def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> ServerModel:
     """Interpolate, map and validate one entry; raises `EntryError` with every problem found."""
     problems: list[str] = []
@@ -180,15 +196,19 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
         else:  # skipped host keys go first: an unset variable in a setting we drop is no error
             prepared = entry.format.prepare(entry, entry.data, where)
             variables = entry.environ if entry.environ is not None else environ
-            data = interpolate(prepared, (), variables, problems)
+            data = interpolate(prepared, (), variables, problems, bare=entry.bare_dollar)
     except EntryTooLarge:
         too_large = f"nested deeper than {MAX_ENTRY_DEPTH} levels or over {MAX_ENTRY_VALUES} values"
         raise EntryError([f"the entry is {too_large}"]) from None
     if entry.format is not None:
         data = entry.format.to_ours(entry, data, problems)
+    if entry.project is not None:
+        _start_in_project(data, entry.project)
     _check_double_spellings(data, problems)
     unknown = [key for key in data if key not in _ALL_SPELLINGS]
-    transport = _choose_transport(data, problems, quiet=bool(unknown))
+    transport = _choose_transport(data, problems, quiet=bool(unknown or entry.misspelt))
+    if transport is None:
+        problems.extend(entry.misspelt)
     if transport is None:
         problems.extend(_unknown_key(key, entry) for key in unknown)
     if problems or transport is None:
@@ -291,6 +311,10 @@ def build_entries(
         where = prefix + (f'{entry.label} ("{name}")' if name else entry.label)
         try:
             config = _validate(entry, environ, where)
+        except (TypeError, ValueError, ArithmeticError) as exc:  # a value no check foresaw: this entry's
+            _log.debug("%s: %s while reading the entry", where, type(exc).__name__)
+            failures.append((index, render_problems(where, [f"cannot be read ({type(exc).__name__})"])))
+            continue
         except EntryError as exc:
             message = render_problems(where, exc.problems)
             if _is_disabled(entry.data):
@@ -305,6 +329,8 @@ def build_entries(
             config = entry.format.finish(entry, config, where)
         if entry.secrets:
             config = config.with_input_secrets(entry.secrets)
+        if entry.original_name is not None and config.server_name != entry.original_name:
+            config = config.with_original_name(entry.original_name)
         results[index] = config
 
     first_enabled: dict[str, int] = {}

@@ -1,8 +1,9 @@
 """`${VAR}` interpolation of an entry's strings, before validation.
 
 `${VAR}`, `${VAR:-default}` and `${env:VAR}` (the spellings the hosts use) read the environment;
-`$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$`. An unset variable
-without a default is a problem naming the field, never a silent empty string.
+`$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$` (except in Gemini
+CLI's files, which expand a `$VAR` that is set, as Gemini does). An unset variable without a default
+is a problem naming the field, never a silent empty string.
 
 `${input:ID}` is VS Code's input variable, understood only where the variables are an
 `InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
@@ -34,6 +35,8 @@ def field_path(parts: Iterable[str | int]) -> str:
 # One scan finds, in order: the `$${` escape (a literal `${`), a `${...}` reference, or a `${`
 # that never closes. A bare `$VAR` matches nothing and stays literal: passwords contain `$`.
 _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+# Gemini CLI also expands a bare `$NAME` (its `"$MY_TOKEN"` examples); an unset one stays as written.
+_BARE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{|\$([A-Za-z_][A-Za-z0-9_]*)")
 _INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
@@ -73,11 +76,15 @@ def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems
     return value
 
 
-def _interpolate_string(text: str, where: str, environ: Mapping[str, str], problems: list[str]) -> str:
+def _interpolate_string(
+    text: str, where: str, environ: Mapping[str, str], problems: list[str], bare: bool = False
+) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
         if whole == "$${":
             return "${"
+        if bare and match.group(2) is not None:
+            return environ.get(match.group(2), whole)
         inner = match.group(1)
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
@@ -96,7 +103,7 @@ def _interpolate_string(text: str, where: str, environ: Mapping[str, str], probl
             return ""
         return value
 
-    return _REFERENCE_RE.sub(replace, text)
+    return (_BARE_RE if bare else _REFERENCE_RE).sub(replace, text)
 
 
 # A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
@@ -119,21 +126,25 @@ def interpolate(
     environ: Mapping[str, str],
     problems: list[str],
     budget: list[int] | None = None,
+    bare: bool = False,
 ) -> Any:
-    """A copy of `value` with every string (in lists and dict values, not keys) interpolated."""
+    """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
+
+    `bare` also expands `$NAME` when NAME is set (Gemini CLI's files).
+    """
     budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0 or len(parts) > MAX_ENTRY_DEPTH:
         raise EntryTooLarge
     if isinstance(value, str):
-        if "${" not in value:  # most values: no reference, and no need to name the field
+        if "${" not in value and not (bare and "$" in value):  # most values: nothing to replace
             if parts[-2:] in _REFERENCE_ONLY:
                 where = field_path(parts)
                 problems.append(f"field '{where}' must be a ${{VAR}} reference, not the key itself")
             return value
-        return _interpolate_string(value, field_path(parts), environ, problems)
+        return _interpolate_string(value, field_path(parts), environ, problems, bare)
     if isinstance(value, Mapping):
-        return {k: interpolate(v, (*parts, k), environ, problems, budget) for k, v in value.items()}
+        return {k: interpolate(v, (*parts, k), environ, problems, budget, bare) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [interpolate(v, (*parts, i), environ, problems, budget) for i, v in enumerate(value)]
+        return [interpolate(v, (*parts, i), environ, problems, budget, bare) for i, v in enumerate(value)]
     return value

@@ -87,6 +87,8 @@ class ServerConfigBase(BaseModel):
     log_level: LogLevel | None = None
     # Values a host file's inputs gave (VS Code's `${input:ID}`): secrets wherever they were used.
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
+    # The name a host's file wrote when it is not a valid server name (`io.github.upstash/context7`).
+    _original_name: str | None = PrivateAttr(default=None)
 
     @field_validator("roots")
     @classmethod
@@ -109,6 +111,17 @@ class ServerConfigBase(BaseModel):
         """A copy that knows `values` came from inputs."""
         copy = self.model_copy()
         copy._input_secrets = frozenset(values)
+        return copy
+
+    @property
+    def original_name(self) -> str | None:
+        """The name the host's file gave this server when `server_name` had to be made from it, else None."""
+        return self._original_name
+
+    def with_original_name(self, name: str) -> Self:
+        """A copy that remembers the host's name it was made from."""
+        copy = self.model_copy()
+        copy._original_name = name
         return copy
 
     @property

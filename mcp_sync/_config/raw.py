@@ -52,3 +52,6 @@ class RawEntry:
     environ: Mapping[str, str] | None = None  # what its `${...}` references read, if not the caller's
     secrets: set[str] = field(default_factory=set)  # values given for its `${input:ID}` references
     project: Path | None = None  # the project folder its file belongs to: relative paths start there
+    original_name: str | None = None  # the host's name, when not a valid server name
+    bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
+    misspelt: list[str] = field(default_factory=list)  # ignored keys that look like misspelt known ones

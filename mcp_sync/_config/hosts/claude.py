@@ -32,9 +32,10 @@ TYPES: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {"autoApprove": "host approval policy (Cline, Roo, Claude Desktop extensions)"}
 )
-# `headersHelper` (a command that makes headers) is not here: without the headers the server would
-# refuse us, so it stays an unknown key and the entry fails, saying so.
-UNSUPPORTED: Mapping[str, str] = MappingProxyType({})
+# Skipped at warning level: the server may refuse us without the headers the command would make.
+UNSUPPORTED: Mapping[str, str] = MappingProxyType(
+    {"headersHelper": "a command Claude Code runs to make request headers"}
+)
 
 
 def local_scope(document: Any, project: Path) -> dict[str, Any]:

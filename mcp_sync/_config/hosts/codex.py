@@ -8,12 +8,20 @@ and `env_http_headers` (header name to the variable holding its value). Both hav
 (or `startup_timeout_ms`) and `tool_timeout_sec`. A trusted project may add `.codex/config.toml`,
 whose servers win over the user's.
 
-Values are read as written, except that `${VAR}` references are interpolated as in every file.
+Also read: `bearer_token` (a token written in the file: our `Authorization` header) and the
+per-server keys Codex accepts that change nothing here, ignored at debug level
+(`supports_parallel_tool_calls`, `default_tools_approval_mode`, `[tools.<tool>] approval_mode`,
+`experimental_environment`, `name`). Codex ignores keys it does not know (`type`, an `[oauth]`
+table), and so do we. `env_vars` entries are names, or tables with a `name` (and a `source`).
+
+Values are read as written, except that `${VAR}` references are interpolated as in every file;
+the values `env_vars` forwards are the environment's, and are not interpolated again.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -24,7 +32,7 @@ from ..context import LoadContext
 from ..messages import EntryError
 from ..models import ServerModel
 from ..raw import RawEntry
-from .common import EntryMapper, warn_unsupported
+from .common import EntryMapper, drop_ignored, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -46,7 +54,18 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
         "oauth_resource": "the OAuth resource Codex asks for when it signs in",
     }
 )
-HEADER_KEYS = ("bearer_token_env_var", "http_headers", "env_http_headers")
+# Accepted by Codex, nothing to do here: approvals and parallelism are the host's, not the server's.
+SKIPPED: Mapping[str, str] = MappingProxyType(
+    {
+        "supports_parallel_tool_calls": "whether Codex calls the server's tools in parallel",
+        "default_tools_approval_mode": "Codex's approval policy for the server's tools",
+        "tools": "Codex's per-tool approval policy",
+        "experimental_environment": "where Codex starts the server (experimental)",
+        "name": "a display name Codex no longer uses",
+    }
+)
+HEADER_KEYS = ("bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers")
+_OUR_KEYS = ("command", "args", "env", "cwd", "url", "enabled", "required")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -66,16 +85,39 @@ def codex_entries(
     return entries
 
 
+_MAX_MILLISECONDS = 2**31 - 1  # our timeouts' limit (about 24.8 days)
+
+
 def _milliseconds(key: str, value: Any, unit: int, problems: list[str]) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        what = "seconds" if unit == 1000 else "milliseconds"
+    """Seconds or milliseconds as whole milliseconds; a value Codex refuses (inf, nan, < 0) is a problem."""
+    what = "seconds" if unit == 1000 else "milliseconds"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
         problems.append(f"field '{key}': must be a positive number of {what}")
         return None
-    return max(1, round(value * unit))
+    if value * unit > _MAX_MILLISECONDS:
+        problems.append(f"field '{key}': must be at most {_MAX_MILLISECONDS // unit} {what}")
+        return None
+    return max(1, round(float(value) * unit))
+
+
+def _forwarded(value: Any, environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
+    """The variables `env_vars` forwards from the environment, escaped so interpolation keeps them whole."""
+    if not isinstance(value, list):
+        problems.append("field 'env_vars': must be a list of variable names")
+        return {}
+    names = []
+    for item in value:
+        name = item.get("name") if isinstance(item, Mapping) else item
+        if not isinstance(name, str):
+            problems.append("field 'env_vars': each item must be a variable name or a table with a 'name'")
+            return {}
+        names.append(name)
+    return {name: environ[name].replace("${", "$${") for name in names if name in environ}
 
 
 def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
-    """`http_headers`, `env_http_headers` and `bearer_token_env_var` as our `headers` (references kept)."""
+    """`http_headers`, `env_http_headers`, `bearer_token` and `bearer_token_env_var` as our `headers`."""
     headers: dict[str, Any] = {}
     plain = data.get("http_headers", {})
     if not isinstance(plain, Mapping):
@@ -91,6 +133,10 @@ def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list
                 problems.append(f"field 'env_http_headers.{header}': must be an environment variable name")
             elif variable in environ:  # like Codex: a header whose variable is unset is left out
                 headers[header] = "${" + variable + "}"
+    if isinstance(data.get("bearer_token"), str) and "bearer_token_env_var" not in data:
+        headers["Authorization"] = "Bearer " + data["bearer_token"]  # a secret, as every header value
+    elif "bearer_token" in data and "bearer_token_env_var" not in data:
+        problems.append("field 'bearer_token': must be a string")
     if "bearer_token_env_var" in data:
         variable = data["bearer_token_env_var"]
         if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
@@ -104,7 +150,15 @@ class CodexFormat:
     """Codex's `mcp_servers` tables in our keys (see `raw.HostFormat`; the class itself is the format)."""
 
     map_name: ClassVar[str] = "mcp_servers"
-    known_keys: ClassVar[tuple[str, ...]] = ("env_vars", *RENAMED, *TIMEOUTS, *UNSUPPORTED, *HEADER_KEYS)
+    known_keys: ClassVar[tuple[str, ...]] = (
+        "env_vars",
+        *_OUR_KEYS,
+        *RENAMED,
+        *TIMEOUTS,
+        *UNSUPPORTED,
+        *SKIPPED,
+        *HEADER_KEYS,
+    )
 
     @staticmethod
     def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
@@ -128,16 +182,19 @@ class CodexFormat:
                     entry.key_names[ours] = key
             elif key in UNSUPPORTED:
                 warn_unsupported(where, key, UNSUPPORTED[key])
+            elif key in SKIPPED:
+                _log.debug("%s: ignoring %r (%s)", where, key, SKIPPED[key])
             elif key == "env_vars":
-                if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-                    problems.append("field 'env_vars': must be a list of variable names")
-                    continue
-                forwarded = {name: environ[name] for name in value if name in environ}
+                forwarded = _forwarded(value, environ, problems)
                 out["env"] = {**forwarded, **(out.get("env") or {})}
             elif key == "env" and isinstance(value, Mapping):
                 out["env"] = {**(out.get("env") or {}), **value}
-            elif key not in HEADER_KEYS:
+            elif key == "env":
+                problems.append("field 'env': must be a table of variable name to value")
+            elif key in _OUR_KEYS:
                 out[key] = value
+            elif key not in HEADER_KEYS:
+                drop_ignored(entry, where, key, "Codex", CodexFormat.known_keys)
         if any(key in data for key in HEADER_KEYS):
             out["headers"] = _headers(data, environ, problems)
         if problems:

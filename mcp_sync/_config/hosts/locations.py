@@ -9,6 +9,7 @@ for looking at another machine's layout; by default they are this process's.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -17,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ..._values.errors import ConfigError
-from ..context import Inputs, LoadContext
-from ..entries import ConfigEntries, build_entries
+from ..context import Inputs, LoadContext, remembered
+from ..entries import ConfigEntries, InvalidServerEntry, build_entries
 from ..loading import read_document
 from . import document_entries
 from .claude import local_scope, user_scope
+
+_log = logging.getLogger("mcp_sync.config")
 
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
 
@@ -119,24 +122,39 @@ def load_host_entries(
     """The servers `host` is configured with, read from its files (see `host_config_files`).
 
     Entry by entry, as `load_config_entries`: one that cannot be used is an `InvalidServerEntry`.
-    A file that cannot be read or parsed raises `ConfigError`, as does finding none.
+    So is a file that cannot be read or parsed (named by its path), and the other files' servers
+    still load; a file without servers is zero servers. `strict` raises one `ConfigError` instead.
+    Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
     environ = os.environ if environ is None else environ
+    if project is not None and not Path(project).expanduser().is_dir():
+        raise ConfigError(f"the project folder {os.fspath(project)!r} does not exist or is not a directory")
     files = host_config_files(host, project, home=home, environ=environ, platform=platform)
     project_dir = Path(project).expanduser().absolute() if project is not None else None
-    context = LoadContext(project=project_dir, home=Path(home) if home is not None else None, inputs=inputs)
+    context = LoadContext(
+        project=project_dir, home=Path(home) if home is not None else None, inputs=remembered(inputs)
+    )
     by_name: dict[Any, Any] = {}
     unnamed = []
+    unreadable: list[InvalidServerEntry] = []
     for file in files:
-        document, source = read_document(file.path)
-        if file.part is not None:
-            document = file.part(document)
-        for entry in document_entries(document, source, environ, context):
+        try:
+            document, source = read_document(file.path)
+            if file.part is not None:
+                document = file.part(document)
+            raw = document_entries(document, source, environ, context, host=host)
+        except ConfigError as exc:
+            if strict:
+                raise
+            _log.warning("%s", exc)
+            unreadable.append(InvalidServerEntry(os.fspath(file.path), exc, os.fspath(file.path)))
+            continue
+        for entry in raw:
             entry.label = f"{source}: {entry.label}"
             if entry.map_key is None:
                 unnamed.append(entry)
             else:
                 by_name.pop(entry.map_key, None)  # a later file's entry replaces it, in the later place
                 by_name[entry.map_key] = entry
-    raw = [*unnamed, *by_name.values()]
-    return build_entries(raw, environ, None, strict=strict)
+    loaded = build_entries([*unnamed, *by_name.values()], environ, None, strict=strict)
+    return ConfigEntries((*unreadable, *loaded.entries), loaded.source)

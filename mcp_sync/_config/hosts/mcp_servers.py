@@ -1,11 +1,12 @@
 """The `mcpServers` map: the shape Claude Desktop, Claude Code, Cursor, Gemini CLI and Windsurf write.
 
-The map key is the server name. `command` means stdio; `url` with `type` `http` (or no type)
-means Streamable HTTP; `type: sse` means the legacy SSE transport, the rest as for HTTP. A file
-does not say which host wrote it, so the keys of every such host are understood here; each
-host's module says what its own keys mean. Keys that have a meaning here are mapped; the skipped
-ones are logged by name; anything else is an unknown key, because dropping a setting we do not
-understand would run the server differently from the host.
+The map key is the server name. `command` means stdio; `url` with `type: http` means Streamable
+HTTP; a URL without a type (Gemini's `url`, Windsurf's `serverUrl`, Cursor's `url`) means Streamable
+HTTP with the hosts' fallback to SSE when the server answers the first POST with a 4xx; `type: sse`
+means the legacy SSE transport. A file does not say which host wrote it, so the keys of every such
+host are understood here; each host's module says what its own keys mean. Keys that have a meaning
+here are mapped; the skipped ones are logged by name; any other key is ignored, as these hosts
+ignore it (named at debug level, or at warning level when it looks like a misspelt key).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..messages import EntryError
 from ..models import ServerModel
 from ..raw import RawEntry
 from . import claude, cursor, gemini, windsurf
-from .common import EntryMapper, host_auth, warn_unsupported
+from .common import OUR_KEYS, EntryMapper, drop_ignored, host_auth, merge_env_file, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -43,6 +44,7 @@ class McpServersFormat:
         *cursor.KEYS,
         *gemini.KEYS,
         windsurf.URL_KEY,
+        windsurf.DISABLED_TOOLS_KEY,
         *_SKIPPED,
         *_UNSUPPORTED,
         *_UNSUPPORTED_AUTH,
@@ -61,8 +63,16 @@ class McpServersFormat:
                 warn_unsupported(where, key, _UNSUPPORTED_AUTH[key], "; the server may refuse to connect")
             elif key in _UNSUPPORTED:
                 warn_unsupported(where, key, _UNSUPPORTED[key])
-            else:
+            elif key in OUR_KEYS or key in McpServersFormat.known_keys:
                 kept[key] = value
+            else:
+                drop_ignored(
+                    entry,
+                    where,
+                    key,
+                    "Claude, Cursor, Gemini CLI or Windsurf",
+                    (*OUR_KEYS, *McpServersFormat.known_keys),
+                )
         return kept
 
     @staticmethod
@@ -88,6 +98,10 @@ class McpServersFormat:
                     mapper.take(key, "enabled", not value)
             elif key == "timeout":  # Gemini CLI: milliseconds
                 mapper.take(key, "tool_call_timeout_ms", value)
+            elif key == windsurf.DISABLED_TOOLS_KEY:
+                mapper.take(key, "exclude_tools", value)
+            elif key == "envFile":  # Cursor: read after the other keys, so that `env` wins
+                continue
             elif key in ("oauth", "auth"):
                 if "oauth" in data and "auth" in data:
                     if key == "oauth":
@@ -99,14 +113,13 @@ class McpServersFormat:
                     entry.key_names["auth"] = key
             else:
                 mapper.keep(key, value)
-        remote = "httpUrl" in data or windsurf.URL_KEY in data
-        if remote and "transport" not in mapper.out and "url" not in data:
-            mapper.out["transport"] = "streamable-http"
+        if "envFile" in data:
+            merge_env_file(entry, data["envFile"], mapper.out, problems)
+        if "httpUrl" in data and "transport" not in mapper.out and "url" not in data:
+            mapper.out["transport"] = "streamable-http"  # Gemini's `httpUrl`: Streamable HTTP, no fallback
         return mapper.out
 
     @staticmethod
-    def finish(
-        entry: RawEntry, config: ServerModel, where: str
-    ) -> ServerModel:
+    def finish(entry: RawEntry, config: ServerModel, where: str) -> ServerModel:
         gemini.check_timeout(entry, config, where)
         return config
