@@ -329,6 +329,8 @@ def build_entries(
             config = entry.format.finish(entry, config, where)
         if entry.secrets:
             config = config.with_input_secrets(entry.secrets)
+        if entry.sse_fallback and isinstance(config, HttpServerConfig) and config.auth is None:
+            config = config.with_sse_fallback()
         if entry.original_name is not None and config.server_name != entry.original_name:
             config = config.with_original_name(entry.original_name)
         results[index] = config

@@ -89,6 +89,7 @@ class ServerConfigBase(BaseModel):
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
     # The name a host's file wrote when it is not a valid server name (`io.github.upstash/context7`).
     _original_name: str | None = PrivateAttr(default=None)
+    _sse_fallback: bool = PrivateAttr(default=False)  # HTTP only: see `HttpServerConfig.sse_fallback`
 
     @field_validator("roots")
     @classmethod
@@ -268,6 +269,29 @@ class HttpServerConfig(ServerConfigBase):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
             yield name, (_redact_url(value) if name == "url" else value)
+
+    @property
+    def sse_fallback(self) -> bool:
+        """Whether a 4xx answer to the first POST means "try the legacy SSE transport", as the host does.
+
+        Set for a host's entry that names no transport (a bare `url`, Windsurf's `serverUrl`) and for
+        VS Code's `"type": "http"`; never for our own `transport: streamable-http`.
+        """
+        return self._sse_fallback
+
+    def with_sse_fallback(self) -> Self:
+        """A copy that falls back to SSE as the host that wrote it would."""
+        copy = self.model_copy()
+        copy._sse_fallback = True
+        return copy
+
+    def as_sse(self) -> SseServerConfig:
+        """The same server over the legacy SSE transport (the fallback's second try)."""
+        fields = self.model_dump(exclude={"transport", "auth"})
+        fields["headers"] = dict(self.headers)
+        sse = SseServerConfig.model_validate(fields)
+        sse._input_secrets, sse._original_name = self._input_secrets, self._original_name
+        return sse
 
 
 class SseServerConfig(ServerConfigBase):

@@ -41,7 +41,9 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
 def local_scope(document: Any, project: Path) -> dict[str, Any]:
     """`~/.claude.json`'s local scope for `project`: `projects.<absolute path>.mcpServers`, as a document."""
     projects = document.get("projects") if isinstance(document, Mapping) else None
-    local = projects.get(os.fspath(project)) if isinstance(projects, Mapping) else None
+    local = None
+    if isinstance(projects, Mapping):  # Claude Code keys it by the real path; the caller may give a link
+        local = projects.get(os.fspath(project), projects.get(os.fspath(project.resolve())))
     servers = local.get("mcpServers") if isinstance(local, Mapping) else None
     return {"mcpServers": servers if isinstance(servers, Mapping) else {}}
 

@@ -115,6 +115,9 @@ class McpServersFormat:
                 mapper.keep(key, value)
         if "envFile" in data:
             merge_env_file(entry, data["envFile"], mapper.out, problems)
+        untyped = "type" not in data and "transport" not in data
+        if untyped and ("url" in data or windsurf.URL_KEY in data):
+            entry.sse_fallback = True  # Gemini, Windsurf, Cursor: HTTP, then SSE
         if "httpUrl" in data and "transport" not in mapper.out and "url" not in data:
             mapper.out["transport"] = "streamable-http"  # Gemini's `httpUrl`: Streamable HTTP, no fallback
         return mapper.out

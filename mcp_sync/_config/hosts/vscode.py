@@ -165,6 +165,7 @@ class VsCodeFormat:
                     problems.append("both 'type' and 'transport' are given; keep one")
                 else:
                     mapper.out["transport"] = TYPES[value]
+                    entry.sse_fallback = value == "http"  # VS Code tries Streamable HTTP, then SSE
             elif key != "envFile":
                 mapper.keep(key, value)
         if "envFile" in data:
