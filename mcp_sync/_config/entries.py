@@ -196,7 +196,9 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
         else:  # skipped host keys go first: an unset variable in a setting we drop is no error
             prepared = entry.format.prepare(entry, entry.data, where)
             variables = entry.environ if entry.environ is not None else environ
-            data = interpolate(prepared, (), variables, problems, bare=entry.bare_dollar)
+            data = interpolate(
+                prepared, (), variables, problems, bare=entry.bare_dollar, lenient=entry.lenient
+            )
     except EntryTooLarge:
         too_large = f"nested deeper than {MAX_ENTRY_DEPTH} levels or over {MAX_ENTRY_VALUES} values"
         raise EntryError([f"the entry is {too_large}"]) from None

@@ -77,7 +77,12 @@ def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems
 
 
 def _interpolate_string(
-    text: str, where: str, environ: Mapping[str, str], problems: list[str], bare: bool = False
+    text: str,
+    where: str,
+    environ: Mapping[str, str],
+    problems: list[str],
+    bare: bool = False,
+    lenient: bool = False,
 ) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
@@ -90,6 +95,8 @@ def _interpolate_string(
         if as_input is not None and isinstance(environ, InputVariables):
             return _input_value(as_input.group(1), where, environ, problems)
         parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
+        if (parsed is None or "${" in (parsed.group(2) or "")) and lenient:
+            return whole  # the host reads no variable here either (`${input:x}` in a Claude Code file)
         if parsed is None or "${" in (parsed.group(2) or ""):
             # The text itself is not echoed: it may be part of a secret.
             problems.append(f"field '{where}' has a malformed ${{...}} reference ({_REFERENCE_FORMS})")
@@ -127,10 +134,12 @@ def interpolate(
     problems: list[str],
     budget: list[int] | None = None,
     bare: bool = False,
+    lenient: bool = False,
 ) -> Any:
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
 
-    `bare` also expands `$NAME` when NAME is set (Gemini CLI's files).
+    `bare` also expands `$NAME` when NAME is set (Gemini CLI's files); `lenient` keeps a `${...}`
+    that names no variable as written, as the hosts whose files it reads do (Claude, Cursor, Gemini).
     """
     budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
@@ -142,9 +151,13 @@ def interpolate(
                 where = field_path(parts)
                 problems.append(f"field '{where}' must be a ${{VAR}} reference, not the key itself")
             return value
-        return _interpolate_string(value, field_path(parts), environ, problems, bare)
+        return _interpolate_string(value, field_path(parts), environ, problems, bare, lenient)
     if isinstance(value, Mapping):
-        return {k: interpolate(v, (*parts, k), environ, problems, budget, bare) for k, v in value.items()}
+        return {
+            k: interpolate(v, (*parts, k), environ, problems, budget, bare, lenient) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [interpolate(v, (*parts, i), environ, problems, budget, bare) for i, v in enumerate(value)]
+        return [
+            interpolate(v, (*parts, i), environ, problems, budget, bare, lenient) for i, v in enumerate(value)
+        ]
     return value
