@@ -1074,10 +1074,11 @@ def test_command_in_the_map_means_stdio(tmp_path: Path) -> None:
     )
 
 
-def test_url_without_type_in_the_map_means_streamable_http(tmp_path: Path) -> None:
+def test_url_without_type_in_the_map_means_streamable_http_then_sse(tmp_path: Path) -> None:
     [config] = load_map(tmp_path, {"web": {"url": "http://localhost/mcp"}})
 
-    assert config == HttpServerConfig(server_name="web", url="http://localhost/mcp")
+    assert config == HttpServerConfig(server_name="web", url="http://localhost/mcp").with_sse_fallback()
+    assert isinstance(config, HttpServerConfig) and config.sse_fallback
 
 
 @pytest.mark.parametrize("type_", ["http", "streamable-http", "streamableHttp"])
