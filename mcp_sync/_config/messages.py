@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .fields import _MAX_TIMEOUT_MS
+from .fields import MAX_TIMEOUT_MS
 
 
 class EntryError(Exception):
@@ -58,7 +58,7 @@ def name_problem(name: Any) -> str:
     return f"{name!r} cannot be used: it {' and '.join(reasons)}; {_NAME_RULE}"
 
 
-_SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
+SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
 
 
 def did_you_mean(key: Any, candidates: Iterable[str]) -> str:
@@ -66,7 +66,7 @@ def did_you_mean(key: Any, candidates: Iterable[str]) -> str:
     if not isinstance(key, str):
         return ""
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
-    match = difflib.get_close_matches(key.casefold(), by_folded, n=1, cutoff=_SUGGESTION_CUTOFF)
+    match = difflib.get_close_matches(key.casefold(), by_folded, n=1, cutoff=SUGGESTION_CUTOFF)
     return f"; did you mean {by_folded[match[0]]!r}?" if match else ""
 
 
@@ -84,7 +84,7 @@ _PLAIN_MESSAGES = {
     "bool_type": "must be true or false",
     "bool_parsing": "must be true or false",
     "string_too_short": "must not be empty",
-    "less_than_equal": f"must be at most {_MAX_TIMEOUT_MS} (about 24.8 days in milliseconds)",
+    "less_than_equal": f"must be at most {MAX_TIMEOUT_MS} (about 24.8 days in milliseconds)",
 }
 
 

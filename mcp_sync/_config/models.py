@@ -26,17 +26,17 @@ from pydantic_core import PydanticCustomError
 
 from .auth import AuthConfig
 from .fields import (
-    _HEADER_NAME_RE,
-    _HEADER_VALUE_RE,
-    _NESTED_CONFIG,
+    HEADER_NAME_RE,
+    HEADER_VALUE_RE,
+    NESTED_CONFIG,
     SERVER_NAME_PATTERN,
     LogLevel,
     RedactedMapping,
-    _redact_url,
-    _SecretMapping,
-    _shorthand,
-    _TimeoutMs,
+    SecretMapping,
+    TimeoutMs,
+    redact_url,
     root_uri,
+    shorthand,
 )
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
@@ -45,11 +45,11 @@ TRANSPORTS = ("stdio", "streamable-http", "sse")
 class ReconnectConfig(BaseModel):
     """Opt-in reconnection after a ready server drops: attempts with exponential backoff and jitter."""
 
-    model_config = _NESTED_CONFIG
+    model_config = NESTED_CONFIG
 
     max_attempts: int = Field(default=5, ge=1, le=1000)
-    initial_delay_ms: _TimeoutMs = 500
-    max_delay_ms: _TimeoutMs = 30_000
+    initial_delay_ms: TimeoutMs = 500
+    max_delay_ms: TimeoutMs = 30_000
 
     @property
     def initial_delay(self) -> float:
@@ -74,13 +74,13 @@ class ServerConfigBase(BaseModel):
 
     transport: str
     server_name: str = Field(pattern=SERVER_NAME_PATTERN)
-    tool_call_timeout_ms: _TimeoutMs = 60_000
-    connect_timeout_ms: _TimeoutMs = 30_000
+    tool_call_timeout_ms: TimeoutMs = 60_000
+    connect_timeout_ms: TimeoutMs = 30_000
     enabled: bool = True
     required: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
-    reconnect: Annotated[ReconnectConfig | None, BeforeValidator(_shorthand("reconnect"))] = None
+    reconnect: Annotated[ReconnectConfig | None, BeforeValidator(shorthand("reconnect"))] = None
     resources: bool = True
     prompts: bool = True
     roots: tuple[str, ...] | None = None
@@ -152,7 +152,7 @@ class StdioServerConfig(ServerConfigBase):
     transport: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
     args: tuple[str, ...] = ()
-    env: _SecretMapping = RedactedMapping()
+    env: SecretMapping = RedactedMapping()
     cwd: str | None = Field(default=None, min_length=1)
     inherit_env: InheritEnv = "filtered"
 
@@ -186,8 +186,8 @@ class HttpServerConfig(ServerConfigBase):
 
     transport: Literal["streamable-http"] = "streamable-http"
     url: str
-    headers: _SecretMapping = RedactedMapping()
-    auth: Annotated[AuthConfig | None, BeforeValidator(_shorthand("auth"))] = None
+    headers: SecretMapping = RedactedMapping()
+    auth: Annotated[AuthConfig | None, BeforeValidator(shorthand("auth"))] = None
 
     @field_validator("auth")
     @classmethod
@@ -246,7 +246,7 @@ class HttpServerConfig(ServerConfigBase):
     @classmethod
     def _headers_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
         for name, val in value.items():
-            if not _HEADER_NAME_RE.fullmatch(name):
+            if not HEADER_NAME_RE.fullmatch(name):
                 raise PydanticCustomError(
                     "config",
                     "{name} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)",
@@ -257,7 +257,7 @@ class HttpServerConfig(ServerConfigBase):
                 raise PydanticCustomError(
                     "config", "the value of {name} contains a line break or NUL", {"name": name}
                 )
-            if not _HEADER_VALUE_RE.fullmatch(val):  # the HTTP client would fail on it at connect time
+            if not HEADER_VALUE_RE.fullmatch(val):  # the HTTP client would fail on it at connect time
                 raise PydanticCustomError(
                     "config",
                     "the value of {name} has a character HTTP headers cannot carry (only printable "
@@ -268,7 +268,7 @@ class HttpServerConfig(ServerConfigBase):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            yield name, (_redact_url(value) if name == "url" else value)
+            yield name, (redact_url(value) if name == "url" else value)
 
     @property
     def sse_fallback(self) -> bool:
@@ -303,7 +303,7 @@ class SseServerConfig(ServerConfigBase):
 
     transport: Literal["sse"] = "sse"
     url: str
-    headers: _SecretMapping = RedactedMapping()
+    headers: SecretMapping = RedactedMapping()
 
     @model_validator(mode="before")
     @classmethod
@@ -328,7 +328,7 @@ class SseServerConfig(ServerConfigBase):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            yield name, (_redact_url(value) if name == "url" else value)
+            yield name, (redact_url(value) if name == "url" else value)
 
 
 ServerConfig: TypeAlias = Annotated[
