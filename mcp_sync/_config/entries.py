@@ -188,7 +188,14 @@ def _start_in_project(data: dict[Any, Any], project: Path) -> None:
 
 
 def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> ServerModel:
-    """Interpolate, map and validate one entry; raises `EntryError` with every problem found."""
+    """Interpolate, map and validate one entry; raises `EntryError` with every problem found.
+
+    The one order every entry goes through, so that a value is transformed exactly once:
+    the host's `prepare` (skipped keys dropped and logged, values read from the environment
+    escaped) -> `${VAR}` with the host's variables (`entry.environ`: VS Code's and Cursor's
+    predefined ones and inputs; `$VAR` for Gemini) -> the host's `to_ours` (its keys in ours)
+    -> the project folder -> validation by the transport's model.
+    """
     problems: list[str] = []
     try:
         if entry.format is None:

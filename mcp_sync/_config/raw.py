@@ -2,6 +2,8 @@
 
 A host file (`mcpServers`, VS Code's `servers`, Codex's `mcp_servers`) names each server by its
 map key and spells some settings its own way; its `HostFormat` turns such an entry into our keys.
+`entries._validate` owns the order: `prepare`, then `${VAR}` interpolation with the variables the
+entry carries, then `to_ours`, then validation and `finish`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Cursor, Gemini CLI, Windsurf; in `~/.claude.json` also `projects.<path>.mcpServe
 `servers` map (with `inputs`); or Codex's `mcp_servers` tables. Each host has a module here saying
 what its keys mean and citing the documentation it follows; the entries of a host's map carry that
 host's `HostFormat`, which maps them onto our keys before validation. `locations` says where each
-host keeps its files.
+host keeps its files. When the caller knows the host (`load_host_entries`), its map is read and
+nothing else; a file without it has no servers. Otherwise the document's shape says which it is.
 """
 
 from __future__ import annotations

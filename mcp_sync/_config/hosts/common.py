@@ -2,8 +2,11 @@
 
 A host key either means one of ours (renamed, recorded in `key_names` so that messages name the
 key as written), or is skipped with a log line naming it (never its value): at debug level when
-it changes nothing about how the server runs (an approval policy, a note), at warning level
-when mcp_sync cannot honour it (the server may then behave differently than in the host).
+it changes nothing about how the server runs (an approval policy, a note, a key the host itself
+does not read), at warning level when mcp_sync cannot honour it (the server may then behave
+differently than in the host) or when it looks like a misspelt key. Also shared: the map key made
+a valid server name (`server_name_from_host`), `envFile` read as a dotenv file, and the editors'
+predefined variables (`${workspaceFolder}`, `${userHome}`).
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ _SKIPPED: Mapping[str, str] = MappingProxyType(
 # Skipped at warning level: mcp_sync cannot honour them.
 _UNSUPPORTED: Mapping[str, str] = MappingProxyType({**claude.UNSUPPORTED, **cursor.UNSUPPORTED})
 _UNSUPPORTED_AUTH: Mapping[str, str] = gemini.UNSUPPORTED_AUTH
+# Renamed keys: only the name differs from ours.
+_RENAMED: Mapping[str, str] = MappingProxyType({**gemini.RENAMED, **windsurf.RENAMED})
 
 
 class McpServersFormat:
@@ -42,9 +44,7 @@ class McpServersFormat:
         "disabled",
         "oauth",
         *cursor.KEYS,
-        *gemini.KEYS,
-        windsurf.URL_KEY,
-        windsurf.DISABLED_TOOLS_KEY,
+        *_RENAMED,
         *_SKIPPED,
         *_UNSUPPORTED,
         *_UNSUPPORTED_AUTH,
@@ -89,17 +89,13 @@ class McpServersFormat:
                     problems.append("both 'type' and 'transport' are given; keep one")
                 else:
                     mapper.out["transport"] = claude.TYPES[value]
-            elif key == "httpUrl" or key == windsurf.URL_KEY:  # Gemini CLI's Streamable HTTP endpoint
-                mapper.take(key, "url", value)
+            elif key in _RENAMED:
+                mapper.take(key, _RENAMED[key], value)
             elif key == "disabled":
                 if not isinstance(value, bool):
                     problems.append("field 'disabled': must be true or false")
                 else:
                     mapper.take(key, "enabled", not value)
-            elif key == "timeout":  # Gemini CLI: milliseconds
-                mapper.take(key, "tool_call_timeout_ms", value)
-            elif key == windsurf.DISABLED_TOOLS_KEY:
-                mapper.take(key, "exclude_tools", value)
             elif key == "envFile":  # Cursor: read after the other keys, so that `env` wins
                 continue
             elif key in ("oauth", "auth"):
@@ -116,7 +112,7 @@ class McpServersFormat:
         if "envFile" in data:
             merge_env_file(entry, data["envFile"], mapper.out, problems)
         untyped = "type" not in data and "transport" not in data
-        if untyped and ("url" in data or windsurf.URL_KEY in data):
+        if untyped and ("url" in data or "serverUrl" in data):
             entry.sse_fallback = True  # Gemini, Windsurf, Cursor: HTTP, then SSE
         if "httpUrl" in data and "transport" not in mapper.out and "url" not in data:
             mapper.out["transport"] = "streamable-http"  # Gemini's `httpUrl`: Streamable HTTP, no fallback

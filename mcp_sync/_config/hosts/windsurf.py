@@ -8,5 +8,13 @@ Cascade leaves out: our `exclude_tools`); `${env:NAME}` in values. Windsurf has 
 
 from __future__ import annotations
 
-URL_KEY = "serverUrl"  # Windsurf's name for a remote server's endpoint: our `url`
-DISABLED_TOOLS_KEY = "disabledTools"  # Windsurf's deny list of tool names: our `exclude_tools`
+from collections.abc import Mapping
+from types import MappingProxyType
+
+# Windsurf key -> ours, where only the name differs.
+RENAMED: Mapping[str, str] = MappingProxyType(
+    {
+        "serverUrl": "url",  # a remote server's endpoint (Streamable HTTP, then SSE)
+        "disabledTools": "exclude_tools",  # the tools Cascade leaves out
+    }
+)
