@@ -509,3 +509,23 @@ def test_a_skipped_key_is_logged_by_name_never_its_value(
 
     assert "_secretish" in caplog.text
     assert "hunter2-value" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "place", [".claude.json", ".claude/settings.json", "project/.claude/settings.local.json"]
+)
+def test_claude_code_leaves_off_a_project_server_the_user_turned_down(tmp_path: Path, place: str) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    servers = {"kept": {"command": "x"}, "declined": {"command": "y"}}
+    write(project / ".mcp.json", json.dumps({"mcpServers": servers}))
+    rejected = {"disabledMcpjsonServers": ["declined"]}
+    if place == ".claude.json":
+        write(home / ".claude.json", json.dumps({"projects": {os.fspath(project): rejected}}))
+    elif place.startswith("project/"):
+        write(project / place.removeprefix("project/"), json.dumps(rejected))
+    else:
+        write(home / place, json.dumps(rejected))
+
+    configs = load_host_entries("claude-code", project, home=home, environ={}).configs
+
+    assert {config.server_name: config.enabled for config in configs} == {"kept": True, "declined": False}

@@ -22,7 +22,7 @@ from ..context import Inputs, LoadContext, remembered
 from ..entries import ConfigEntries, InvalidServerEntry, build_entries
 from ..loading import read_document
 from . import document_entries
-from .claude import local_scope, user_scope
+from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -59,7 +59,8 @@ def _candidates(
     elif host == "claude-code":
         files.append(HostFile(home / ".claude.json", "user", user_scope))
         if project is not None:
-            files.append(HostFile(project / ".mcp.json", "project"))
+            rejected = _rejected_project_servers(home, project)
+            files.append(HostFile(project / ".mcp.json", "project", lambda doc: switched_off(doc, rejected)))
             files.append(HostFile(home / ".claude.json", "local", lambda doc: local_scope(doc, project)))
     elif host == "cursor":
         files.append(HostFile(home / ".cursor" / "mcp.json", "user"))
@@ -83,6 +84,36 @@ def _candidates(
     else:
         raise ConfigError(f"unknown host {host!r}; known hosts: {', '.join(HOSTS)}")
     return files
+
+
+def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
+    """The `.mcp.json` servers the user turned down in Claude Code (`disabledMcpjsonServers`).
+
+    Claude Code keeps them in `~/.claude.json` (per project, where its approval prompt writes them)
+    and in its settings files (`~/.claude/settings.json`, `.claude/settings.json`,
+    `.claude/settings.local.json`). A settings file that cannot be read is skipped: it is not ours.
+    """
+    names: set[str] = set()
+    places = [
+        (home / ".claude.json", True),
+        (home / ".claude" / "settings.json", False),
+        (project / ".claude" / "settings.json", False),
+        (project / ".claude" / "settings.local.json", False),
+    ]
+    for path, per_project in places:
+        if not path.is_file():
+            continue
+        try:
+            document, _ = read_document(path)
+        except ConfigError as exc:
+            _log.debug("not reading %s for %s: %s", path, REJECTED_KEY, exc)
+            continue
+        if per_project:
+            document = local_scope(document, project, key=None)
+        found = document.get(REJECTED_KEY) if isinstance(document, Mapping) else None
+        if isinstance(found, list):
+            names.update(name for name in found if isinstance(name, str))
+    return frozenset(names)
 
 
 def host_config_files(
