@@ -529,3 +529,23 @@ def test_claude_code_leaves_off_a_project_server_the_user_turned_down(tmp_path: 
     configs = load_host_entries("claude-code", project, home=home, environ={}).configs
 
     assert {config.server_name: config.enabled for config in configs} == {"kept": True, "declined": False}
+
+
+def test_an_input_used_in_several_places_of_a_file_is_asked_once(tmp_path: Path) -> None:
+    document = {
+        "inputs": [{"id": "key", "type": "promptString"}],
+        "servers": {
+            "a": {"type": "stdio", "command": "x", "env": {"K": "${input:key}"}},
+            "b": {"type": "stdio", "command": "y", "args": ["${input:key}", "${input:key}"]},
+        },
+    }
+    path = write(tmp_path / "p" / ".vscode" / "mcp.json", json.dumps(document))
+    asked: list[str] = []
+
+    def ask(item: HostInput) -> str:
+        asked.append(item.id)
+        return "v"
+
+    load_config_entries(path, environ={}, inputs=ask)
+
+    assert asked == ["key"]

@@ -17,7 +17,7 @@ import json5
 import yaml
 
 from .._values.errors import ConfigError
-from .context import Inputs, LoadContext
+from .context import Inputs, LoadContext, remembered
 from .entries import ConfigEntries, build_entries
 from .hosts import document_entries
 from .models import ServerConfig
@@ -176,7 +176,8 @@ def load_config_entries(
     (for CI). Disabled entries are never errors. `inputs` gives the values of a VS Code file's
     `${input:ID}` references: a mapping of id to value, or a handler called with each `HostInput`.
     """
-    return read_entries(path, environ=environ, strict=strict, context=LoadContext(inputs=inputs))
+    context = LoadContext(inputs=remembered(inputs))  # each input asked once, however often it is used
+    return read_entries(path, environ=environ, strict=strict, context=context)
 
 
 def read_entries(
