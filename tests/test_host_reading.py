@@ -469,6 +469,26 @@ def test_a_url_without_a_type_on_a_streamable_http_server_stays_streamable_http(
     assert DEPRECATION not in records.text()
 
 
+def test_when_neither_transport_answers_the_error_is_what_streamable_http_was_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server: Callable[..., HttpServer]
+) -> None:
+    write(
+        tmp_path / ".gemini" / "settings.json",
+        json.dumps({"mcpServers": {"s": {"url": http_server().url + "/nope"}}}),
+    )
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+
+    hub = MCPHub.from_host("gemini")
+    try:
+        hub.start()
+        state, error = hub.servers["s"].state, str(hub.servers["s"].error)
+    finally:
+        hub.close()
+
+    assert state == "failed"
+    assert "HTTP 404 Not Found from POST" in error
+
+
 def test_our_own_streamable_http_entry_never_falls_back(sse_server: HttpServer, records: Records) -> None:
     hub = MCPHub([{"server_name": "s", "transport": "streamable-http", "url": sse_server.url}])
     try:

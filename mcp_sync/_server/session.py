@@ -171,7 +171,7 @@ class Session:
         features = self._connection.features
         try:
             client = await self._open_client(stack, auth)
-        except Exception:
+        except Exception as streamable_error:
             if not self._falls_back_to_sse():
                 raise
             assert isinstance(self._config, HttpServerConfig)
@@ -181,8 +181,14 @@ class Session:
                 self._name,
                 self.http.first_post_status,
             )
+            streamable = (self._config, self.http)
             self._config, self.http = self._config.as_sse(), HttpObservations()
-            client = await self._open_client(stack, auth)
+            try:
+                client = await self._open_client(stack, auth)
+            except Exception:
+                # Neither transport: what Streamable HTTP was told says more than the SSE attempt.
+                self._config, self.http = streamable
+                raise streamable_error from None
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
