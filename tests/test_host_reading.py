@@ -569,3 +569,14 @@ def test_an_input_used_in_several_places_of_a_file_is_asked_once(tmp_path: Path)
     load_config_entries(path, environ={}, inputs=ask)
 
     assert asked == ["key"]
+
+
+def test_a_gemini_file_given_by_path_expands_its_dollar_variables(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / ".gemini" / "settings.json", json.dumps({"mcpServers": {"s": {"command": "$TOOL"}}})
+    )
+
+    [config] = load_config_entries(path, environ={"TOOL": "/bin/tool"}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.command == "/bin/tool"

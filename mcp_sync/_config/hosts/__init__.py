@@ -60,8 +60,8 @@ def document_entries(
     context = context if context is not None else LoadContext()
     if context.project is None and project_of(source) is not None:
         context = replace(context, project=project_of(source))
-    if host is not None and context.host is None:
-        context = replace(context, host=host)
+    if context.host is None and (host or host_of(source)) is not None:
+        context = replace(context, host=host or host_of(source))
     environ = environ if environ is not None else {}
     prefix = f"{source}: " if source else ""
     if host is not None:
@@ -147,6 +147,25 @@ def _mcp_servers_entries(
 
 # The folder a host's project file sits in, by the file's place: `.cursor/mcp.json`, `.mcp.json`.
 _PROJECT_FOLDERS = (".vscode", ".cursor", ".gemini", ".codex")
+# The host a file belongs to, by its folder (or its name), for the variables its values may use.
+_HOST_FOLDERS: Mapping[str, str] = MappingProxyType(
+    {".vscode": "vscode", ".cursor": "cursor", ".gemini": "gemini", ".codex": "codex", "windsurf": "windsurf"}
+)
+_HOST_FILE_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        ".mcp.json": "claude-code",
+        ".claude.json": "claude-code",
+        "claude_desktop_config.json": "claude-desktop",
+    }
+)
+
+
+def host_of(source: str | None) -> str | None:
+    """The host whose file this is, by where it is (`.gemini/settings.json`), else None."""
+    if source is None:
+        return None
+    path = Path(source)
+    return _HOST_FILE_NAMES.get(path.name) or _HOST_FOLDERS.get(path.parent.name)
 
 
 def project_of(source: str | None) -> Path | None:
