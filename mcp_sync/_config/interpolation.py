@@ -139,7 +139,7 @@ def interpolate(
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
 
     `bare` also expands `$NAME` when NAME is set (Gemini CLI's files); `lenient` keeps a `${...}`
-    that names no variable as written, as the hosts whose files it reads do (Claude, Cursor, Gemini).
+    that names no variable as written, as the hosts do (all but VS Code, whose `${input:ID}` it is).
     """
     budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1

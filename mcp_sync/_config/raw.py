@@ -56,6 +56,6 @@ class RawEntry:
     project: Path | None = None  # the project folder its file belongs to: relative paths start there
     original_name: str | None = None  # the host's name, when not a valid server name
     bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
-    lenient: bool = False  # a `${...}` naming no variable stays as written (the mcpServers hosts)
+    lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
     sse_fallback: bool = False  # a remote entry whose host falls back to SSE on a 4xx (no explicit transport)
     misspelt: list[str] = field(default_factory=list)  # ignored keys that look like misspelt known ones

@@ -80,7 +80,7 @@ def codex_entries(
     entries = []
     for name, settings in servers.items():
         entry = RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
-        entry.environ, entry.project = environ, context.project
+        entry.environ, entry.project, entry.lenient = environ, context.project, True
         entries.append(entry)
     return entries
 
