@@ -580,3 +580,26 @@ def test_a_gemini_file_given_by_path_expands_its_dollar_variables(tmp_path: Path
 
     assert isinstance(config, StdioServerConfig)
     assert config.command == "/bin/tool"
+
+
+def test_a_broken_claude_json_is_one_failed_entry_and_the_project_servers_load(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    broken = write(home / ".claude.json", '{"mcpServers": ')
+    write(project / ".mcp.json", json.dumps({"mcpServers": {"team": {"command": "x"}}}))
+
+    entries = load_host_entries("claude-code", project, home=home, environ={})
+
+    assert [config.server_name for config in entries.configs] == ["team"]
+    assert [entry.server_name for entry in entries.invalid] == [os.fspath(broken)]
+
+
+def test_codex_bearer_token_is_the_authorization_header_and_a_secret(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "config.toml", '[mcp_servers.api]\nurl = "https://h/mcp"\nbearer_token = "tok-123"\n'
+    )
+
+    [config] = load_config_entries(path, environ={}).configs
+
+    assert isinstance(config, HttpServerConfig)
+    assert config.headers["Authorization"] == "Bearer tok-123"
+    assert "tok-123" not in repr(config)

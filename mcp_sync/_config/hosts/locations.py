@@ -177,8 +177,10 @@ def load_host_entries(
         except ConfigError as exc:
             if strict:
                 raise
-            _log.warning("%s", exc)
-            unreadable.append(InvalidServerEntry(os.fspath(file.path), exc, os.fspath(file.path)))
+            # Once per file: Claude Code's ~/.claude.json is read for two scopes.
+            if all(entry.label != os.fspath(file.path) for entry in unreadable):
+                _log.warning("%s", exc)
+                unreadable.append(InvalidServerEntry(os.fspath(file.path), exc, os.fspath(file.path)))
             continue
         for entry in raw:
             entry.label = f"{source}: {entry.label}"
