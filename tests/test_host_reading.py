@@ -603,3 +603,13 @@ def test_codex_bearer_token_is_the_authorization_header_and_a_secret(tmp_path: P
     assert isinstance(config, HttpServerConfig)
     assert config.headers["Authorization"] == "Bearer tok-123"
     assert "tok-123" not in repr(config)
+
+
+def test_codex_values_are_read_as_written_without_variables(tmp_path: Path) -> None:
+    text = '[mcp_servers.fs]\ncommand = "x"\nargs = ["${HOME}/data", "${input:key}"]\nenv = { T = "$${X}" }\n'
+    path = write(tmp_path / "config.toml", text)
+
+    [config] = load_config_entries(path, environ={"HOME": "/h"}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert (config.args, dict(config.env)) == (("${HOME}/data", "${input:key}"), {"T": "$${X}"})

@@ -204,7 +204,13 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
             prepared = entry.format.prepare(entry, entry.data, where)
             variables = entry.environ if entry.environ is not None else environ
             data = interpolate(
-                prepared, (), variables, problems, bare=entry.bare_dollar, lenient=entry.lenient
+                prepared,
+                (),
+                variables,
+                problems,
+                bare=entry.bare_dollar,
+                lenient=entry.lenient,
+                literal=entry.literal,
             )
     except EntryTooLarge:
         too_large = f"nested deeper than {MAX_ENTRY_DEPTH} levels or over {MAX_ENTRY_VALUES} values"

@@ -135,17 +135,21 @@ def interpolate(
     budget: list[int] | None = None,
     bare: bool = False,
     lenient: bool = False,
+    literal: bool = False,
 ) -> Any:
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
 
     `bare` also expands `$NAME` when NAME is set (Gemini CLI's files); `lenient` keeps a `${...}`
-    that names no variable as written, as the hosts do (all but VS Code, whose `${input:ID}` it is).
+    that names no variable as written, as the hosts do (all but VS Code, whose `${input:ID}` it is);
+    `literal` replaces nothing (Codex reads its values as written) and only checks the entry's size.
     """
     budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0 or len(parts) > MAX_ENTRY_DEPTH:
         raise EntryTooLarge
     if isinstance(value, str):
+        if literal:
+            return value
         if "${" not in value and not (bare and "$" in value):  # most values: nothing to replace
             if parts[-2:] in _REFERENCE_ONLY:
                 where = field_path(parts)
@@ -154,10 +158,12 @@ def interpolate(
         return _interpolate_string(value, field_path(parts), environ, problems, bare, lenient)
     if isinstance(value, Mapping):
         return {
-            k: interpolate(v, (*parts, k), environ, problems, budget, bare, lenient) for k, v in value.items()
+            k: interpolate(v, (*parts, k), environ, problems, budget, bare, lenient, literal)
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
         return [
-            interpolate(v, (*parts, i), environ, problems, budget, bare, lenient) for i, v in enumerate(value)
+            interpolate(v, (*parts, i), environ, problems, budget, bare, lenient, literal)
+            for i, v in enumerate(value)
         ]
     return value

@@ -57,5 +57,6 @@ class RawEntry:
     original_name: str | None = None  # the host's name, when not a valid server name
     bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
     lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
+    literal: bool = False  # no `${VAR}` at all: the host reads values as written (Codex)
     sse_fallback: bool = False  # a remote entry whose host falls back to SSE on a 4xx (no explicit transport)
     misspelt: list[str] = field(default_factory=list)  # ignored keys that look like misspelt known ones
