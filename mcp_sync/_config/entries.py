@@ -191,10 +191,10 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
     """Interpolate, map and validate one entry; raises `EntryError` with every problem found.
 
     The one order every entry goes through, so that a value is transformed exactly once:
-    the host's `prepare` (skipped keys dropped and logged, values read from the environment
-    escaped) -> `${VAR}` with the host's variables (`entry.environ`: VS Code's and Cursor's
-    predefined ones and inputs; `$VAR` for Gemini) -> the host's `to_ours` (its keys in ours)
-    -> the project folder -> validation by the transport's model.
+    the host's `prepare` (skipped keys dropped and logged; the variables a Codex entry names read)
+    -> `${VAR}` with the host's variables (`entry.environ`: VS Code's and Cursor's predefined ones
+    and inputs; `$VAR` for Gemini; nothing for Codex, `entry.literal`) -> the host's `to_ours`
+    (its keys in ours) -> the project folder -> validation by the transport's model.
     """
     problems: list[str] = []
     try:
