@@ -28,7 +28,7 @@ class HostFormat(Protocol):
 
     @property
     def known_keys(self) -> tuple[str, ...]:
-        """Every key the host's entries may hold besides ours: for "did you mean" suggestions."""
+        """Every key the host reads besides ours: what `prepare` keeps, and what "did you mean" offers."""
 
     def prepare(self, entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """The entry before interpolation, without the keys that are skipped (each logged by name)."""
