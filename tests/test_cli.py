@@ -70,13 +70,13 @@ DEMO = {"command": "python", "args": ["examples/demo_server.py"]}
 HOST_WITH_PROBLEMS = {
     "mcpServers": {
         "demo": DEMO,
-        "brave search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"]},
+        "brave": {"command": ["npx", "-y", "@modelcontextprotocol/server-brave-search"]},
         "legacy": {"type": "websocket", "url": "wss://mcp.example.com/ws"},
         "paused": {"type": "websocket", "url": "wss://old.example.com/ws", "disabled": True},
     }
 }
 HOST_WITH_OAUTH = {"mcpServers": {"demo": {**DEMO, "authProviderType": "google_credentials"}}}
-SEVERAL_PROBLEMS = {"mcpServers": {"demo": {**DEMO, "timeout": 0, "colour": "blue"}}}
+SEVERAL_PROBLEMS = {"mcpServers": {"demo": {**DEMO, "timeout": 0, "env": "LOG_LEVEL=debug"}}}
 REMOTE_WITH_A_TYPO = {
     "mcpServers": {
         "demo": DEMO,
@@ -84,7 +84,7 @@ REMOTE_WITH_A_TYPO = {
             "type": "http",
             "url": "https://mcp.example.com/mcp",
             "oauth": {"clientId": "mcp-sync-test"},
-            "headrs": {"X-Team": "tools"},
+            "headers": "X-Team: tools",
         },
     }
 }
@@ -309,12 +309,12 @@ def test_unusable_entries_fail_alone_and_the_other_servers_run(cli: Runs) -> Non
     assert done.returncode == 2, done.stderr
     rows = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
     assert rows["demo"].split()[:4] == ["demo", "stdio", "ready", "8"]
-    assert "'brave search' cannot be used" in rows["brave"]
+    assert "field 'command': must be a string" in rows["brave"]
     assert "field 'type': must be" in rows["legacy"]
     assert "paused" not in rows
     lines = done.stderr.splitlines()
     assert len(lines) == 2
-    assert "Rename the key to 'brave_search'" in lines[0]
+    assert "mcpServers.brave: field 'command': must be a string" in lines[0]
     assert "mcpServers.legacy: field 'type': must be" in lines[1]
 
 
@@ -323,13 +323,13 @@ def test_unusable_entries_are_failed_servers_in_json(cli: Runs) -> None:
     assert done.returncode == 2, done.stderr
     records = {record["name"]: record for record in json.loads(done.stdout)}
     assert records["demo"]["state"] == "ready"
-    assert (records["brave search"]["state"], records["brave search"]["transport"]) == ("failed", None)
-    assert "Rename the key to 'brave_search'" in records["brave search"]["error"]
+    assert (records["brave"]["state"], records["brave"]["transport"]) == ("failed", None)
+    assert "field 'command': must be a string" in records["brave"]["error"]
 
 
 def test_strict_refuses_a_file_with_an_unusable_entry_in_one_line(cli: Runs) -> None:
     done = result(cli, "servers_host_with_problems_strict")
-    assert_one_line_error(done, 2, "mcpServers.brave search: the server name")
+    assert_one_line_error(done, 2, "mcpServers.brave: field 'command': must be a string")
     assert "mcpServers.legacy: field 'type': must be" in done.stderr
     assert done.stdout == ""
 
@@ -339,7 +339,8 @@ def test_an_entry_with_several_problems_is_one_json_error(cli: Runs) -> None:
     [record] = json.loads(done.stdout)
     assert "\n" not in record["error"]
     assert record["error"].endswith(
-        "mcpServers.demo: 2 problems: field 'timeout': must be greater than 0; unknown key 'colour'"
+        "mcpServers.demo: 2 problems: field 'timeout': must be greater than 0; "
+        "field 'env': must be a map of names to strings, like {\"NAME\": \"value\"}"
     )
 
 
@@ -359,7 +360,7 @@ def test_config_warnings_are_shown_without_verbose(cli: Runs) -> None:
 @pytest.mark.parametrize("command", ["login", "logout"])
 def test_sign_in_commands_on_an_invalid_entry_exit_2_with_its_config_error(cli: Runs, command: str) -> None:
     done = result(cli, f"{command}_invalid_entry")
-    assert_one_line_error(done, 2, "mcpServers.remote: unknown key 'headrs'; did you mean 'headers'?")
+    assert_one_line_error(done, 2, "mcpServers.remote: field 'headers': must be a map of names to strings")
     assert done.stdout == ""
 
 

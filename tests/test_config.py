@@ -29,6 +29,7 @@ from mcp_sync._config import (
     warn_unmatched_tool_filters,
 )
 from mcp_sync._values.errors import ConfigError
+from mcp_sync._values.naming import server_name_from_host
 
 SECRET = "s3cr3t-Zq8x-do-not-print"
 NO_ENV: dict[str, str] = {}
@@ -948,7 +949,7 @@ def test_json_syntax_error_names_file_and_line_without_the_text(tmp_path: Path) 
 
     message = load_error(path)
 
-    assert message.startswith(f"{path}: not valid YAML or JSON at line ")
+    assert message.startswith(f"{path}: not valid JSON at line ")
     assert SECRET not in message
 
 
@@ -1073,10 +1074,11 @@ def test_command_in_the_map_means_stdio(tmp_path: Path) -> None:
     )
 
 
-def test_url_without_type_in_the_map_means_streamable_http(tmp_path: Path) -> None:
+def test_url_without_type_in_the_map_means_streamable_http_then_sse(tmp_path: Path) -> None:
     [config] = load_map(tmp_path, {"web": {"url": "http://localhost/mcp"}})
 
-    assert config == HttpServerConfig(server_name="web", url="http://localhost/mcp")
+    assert config == HttpServerConfig(server_name="web", url="http://localhost/mcp").with_sse_fallback()
+    assert isinstance(config, HttpServerConfig) and config.sse_fallback
 
 
 @pytest.mark.parametrize("type_", ["http", "streamable-http", "streamableHttp"])
@@ -1195,11 +1197,27 @@ def test_unset_variable_in_an_ignored_host_key_is_no_error(tmp_path: Path) -> No
     assert config.server_name == "web"
 
 
-@pytest.mark.parametrize("key", ["envFile", "headersHelper", "transportType", "bogus"])
-def test_unknown_host_key_is_refused_naming_it(tmp_path: Path, key: str) -> None:
-    message = map_error(tmp_path, {"fs": {"command": "npx", key: "x"}})
+@pytest.mark.parametrize("key", ["transportType", "bogus", "_comment", "defer_loading"])
+def test_a_key_the_hosts_do_not_read_is_ignored_as_they_ignore_it(
+    tmp_path: Path, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
 
-    assert message.endswith(f"mcpServers.fs: unknown key '{key}'")
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", key: "x"}})
+
+    assert isinstance(config, StdioServerConfig)
+    assert any(f"ignoring '{key}'" in record.getMessage() for record in caplog.records)
+
+
+def test_headers_helper_is_skipped_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+
+    [config] = load_map(tmp_path, {"api": {"url": "https://h/mcp", "headersHelper": "get-token.sh"}})
+
+    assert isinstance(config, HttpServerConfig)
+    assert any(
+        r.levelno == logging.WARNING and "ignoring 'headersHelper'" in r.getMessage() for r in caplog.records
+    )
 
 
 def test_host_settings_outside_the_map_are_ignored(tmp_path: Path) -> None:
@@ -1210,15 +1228,12 @@ def test_host_settings_outside_the_map_are_ignored(tmp_path: Path) -> None:
     assert len(load_config_file(path, environ=NO_ENV)) == 1
 
 
-def test_invalid_map_key_is_refused_as_the_server_name_with_a_valid_suggestion(tmp_path: Path) -> None:
-    message = map_error(tmp_path, {"my server": {"command": "npx"}})
+def test_a_map_key_that_is_not_a_server_name_is_normalised_and_kept(tmp_path: Path) -> None:
+    [config] = load_map(tmp_path, {"my server": {"command": "npx"}})
 
-    assert message.endswith(
-        "mcpServers.my server: the server name (its key under mcpServers) 'my server' cannot be used: "
-        "it contains a space; a server name is 1 to 32 letters, digits, '_' or '-', since it becomes part "
-        "of every tool name (mcp__<server>__<tool>). Rename the key to 'my_server', or keep it and add "
-        '"server_name": "my_server" to the entry'
-    )
+    assert config.server_name == server_name_from_host("my server")
+    assert config.server_name.startswith("my_server_")
+    assert config.original_name == "my server"
 
 
 @pytest.mark.parametrize("key", ["server_name", "serverName"])
@@ -1441,7 +1456,10 @@ def test_feature_settings_work_in_our_yaml(tmp_path: Path) -> None:
 def test_misspelt_command_in_a_host_file_is_named_instead_of_a_missing_transport(tmp_path: Path) -> None:
     message = map_error(tmp_path, {"fs": {"comand": "npx", "args": ["-y", "server"]}})
 
-    assert message.endswith("mcpServers.fs: unknown key 'comand'; did you mean 'command'?")
+    assert message.endswith(
+        "mcpServers.fs: 'comand' is not a key Claude, Cursor, Gemini CLI or Windsurf reads; "
+        "did you mean 'command'?"
+    )
     assert "transport" not in message
 
 
@@ -1458,9 +1476,18 @@ def test_misspelling_of_a_camel_case_key_suggests_the_camel_case_key() -> None:
     assert "did you mean 'toolCallTimeoutMs'?" in config_error([stdio(toolCallTimeout=5000)])
 
 
-def test_misspelling_of_a_host_key_in_a_host_file_gets_a_suggestion(tmp_path: Path) -> None:
-    assert "unknown key 'disable'; did you mean 'disabled'?" in map_error(
-        tmp_path, {"fs": {"command": "npx", "disable": True}}
+def test_misspelling_of_a_host_key_in_a_host_file_is_a_warning_with_a_suggestion(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+
+    load_map(tmp_path, {"fs": {"command": "npx", "disable": True}})
+
+    assert any(
+        r.levelno == logging.WARNING
+        and "ignoring 'disable'" in r.getMessage()
+        and "did you mean 'disabled'?" in r.getMessage()
+        for r in caplog.records
     )
 
 
@@ -1562,28 +1589,29 @@ def write_problem_file(tmp_path: Path) -> Path:
 def test_unusable_entries_fail_alone_and_the_good_ones_load(tmp_path: Path) -> None:
     entries = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV)
 
-    assert [config.server_name for config in entries.configs] == ["filesystem", "remote"]
+    assert [config.server_name for config in entries.configs] == [
+        "filesystem",
+        server_name_from_host("brave search"),
+        "remote",
+    ]
     assert [(entry.server_name, entry.label) for entry in entries.invalid] == [
-        ("brave search", "mcpServers.brave search"),
-        ("legacy", "mcpServers.legacy"),
+        ("legacy", "mcpServers.legacy")
     ]
 
 
-def test_invalid_entry_error_explains_and_suggests_a_valid_name(tmp_path: Path) -> None:
+def test_invalid_entry_error_explains(tmp_path: Path) -> None:
     path = write_problem_file(tmp_path)
 
-    brave, legacy = load_config_entries(path, environ=NO_ENV).invalid
+    [legacy] = load_config_entries(path, environ=NO_ENV).invalid
 
-    assert isinstance(brave.error, ConfigError)
-    assert str(brave.error).startswith(f"{path}: mcpServers.brave search: the server name")
-    assert "Rename the key to 'brave_search'" in str(brave.error)
-    assert "field 'type': must be" in str(legacy.error)
+    assert isinstance(legacy.error, ConfigError)
+    assert str(legacy.error).startswith(f"{path}: mcpServers.legacy: field 'type': must be")
 
 
 def test_invalid_entry_keeps_required(tmp_path: Path) -> None:
-    brave, legacy = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV).invalid
+    [legacy] = load_config_entries(write_problem_file(tmp_path), environ=NO_ENV).invalid
 
-    assert (brave.required, legacy.required) == (False, True)
+    assert legacy.required
 
 
 def test_entries_keep_the_file_order(tmp_path: Path) -> None:
@@ -1591,7 +1619,7 @@ def test_entries_keep_the_file_order(tmp_path: Path) -> None:
 
     assert [entry.server_name for entry in entries.entries] == [
         "filesystem",
-        "brave search",
+        server_name_from_host("brave search"),
         "legacy",
         "remote",
     ]
@@ -1602,7 +1630,7 @@ def test_strict_loading_raises_naming_every_invalid_entry(tmp_path: Path) -> Non
         load_config_entries(write_problem_file(tmp_path), environ=NO_ENV, strict=True)
 
     message = str(info.value)
-    assert "mcpServers.brave search: the server name" in message
+    assert "brave search" not in message
     assert "mcpServers.legacy: field 'type': must be" in message
     assert "paused" not in message
 
@@ -1711,7 +1739,7 @@ def test_json_with_comments_error_names_the_line(tmp_path: Path) -> None:
         '// comment\n{\n  "mcpServers": {\n    "fs": {"command": "npx"}\n    "x": 1\n}}\n',
     )
 
-    assert load_error(path) == f"{path}: not valid YAML or JSON at line 5, column 5: Expecting ',' delimiter"
+    assert load_error(path) == f"{path}: not valid JSON at line 5, column 5: unexpected character"
 
 
 def test_repeated_key_in_json_with_comments_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -1719,9 +1747,7 @@ def test_repeated_key_in_json_with_comments_is_refused_with_its_line(tmp_path: P
         tmp_path, "mcp.json", '{"mcpServers": { // two\n "fs": {"command": "a"},\n "fs": {"command": "b"}}}'
     )
 
-    assert load_error(path).startswith(
-        f"{path}: not valid YAML or JSON at line 3, column 2: found duplicate key 'fs'"
-    )
+    assert load_error(path) == f"{path}: not valid JSON: found duplicate key 'fs'"
 
 
 def test_yaml_url_with_double_slash_is_not_taken_for_a_comment(tmp_path: Path) -> None:

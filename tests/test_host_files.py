@@ -27,7 +27,7 @@ from mcp_sync._config import host_config_files
 from mcp_sync._config.hosts.codex import CodexFormat
 from mcp_sync._config.hosts.mcp_servers import McpServersFormat
 from mcp_sync._config.hosts.vscode import VsCodeFormat
-from mcp_sync._config.raw import _RawEntry
+from mcp_sync._config.raw import RawEntry
 from mcp_sync._config.secrets import secrets_of
 from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
 
@@ -44,7 +44,7 @@ def load(name: str, environ: dict[str, str] | None = None, **options: Any) -> di
 
 def mapped(format: Any, name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """What a host format makes of one entry, before validation (the mapped raw entry)."""
-    entry = _RawEntry(f"x.{name}", settings, name, format=format)
+    entry = RawEntry(f"x.{name}", settings, name, format=format)
     problems: list[str] = []
     out: dict[str, Any] = format.to_ours(entry, format.prepare(entry, settings, "x"), problems)
     assert problems == []
@@ -369,6 +369,7 @@ def test_codex_home_comes_from_codex_home(tmp_path: Path) -> None:
 
 
 def test_no_file_found_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
     with pytest.raises(ConfigError) as info:
         load_host_entries("cursor", tmp_path / "project", home=tmp_path, environ={})
 
@@ -396,7 +397,7 @@ def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     (project / ".cursor").mkdir(parents=True)
     server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
     user = {"mcpServers": {"alpha": server, "shared": {"command": "not-this-one"}}}
-    own = {"mcpServers": {"shared": server, "broken name": server}}
+    own = {"mcpServers": {"shared": server, "broken": {"type": "websocket", "url": "wss://h/ws"}}}
     (home / ".cursor" / "mcp.json").write_text(json.dumps(user))
     (project / ".cursor" / "mcp.json").write_text(json.dumps(own))
     monkeypatch.setenv("HOME", os.fspath(home))
@@ -409,4 +410,4 @@ def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     finally:
         hub.close()
 
-    assert states == {"alpha": "ready", "shared": "ready", "broken name": "failed"}
+    assert states == {"alpha": "ready", "shared": "ready", "broken": "failed"}

@@ -205,7 +205,7 @@ def test_the_state_finder_sees_what_it_must() -> None:
         assert name in found, name
     constants = (
         "_runtime.lifecycle.HUB_TRANSITIONS",
-        "_config.fields._SERVER_NAME_RE",
+        "_config.fields.SERVER_NAME_RE",
         "_hub.servers.logger",
     )
     for name in constants:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from .auth import AuthConfig
 from .context import HostInput, Inputs
+from .context import remembered as remembered
 from .entries import (
     ConfigEntries,
     InvalidServerEntry,

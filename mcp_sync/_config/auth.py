@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from .fields import _MASK, _NESTED_CONFIG, _scopes
+from .fields import MASK, NESTED_CONFIG, scope_tuple
 
 
 class AuthConfig(BaseModel):
@@ -29,12 +29,12 @@ class AuthConfig(BaseModel):
     one the authorization server advertises). `dpop: true` asks for proof-of-possession tokens (DPoP).
     """
 
-    model_config = _NESTED_CONFIG
+    model_config = NESTED_CONFIG
 
     type: Literal["oauth", "client_credentials", "private_key_jwt", "jwt_bearer", "identity_assertion"]
     client_id: str | None = Field(default=None, min_length=1)
     client_secret: str | None = Field(default=None, min_length=1, repr=False)
-    scopes: Annotated[tuple[str, ...], BeforeValidator(_scopes)] = ()
+    scopes: Annotated[tuple[str, ...], BeforeValidator(scope_tuple)] = ()
     redirect_port: int | None = Field(default=None, ge=1, le=65535)
     issuer: str | None = Field(default=None, min_length=1)
     token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
@@ -68,7 +68,7 @@ class AuthConfig(BaseModel):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         yield from super().__repr_args__()
         if self.client_secret is not None:
-            yield "client_secret", _MASK
+            yield "client_secret", MASK
         for name in ("private_key", "assertion", "idp_client_secret"):
             if getattr(self, name) is not None:
-                yield name, _MASK
+                yield name, MASK

@@ -7,6 +7,7 @@ as a mapping of input id to value or as a handler called with each `HostInput` a
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ class LoadContext:
     project: Path | None = None  # the workspace folder: `${workspaceFolder}`, relative `envFile` paths
     home: Path | None = None  # `${userHome}`; default: the user's home directory
     inputs: Inputs = None
+    host: str | None = None  # the host whose file it is, when the caller knows (`load_host_entries`)
 
     def home_folder(self) -> str:
         return os.fspath(self.home) if self.home is not None else os.path.expanduser("~")
@@ -52,3 +54,25 @@ class LoadContext:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"the inputs handler must return a string or None for {item.id!r}")
         return value
+
+
+class _RememberedInputs:
+    """An inputs handler asked once per input id: VS Code asks once, however many places use it."""
+
+    def __init__(self, handler: InputHandler) -> None:
+        self._handler = handler
+        self._values: dict[str, str | None] = {}
+        self._lock = threading.Lock()  # a hub may be reloaded from another thread
+
+    def __call__(self, item: HostInput) -> str | None:
+        with self._lock:
+            if item.id not in self._values:
+                self._values[item.id] = self._handler(item)
+            return self._values[item.id]
+
+
+def remembered(inputs: Inputs) -> Inputs:
+    """`inputs` with a handler's answers kept by id (a mapping, or one already remembered, as it is)."""
+    if inputs is None or isinstance(inputs, Mapping | _RememberedInputs):
+        return inputs
+    return _RememberedInputs(inputs)

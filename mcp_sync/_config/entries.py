@@ -13,34 +13,42 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from .._values.errors import ConfigError, UnresolvedInputError
-from .fields import _SERVER_NAME_RE
-from .hosts import _document_entries
+from .fields import SERVER_NAME_RE
+from .hosts import document_entries
 from .interpolation import (
-    _MAX_ENTRY_DEPTH,
-    _MAX_ENTRY_VALUES,
+    MAX_ENTRY_DEPTH,
+    MAX_ENTRY_VALUES,
+    EntryTooLarge,
     MissingInput,
-    _EntryTooLarge,
-    _interpolate,
-    _path,
+    field_path,
+    interpolate,
 )
-from .messages import _did_you_mean, _EntryError, _name_problem, _plain, _render, suggest_server_name
+from .messages import (
+    EntryError,
+    did_you_mean,
+    name_problem,
+    plain_message,
+    render_problems,
+    suggest_server_name,
+)
 from .models import (
-    _MODELS,
-    _TRANSPORTS,
+    MODELS,
+    TRANSPORTS,
     HttpServerConfig,
     ServerConfig,
+    ServerConfigBase,
+    ServerModel,
     SseServerConfig,
     StdioServerConfig,
-    _ServerConfigBase,
-    _ServerModel,
 )
-from .raw import _MAP_KEY, _RawEntry
+from .raw import MAP_KEY, RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -52,15 +60,15 @@ _HOST_KEYS_IN_OUR_FORMAT = {
 }
 
 
-def _unknown_key(key: Any, entry: _RawEntry) -> str:
+def _unknown_key(key: Any, entry: RawEntry) -> str:
     shown = repr(key) if isinstance(key, str) else str(key)
     if entry.format is None and key in _HOST_KEYS_IN_OUR_FORMAT:
         return f"unknown key {shown} (an mcpServers key); here, use {_HOST_KEYS_IN_OUR_FORMAT[key]!r}"
     candidates = [*_ALL_SPELLINGS, *(entry.format.known_keys if entry.format is not None else ())]
-    return f"unknown key {shown}{_did_you_mean(key, candidates)}"
+    return f"unknown key {shown}{did_you_mean(key, candidates)}"
 
 
-def _field_spellings(model: type[_ServerConfigBase]) -> dict[str, str]:
+def _field_spellings(model: type[ServerConfigBase]) -> dict[str, str]:
     """Every accepted key (snake_case name and camelCase alias) -> the field name."""
     spellings: dict[str, str] = {}
     for name, info in model.model_fields.items():
@@ -81,12 +89,12 @@ def _entry_name(data: Mapping[Any, Any]) -> str | None:
     """The entry's server name for messages, when it has a valid one."""
     for key in ("server_name", "serverName"):
         value = data.get(key)
-        if isinstance(value, str) and _SERVER_NAME_RE.fullmatch(value):
+        if isinstance(value, str) and SERVER_NAME_RE.fullmatch(value):
             return value
     return None
 
 
-def _written_name(entry: _RawEntry) -> str | None:
+def _written_name(entry: RawEntry) -> str | None:
     """The name an entry was written under, valid or not: its own `server_name`, else its map key."""
     if isinstance(entry.data, Mapping):
         for key in ("server_name", "serverName"):
@@ -103,7 +111,7 @@ def _choose_transport(data: dict[Any, Any], problems: list[str], *, quiet: bool 
     """
     if "transport" in data:
         transport = data["transport"]
-        if transport not in _TRANSPORTS:
+        if transport not in TRANSPORTS:
             problems.append("field 'transport': must be 'stdio', 'streamable-http' or 'sse'")
             return None
         return str(transport)
@@ -128,7 +136,7 @@ def _check_double_spellings(data: Mapping[Any, Any], problems: list[str]) -> Non
             problems.append(f"both '{name}' and '{info.alias}' are given; keep one")
 
 
-def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: Mapping[Any, Any]) -> str:
+def _describe(error: Mapping[str, Any], transport: str, entry: RawEntry, data: Mapping[Any, Any]) -> str:
     """One pydantic error as a sentence naming the field as the user wrote it, without the input."""
     loc: tuple[Any, ...] = tuple(error["loc"])
     if not loc:
@@ -139,12 +147,12 @@ def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: 
             return f"unknown key '{head}' for transport '{transport}'"
         return _unknown_key(head, entry)
     field_name = _ALL_SPELLINGS.get(head, head) if isinstance(head, str) else head
-    message = _plain(error, field_name)
+    message = plain_message(error, field_name)
     renamed = field_name == "server_name" and error["type"] == "string_pattern_mismatch"
     if renamed:
-        message = _name_problem(data.get(head))
+        message = name_problem(data.get(head))
     written = entry.key_names.get(field_name) if isinstance(field_name, str) else None
-    if written == _MAP_KEY:
+    if written == MAP_KEY:
         map_name = entry.format.map_name if entry.format is not None else "mcpServers"
         if renamed:
             suggestion = suggest_server_name(str(entry.map_key))
@@ -156,43 +164,78 @@ def _describe(error: Mapping[str, Any], transport: str, entry: _RawEntry, data: 
     if renamed:
         message += f"; use {suggest_server_name(str(data.get(head)))!r}"
     if written is not None:
-        return f"field '{_path((written, *rest))}': {message}"
+        return f"field '{field_path((written, *rest))}': {message}"
     if head in data or not isinstance(field_name, str):
-        return f"field '{_path(loc)}': {message}"
+        return f"field '{field_path(loc)}': {message}"
     alias = to_camel(field_name)  # a missing field: name both spellings it accepts
     also = f" (or '{alias}')" if alias != field_name else ""
-    return f"field '{_path((field_name, *rest))}'{also}: {message}"
+    return f"field '{field_path((field_name, *rest))}'{also}: {message}"
 
 
-def _validate(entry: _RawEntry, environ: Mapping[str, str], where: str) -> _ServerModel:
-    """Interpolate, map and validate one entry; raises `_EntryError` with every problem found."""
+def _start_in_project(data: dict[Any, Any], project: Path) -> None:
+    """A project file's stdio server starts in the project folder, as the hosts start it.
+
+    Its relative `cwd` is taken from there too; relative paths in `command` and `args` then
+    resolve against it, as they do in the host.
+    """
+    if "command" not in data or "url" in data:
+        return
+    cwd = data.get("cwd")
+    if cwd is None:
+        data["cwd"] = os.fspath(project)
+    elif isinstance(cwd, str) and cwd and not os.path.isabs(os.path.expanduser(cwd)):
+        data["cwd"] = os.fspath(project / cwd)
+
+
+def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> ServerModel:
+    """Interpolate, map and validate one entry; raises `EntryError` with every problem found.
+
+    The one order every entry goes through, so that a value is transformed exactly once:
+    the host's `prepare` (skipped keys dropped and logged; the variables a Codex entry names read)
+    -> `${VAR}` with the host's variables (`entry.environ`: VS Code's and Cursor's predefined ones
+    and inputs; `$VAR` for Gemini; nothing for Codex, `entry.literal`) -> the host's `to_ours`
+    (its keys in ours) -> the project folder -> validation by the transport's model.
+    """
     problems: list[str] = []
     try:
         if entry.format is None:
-            data = _interpolate(entry.data, (), environ, problems, secrets=entry.secrets)
+            data = interpolate(entry.data, (), environ, problems, secrets=entry.secrets)
         else:  # skipped host keys go first: an unset variable in a setting we drop is no error
             prepared = entry.format.prepare(entry, entry.data, where)
             variables = entry.environ if entry.environ is not None else environ
-            data = _interpolate(prepared, (), variables, problems, secrets=entry.secrets)
-    except _EntryTooLarge:
-        too_large = f"nested deeper than {_MAX_ENTRY_DEPTH} levels or over {_MAX_ENTRY_VALUES} values"
-        raise _EntryError([f"the entry is {too_large}"]) from None
+            data = interpolate(
+                prepared,
+                (),
+                variables,
+                problems,
+                bare=entry.bare_dollar,
+                lenient=entry.lenient,
+                literal=entry.literal,
+                secrets=entry.secrets,
+            )
+    except EntryTooLarge:
+        too_large = f"nested deeper than {MAX_ENTRY_DEPTH} levels or over {MAX_ENTRY_VALUES} values"
+        raise EntryError([f"the entry is {too_large}"]) from None
     if entry.format is not None:
         data = entry.format.to_ours(entry, data, problems)
+    if entry.project is not None:
+        _start_in_project(data, entry.project)
     _check_double_spellings(data, problems)
     unknown = [key for key in data if key not in _ALL_SPELLINGS]
-    transport = _choose_transport(data, problems, quiet=bool(unknown))
+    transport = _choose_transport(data, problems, quiet=bool(unknown or entry.misspelt))
+    if transport is None:
+        problems.extend(entry.misspelt)
     if transport is None:
         problems.extend(_unknown_key(key, entry) for key in unknown)
     if problems or transport is None:
-        raise _EntryError(problems)
+        raise EntryError(problems)
     data.setdefault("transport", transport)
     try:
-        return _MODELS[transport].model_validate(data)
+        return MODELS[transport].model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_input=False, include_url=False, include_context=False)
     # Raised outside the `except`: a chained ValidationError would print the inputs in a traceback.
-    raise _EntryError([_describe(e, transport, entry, data) for e in errors])
+    raise EntryError([_describe(e, transport, entry, data) for e in errors])
 
 
 # --------------------------------------------------------------------------- what a loader returns
@@ -228,7 +271,7 @@ class InvalidServerEntry:
 class ConfigEntries:
     """Every entry of a configuration, in order: each a valid config or an `InvalidServerEntry`."""
 
-    entries: tuple[_ServerModel | InvalidServerEntry, ...]
+    entries: tuple[ServerModel | InvalidServerEntry, ...]
     source: str | None = None
 
     @property
@@ -255,8 +298,8 @@ def _config_error(message: str, input_ids: tuple[str, ...]) -> ConfigError:
     return UnresolvedInputError(message, input_ids) if input_ids else ConfigError(message)
 
 
-def _build(
-    raw_entries: list[_RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
+def build_entries(
+    raw_entries: list[RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
 ) -> ConfigEntries:
     """Validate every entry. Strict: any problem raises one `ConfigError` naming them all.
 
@@ -269,7 +312,7 @@ def _build(
     missing_inputs: dict[int, tuple[str, ...]] = {}  # entry index -> the `${input:ID}`s nothing gave
     for index, entry in enumerate(raw_entries):
         results.append(None)
-        if isinstance(entry.data, _ServerModel):
+        if isinstance(entry.data, ServerModel):
             results[index] = entry.data
             continue
         if entry.format is None and not isinstance(entry.data, Mapping):
@@ -284,8 +327,12 @@ def _build(
         where = prefix + (f'{entry.label} ("{name}")' if name else entry.label)
         try:
             config = _validate(entry, environ, where)
-        except _EntryError as exc:
-            message = _render(where, exc.problems)
+        except (TypeError, ValueError, ArithmeticError) as exc:  # a value no check foresaw: this entry's
+            _log.debug("%s: %s while reading the entry", where, type(exc).__name__)
+            failures.append((index, render_problems(where, [f"cannot be read ({type(exc).__name__})"])))
+            continue
+        except EntryError as exc:
+            message = render_problems(where, exc.problems)
             if _is_disabled(entry.data):
                 _log.info("%s (the entry is disabled, so it is left out)", message)
             else:
@@ -298,11 +345,15 @@ def _build(
             config = entry.format.finish(entry, config, where)
         if entry.secrets:
             config = config.with_input_secrets(entry.secrets)
+        if entry.sse_fallback and isinstance(config, HttpServerConfig) and config.auth is None:
+            config = config.with_sse_fallback()
+        if entry.original_name is not None and config.server_name != entry.original_name:
+            config = config.with_original_name(entry.original_name)
         results[index] = config
 
     first_enabled: dict[str, int] = {}
     for index, result in enumerate(results):
-        if not isinstance(result, _ServerModel) or not result.enabled:
+        if not isinstance(result, ServerModel) or not result.enabled:
             continue
         if result.server_name not in first_enabled:
             first_enabled[result.server_name] = index
@@ -333,13 +384,13 @@ def _build(
 
 # --------------------------------------------------------------------------- public functions
 
-ServerEntries: TypeAlias = Iterable[Mapping[str, Any] | _ServerModel] | Mapping[str, Any]
+ServerEntries: TypeAlias = Iterable[Mapping[str, Any] | ServerModel] | Mapping[str, Any]
 """What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
 
 
-def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[str, str]) -> list[_RawEntry]:
+def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[str, str]) -> list[RawEntry]:
     if isinstance(servers, Mapping):
-        return _document_entries(servers, source, environ)
+        return document_entries(servers, source, environ)
     if isinstance(servers, str | bytes) or not isinstance(servers, Iterable):
         prefix = f"{source}: " if source else ""
         hint = (
@@ -351,7 +402,7 @@ def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[st
             f"{prefix}expected a list of server entries or a mapping with 'servers' or 'mcpServers', "
             f"got {type(servers).__name__}{hint}"
         )
-    return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers)]
+    return [RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers)]
 
 
 def parse_server_entries(
@@ -367,7 +418,7 @@ def parse_server_entries(
     says why in plain words) instead of failing the whole configuration.
     """
     environ = os.environ if environ is None else environ
-    return _build(_raw_entries(servers, source, environ), environ, source, strict=strict)
+    return build_entries(_raw_entries(servers, source, environ), environ, source, strict=strict)
 
 
 def parse_server_configs(

@@ -14,13 +14,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 SERVER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"  # the RFC's serverName: it becomes part of public tool names
-_SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
-_MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
-_MASK = "***"
+SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+MAX_TIMEOUT_MS = 2**31 - 1  # the reference's setTimeout limit (~24.8 days); also fits threading's waits
+MASK = "***"
 
 # RFC 9110 token characters: a header name outside them is rejected by the HTTP client at connect time.
-_HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
+HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 
 
 class RedactedMapping(Mapping[str, str]):
@@ -56,7 +56,7 @@ class RedactedMapping(Mapping[str, str]):
         return NotImplemented
 
     def __repr__(self) -> str:
-        return repr(dict.fromkeys(self._data, _MASK))
+        return repr(dict.fromkeys(self._data, MASK))
 
 
 class _Redacted:
@@ -73,7 +73,7 @@ class _Redacted:
         )
 
 
-_SecretMapping = Annotated[Mapping[str, str], _Redacted()]
+SecretMapping = Annotated[Mapping[str, str], _Redacted()]
 
 
 def _reject_bool(value: Any) -> Any:
@@ -83,7 +83,7 @@ def _reject_bool(value: Any) -> Any:
     return value
 
 
-_TimeoutMs = Annotated[int, Field(gt=0, le=_MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
+TimeoutMs = Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS), BeforeValidator(_reject_bool)]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 """The protocol's log levels, lowest first."""
@@ -101,7 +101,7 @@ def root_uri(root: str | os.PathLike[str]) -> str:
     return Path(os.path.expanduser(text)).absolute().as_uri()
 
 
-_NESTED_CONFIG = ConfigDict(
+NESTED_CONFIG = ConfigDict(
     frozen=True,
     extra="forbid",
     alias_generator=to_camel,
@@ -111,7 +111,7 @@ _NESTED_CONFIG = ConfigDict(
 )
 
 
-def _shorthand(kind: str) -> Any:
+def shorthand(kind: str) -> Any:
     """`reconnect: true` means the defaults, `false` means off; `auth: oauth` means `{type: oauth}`."""
 
     def expand(value: Any) -> Any:
@@ -126,16 +126,16 @@ def _shorthand(kind: str) -> Any:
     return expand
 
 
-def _scopes(value: Any) -> Any:
+def scope_tuple(value: Any) -> Any:
     """Scopes as a list, or as one space-separated string (OAuth's own spelling)."""
     return value.split() if isinstance(value, str) else value
 
 
-def _redact_url(url: str) -> str:
+def redact_url(url: str) -> str:
     """The URL with its password and query values masked: both are common places for tokens."""
     parts = urlsplit(url)
     netloc = parts.netloc
     if parts.password is not None:
-        netloc = f"{parts.username or ''}:{_MASK}@{netloc.rpartition('@')[2]}"
-    query = "&".join(f"{key}={_MASK}" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, _MASK if parts.fragment else ""))
+        netloc = f"{parts.username or ''}:{MASK}@{netloc.rpartition('@')[2]}"
+    query = "&".join(f"{key}={MASK}" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, MASK if parts.fragment else ""))

@@ -1,8 +1,9 @@
 """`${VAR}` interpolation of an entry's strings, before validation.
 
 `${VAR}`, `${VAR:-default}` and `${env:VAR}` (the spellings the hosts use) read the environment;
-`$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$`. An unset variable
-without a default is a problem naming the field, never a silent empty string.
+`$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$` (except in Gemini
+CLI's files, which expand a `$VAR` that is set, as Gemini does). An unset variable without a default
+is a problem naming the field, never a silent empty string.
 
 `${input:ID}` is VS Code's input variable, understood only where the variables are an
 `InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
@@ -23,7 +24,7 @@ from typing import Any
 from .child_env import is_credential_name
 
 
-def _path(parts: Iterable[str | int]) -> str:
+def field_path(parts: Iterable[str | int]) -> str:
     """`('headers', 'Authorization')` -> `headers.Authorization`; `('args', 1)` -> `args[1]`."""
     out = ""
     for part in parts:
@@ -39,6 +40,8 @@ def _path(parts: Iterable[str | int]) -> str:
 # One scan finds, in order: the `$${` escape (a literal `${`), a `${...}` reference, or a `${`
 # that never closes. A bare `$VAR` matches nothing and stays literal: passwords contain `$`.
 _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+# Gemini CLI also expands a bare `$NAME` (its `"$MY_TOKEN"` examples); an unset one stays as written.
+_BARE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{|\$([A-Za-z_][A-Za-z0-9_]*)")
 _INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
@@ -79,17 +82,27 @@ def _input_value(input_id: str, where: str, environ: Mapping[str, str], problems
 
 
 def _interpolate_string(
-    text: str, where: str, environ: Mapping[str, str], problems: list[str], secrets: set[str] | None = None
+    text: str,
+    where: str,
+    environ: Mapping[str, str],
+    problems: list[str],
+    bare: bool = False,
+    lenient: bool = False,
+    secrets: set[str] | None = None,
 ) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
         if whole == "$${":
             return "${"
+        if bare and match.group(2) is not None:
+            return environ.get(match.group(2), whole)
         inner = match.group(1)
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
             return _input_value(as_input.group(1), where, environ, problems)
         parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
+        if (parsed is None or "${" in (parsed.group(2) or "")) and lenient:
+            return whole  # the host reads no variable here either (`${input:x}` in a Claude Code file)
         if parsed is None or "${" in (parsed.group(2) or ""):
             # The text itself is not echoed: it may be part of a secret.
             problems.append(f"field '{where}' has a malformed ${{...}} reference ({_REFERENCE_FORMS})")
@@ -105,45 +118,62 @@ def _interpolate_string(
             return ""
         return value
 
-    return _REFERENCE_RE.sub(replace, text)
+    return (_BARE_RE if bare else _REFERENCE_RE).sub(replace, text)
 
 
 # A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
 # alias bomb expands a few hundred bytes into millions of values).
-_MAX_ENTRY_DEPTH = 32
-_MAX_ENTRY_VALUES = 100_000
+MAX_ENTRY_DEPTH = 32
+MAX_ENTRY_VALUES = 100_000
 
 
-class _EntryTooLarge(Exception):
-    """An entry past `_MAX_ENTRY_DEPTH` or `_MAX_ENTRY_VALUES`."""
+class EntryTooLarge(Exception):
+    """An entry past `MAX_ENTRY_DEPTH` or `MAX_ENTRY_VALUES`."""
 
 
 # Fields whose value must come from the environment, never be written in the configuration itself.
 _REFERENCE_ONLY = frozenset({("auth", "private_key"), ("auth", "assertion")})
 
 
-def _interpolate(
+def interpolate(
     value: Any,
     parts: tuple[str | int, ...],
     environ: Mapping[str, str],
     problems: list[str],
     budget: list[int] | None = None,
+    bare: bool = False,
+    lenient: bool = False,
+    literal: bool = False,
     secrets: set[str] | None = None,
 ) -> Any:
-    """A copy of `value` with every string (in lists and dict values, not keys) interpolated; the values
-    taken from variables named like credentials (`${GITHUB_TOKEN}`) are added to `secrets`."""
-    budget = [_MAX_ENTRY_VALUES] if budget is None else budget
+    """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
+
+    `bare` also expands `$NAME` when NAME is set (Gemini CLI's files); `lenient` keeps a `${...}`
+    that names no variable as written, as the hosts do (all but VS Code, whose `${input:ID}` it is);
+    `literal` replaces nothing (Codex reads its values as written) and only checks the entry's size.
+    The values taken from variables named like credentials (`${GITHUB_TOKEN}`) are added to `secrets`.
+    """
+    budget = [MAX_ENTRY_VALUES] if budget is None else budget
     budget[0] -= 1
-    if budget[0] < 0 or len(parts) > _MAX_ENTRY_DEPTH:
-        raise _EntryTooLarge
+    if budget[0] < 0 or len(parts) > MAX_ENTRY_DEPTH:
+        raise EntryTooLarge
     if isinstance(value, str):
-        if "${" not in value:  # most values: no reference, and no need to name the field
-            if parts[-2:] in _REFERENCE_ONLY:
-                problems.append(f"field '{_path(parts)}' must be a ${{VAR}} reference, not the key itself")
+        if literal:
             return value
-        return _interpolate_string(value, _path(parts), environ, problems, secrets)
+        if "${" not in value and not (bare and "$" in value):  # most values: nothing to replace
+            if parts[-2:] in _REFERENCE_ONLY:
+                where = field_path(parts)
+                problems.append(f"field '{where}' must be a ${{VAR}} reference, not the key itself")
+            return value
+        return _interpolate_string(value, field_path(parts), environ, problems, bare, lenient, secrets)
     if isinstance(value, Mapping):
-        return {k: _interpolate(v, (*parts, k), environ, problems, budget, secrets) for k, v in value.items()}
+        return {
+            k: interpolate(v, (*parts, k), environ, problems, budget, bare, lenient, literal, secrets)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_interpolate(v, (*parts, i), environ, problems, budget, secrets) for i, v in enumerate(value)]
+        return [
+            interpolate(v, (*parts, i), environ, problems, budget, bare, lenient, literal, secrets)
+            for i, v in enumerate(value)
+        ]
     return value

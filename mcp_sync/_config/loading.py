@@ -10,15 +10,16 @@ import logging
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import json5
 import yaml
 
 from .._values.errors import ConfigError
-from .context import Inputs, LoadContext
-from .entries import ConfigEntries, _build
-from .hosts import _document_entries
+from .context import Inputs, LoadContext, remembered
+from .entries import ConfigEntries, build_entries
+from .hosts import document_entries
 from .models import ServerConfig
 
 _log = logging.getLogger("mcp_sync.config")
@@ -56,7 +57,7 @@ class _DuplicateJsonKey(ValueError):
     """A JSON object repeats a key; YAML's loader reports it with its line."""
 
 
-def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _reject_duplicate_json_keys(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
@@ -65,52 +66,56 @@ def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-# One scan over JSON text: a string (kept whole, so `//` inside a URL stays), a `//` or `/* */`
-# comment, or a comma that only whitespace and comments separate from a closing bracket.
-_JSONC_RE = re.compile(
-    r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.DOTALL
-)
+# json5's messages: `<string>:LINE Unexpected "X" at column COL` or `... end of input at column COL`.
+_JSON5_POSITION = re.compile(r"<string>:(\d+) Unexpected (end of input|.*) at column (\d+)$")
 
 
-def _without_json_comments(text: str) -> str:
-    """JSON with comments (JSONC: VS Code, Cursor) as JSON: comments and trailing commas become spaces.
+def _parse_jsonc(text: str, source: str) -> Any:
+    """JSON with comments and trailing commas, as VS Code, Cursor and the other hosts read it.
 
-    Newlines are kept, so error positions still match the file.
+    `json5` reads a superset of JSONC (comments, trailing commas). Errors give the line and column,
+    never the file's text.
     """
+    try:
+        return json5.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    except ValueError as exc:  # json5 re-raises our hook's _DuplicateJsonKey as a ValueError
+        position = _JSON5_POSITION.match(str(exc))
+        if position is None:
+            duplicate = str(exc).startswith("duplicate key ")
+            raise ConfigError(f"{source}: not valid JSON" + (f": found {exc}" if duplicate else "")) from None
+        line, found, column = position.groups()
+        what = "the file ends too early" if found == "end of input" else "unexpected character"
+        raise ConfigError(f"{source}: not valid JSON at line {line}, column {column}: {what}") from None
 
-    def blank(match: re.Match[str]) -> str:
-        token = match.group(0)
-        return token if token.startswith('"') else re.sub(r"[^\n]", " ", token)
 
-    return _JSONC_RE.sub(blank, text)
+_JSON_SUFFIXES = (".json", ".jsonc")
 
 
 def _parse_text(text: str, source: str) -> Any:
-    """JSON (comments allowed) or YAML, by content. Errors name the file and line, never the file's text."""
+    """JSON (comments allowed) or YAML, by content. Errors name the file and line, never the file's text.
+
+    A `.json` file that starts like JSON (`{` or a comment) is JSON with comments and nothing else:
+    YAML would read a `//` comment as a key. Elsewhere `{` may start a YAML flow mapping.
+    """
     try:
         return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
     except ValueError:
         pass  # not plain JSON: JSON with comments, or YAML
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
-    json_problem: str | None = None
-    yaml_text = text
-    if text.lstrip()[:1] in ("{", "/"):
-        stripped = _without_json_comments(text)
-        if stripped.lstrip().startswith("{"):
-            try:
-                return json.loads(stripped, object_pairs_hook=_reject_duplicate_json_keys)
-            except json.JSONDecodeError as exc:  # its message is a fixed phrase, never the text
-                json_problem = (
-                    f"{source}: not valid YAML or JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-                )
-            except ValueError:  # a repeated key, or a number too long to convert
-                yaml_text = stripped  # YAML reads the same document and says what and where
-            except RecursionError:
-                raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    start = text.lstrip()[:1]
+    if start == "/" or (start == "{" and source.lower().endswith(_JSON_SUFFIXES)):
+        return _parse_jsonc(text, source)
+    if start == "{":
+        try:
+            return _parse_jsonc(text, source)
+        except ConfigError:
+            pass  # a YAML flow mapping, perhaps: YAML says what is wrong if not
     problem: str | None = None
     try:
-        return yaml.load(yaml_text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: plain data only
     except RecursionError:
         problem = f"{source}: nested too deeply to be a configuration"
     except ValueError as exc:  # a value PyYAML cannot build, such as an integer of thousands of digits
@@ -124,10 +129,10 @@ def _parse_text(text: str, source: str) -> Any:
             problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
     except yaml.YAMLError:
         problem = f"{source}: not valid YAML or JSON"
-    raise ConfigError(json_problem or problem)
+    raise ConfigError(problem)
 
 
-def _read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
+def read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
     """The parsed file and its name for messages; `~` in the path is the home directory."""
     source = os.fspath(path)
     try:
@@ -171,7 +176,8 @@ def load_config_entries(
     (for CI). Disabled entries are never errors. `inputs` gives the values of a VS Code file's
     `${input:ID}` references: a mapping of id to value, or a handler called with each `HostInput`.
     """
-    return read_entries(path, environ=environ, strict=strict, context=LoadContext(inputs=inputs))
+    context = LoadContext(inputs=remembered(inputs))  # each input asked once, however often it is used
+    return read_entries(path, environ=environ, strict=strict, context=context)
 
 
 def read_entries(
@@ -183,9 +189,9 @@ def read_entries(
 ) -> ConfigEntries:
     """`load_config_entries` with the folders a host file's references are resolved against."""
     environ = os.environ if environ is None else environ
-    document, source = _read_document(path)
-    raw = _document_entries(document, source, environ, context)
-    entries = _build(raw, environ, source, strict=strict)
+    document, source = read_document(path)
+    raw = document_entries(document, source, environ, context)
+    entries = build_entries(raw, environ, source, strict=strict)
     _log.debug("%s: read %d server entries (%d invalid)", source, len(entries.entries), len(entries.invalid))
     return entries
 

@@ -8,10 +8,10 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .fields import _MAX_TIMEOUT_MS
+from .fields import MAX_TIMEOUT_MS
 
 
-class _EntryError(Exception):
+class EntryError(Exception):
     """Problems found in one entry; rendered into a `ConfigError` with the entry's name."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -19,7 +19,7 @@ class _EntryError(Exception):
         self.problems = problems
 
 
-def _render(where: str, problems: list[str]) -> str:
+def render_problems(where: str, problems: list[str]) -> str:
     if len(problems) == 1:
         return f"{where}: {problems[0]}"
     return f"{where}: {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
@@ -42,7 +42,7 @@ _NAME_RULE = (
 )
 
 
-def _name_problem(name: Any) -> str:
+def name_problem(name: Any) -> str:
     """Why `name` is not a valid server name, in plain words."""
     if not isinstance(name, str):
         return f"must be a string; {_NAME_RULE}"
@@ -58,15 +58,15 @@ def _name_problem(name: Any) -> str:
     return f"{name!r} cannot be used: it {' and '.join(reasons)}; {_NAME_RULE}"
 
 
-_SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
+SUGGESTION_CUTOFF = 0.85  # `comand` -> `command` (0.92), but not `transportType` -> `transport` (0.82)
 
 
-def _did_you_mean(key: Any, candidates: Iterable[str]) -> str:
+def did_you_mean(key: Any, candidates: Iterable[str]) -> str:
     """`; did you mean 'command'?` for a close misspelling of a known key, else ""."""
     if not isinstance(key, str):
         return ""
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
-    match = difflib.get_close_matches(key.casefold(), by_folded, n=1, cutoff=_SUGGESTION_CUTOFF)
+    match = difflib.get_close_matches(key.casefold(), by_folded, n=1, cutoff=SUGGESTION_CUTOFF)
     return f"; did you mean {by_folded[match[0]]!r}?" if match else ""
 
 
@@ -84,11 +84,11 @@ _PLAIN_MESSAGES = {
     "bool_type": "must be true or false",
     "bool_parsing": "must be true or false",
     "string_too_short": "must not be empty",
-    "less_than_equal": f"must be at most {_MAX_TIMEOUT_MS} (about 24.8 days in milliseconds)",
+    "less_than_equal": f"must be at most {MAX_TIMEOUT_MS} (about 24.8 days in milliseconds)",
 }
 
 
-def _plain(error: Mapping[str, Any], field_name: Any) -> str:
+def plain_message(error: Mapping[str, Any], field_name: Any) -> str:
     """Pydantic's message for one error, in plain words, without the input."""
     kind = str(error["type"])
     message = _PLAIN_MESSAGES.get(kind) or str(error["msg"]).replace("Input should be", "must be")

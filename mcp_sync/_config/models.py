@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, Self, TypeAlias
 from urllib.parse import urlsplit
 
@@ -25,30 +26,30 @@ from pydantic_core import PydanticCustomError
 
 from .auth import AuthConfig
 from .fields import (
-    _HEADER_NAME_RE,
-    _HEADER_VALUE_RE,
-    _NESTED_CONFIG,
+    HEADER_NAME_RE,
+    HEADER_VALUE_RE,
+    NESTED_CONFIG,
     SERVER_NAME_PATTERN,
     LogLevel,
     RedactedMapping,
-    _redact_url,
-    _SecretMapping,
-    _shorthand,
-    _TimeoutMs,
+    SecretMapping,
+    TimeoutMs,
+    redact_url,
     root_uri,
+    shorthand,
 )
 
-_TRANSPORTS = ("stdio", "streamable-http", "sse")
+TRANSPORTS = ("stdio", "streamable-http", "sse")
 
 
 class ReconnectConfig(BaseModel):
     """Opt-in reconnection after a ready server drops: attempts with exponential backoff and jitter."""
 
-    model_config = _NESTED_CONFIG
+    model_config = NESTED_CONFIG
 
     max_attempts: int = Field(default=5, ge=1, le=1000)
-    initial_delay_ms: _TimeoutMs = 500
-    max_delay_ms: _TimeoutMs = 30_000
+    initial_delay_ms: TimeoutMs = 500
+    max_delay_ms: TimeoutMs = 30_000
 
     @property
     def initial_delay(self) -> float:
@@ -59,7 +60,7 @@ class ReconnectConfig(BaseModel):
         return max(self.max_delay_ms, self.initial_delay_ms) / 1000
 
 
-class _ServerConfigBase(BaseModel):
+class ServerConfigBase(BaseModel):
     """Fields and helpers shared by both transports."""
 
     model_config = ConfigDict(
@@ -73,13 +74,13 @@ class _ServerConfigBase(BaseModel):
 
     transport: str
     server_name: str = Field(pattern=SERVER_NAME_PATTERN)
-    tool_call_timeout_ms: _TimeoutMs = 60_000
-    connect_timeout_ms: _TimeoutMs = 30_000
+    tool_call_timeout_ms: TimeoutMs = 60_000
+    connect_timeout_ms: TimeoutMs = 30_000
     enabled: bool = True
     required: bool = False
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
-    reconnect: Annotated[ReconnectConfig | None, BeforeValidator(_shorthand("reconnect"))] = None
+    reconnect: Annotated[ReconnectConfig | None, BeforeValidator(shorthand("reconnect"))] = None
     resources: bool = True
     prompts: bool = True
     roots: tuple[str, ...] | None = None
@@ -87,6 +88,9 @@ class _ServerConfigBase(BaseModel):
     # Values its references marked as secrets (a host file's inputs, VS Code's `${input:ID}`, and variables
     # named like credentials, `${GITHUB_TOKEN}`): secrets wherever they were used.
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
+    # The name a host's file wrote when it is not a valid server name (`io.github.upstash/context7`).
+    _original_name: str | None = PrivateAttr(default=None)
+    _sse_fallback: bool = PrivateAttr(default=False)  # HTTP only: see `HttpServerConfig.sse_fallback`
 
     @field_validator("roots")
     @classmethod
@@ -96,7 +100,7 @@ class _ServerConfigBase(BaseModel):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """Transport and name first, then the transport's own fields, then the common ones."""
         args = list(super().__repr_args__())
-        common = set(_ServerConfigBase.model_fields) - {"transport", "server_name"}
+        common = set(ServerConfigBase.model_fields) - {"transport", "server_name"}
         yield from (arg for arg in args if arg[0] not in common)
         yield from (arg for arg in args if arg[0] in common)
 
@@ -110,6 +114,17 @@ class _ServerConfigBase(BaseModel):
         """A copy that knows `values` came from inputs."""
         copy = self.model_copy()
         copy._input_secrets = frozenset(values)
+        return copy
+
+    @property
+    def original_name(self) -> str | None:
+        """The name the host's file gave this server when `server_name` had to be made from it, else None."""
+        return self._original_name
+
+    def with_original_name(self, name: str) -> Self:
+        """A copy that remembers the host's name it was made from."""
+        copy = self.model_copy()
+        copy._original_name = name
         return copy
 
     @property
@@ -133,13 +148,13 @@ InheritEnv: TypeAlias = Literal["filtered", "minimal"]
 """How a stdio child inherits the host's environment (see `child_environment`)."""
 
 
-class StdioServerConfig(_ServerConfigBase):
+class StdioServerConfig(ServerConfigBase):
     """A server started as a child process, spoken to over its stdin and stdout."""
 
     transport: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
     args: tuple[str, ...] = ()
-    env: _SecretMapping = RedactedMapping()
+    env: SecretMapping = RedactedMapping()
     cwd: str | None = Field(default=None, min_length=1)
     inherit_env: InheritEnv = "filtered"
 
@@ -168,13 +183,13 @@ class StdioServerConfig(_ServerConfigBase):
         return value
 
 
-class HttpServerConfig(_ServerConfigBase):
+class HttpServerConfig(ServerConfigBase):
     """A server reached over Streamable HTTP."""
 
     transport: Literal["streamable-http"] = "streamable-http"
     url: str
-    headers: _SecretMapping = RedactedMapping()
-    auth: Annotated[AuthConfig | None, BeforeValidator(_shorthand("auth"))] = None
+    headers: SecretMapping = RedactedMapping()
+    auth: Annotated[AuthConfig | None, BeforeValidator(shorthand("auth"))] = None
 
     @field_validator("auth")
     @classmethod
@@ -233,7 +248,7 @@ class HttpServerConfig(_ServerConfigBase):
     @classmethod
     def _headers_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
         for name, val in value.items():
-            if not _HEADER_NAME_RE.fullmatch(name):
+            if not HEADER_NAME_RE.fullmatch(name):
                 raise PydanticCustomError(
                     "config",
                     "{name} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)",
@@ -244,7 +259,7 @@ class HttpServerConfig(_ServerConfigBase):
                 raise PydanticCustomError(
                     "config", "the value of {name} contains a line break or NUL", {"name": name}
                 )
-            if not _HEADER_VALUE_RE.fullmatch(val):  # the HTTP client would fail on it at connect time
+            if not HEADER_VALUE_RE.fullmatch(val):  # the HTTP client would fail on it at connect time
                 raise PydanticCustomError(
                     "config",
                     "the value of {name} has a character HTTP headers cannot carry (only printable "
@@ -255,10 +270,33 @@ class HttpServerConfig(_ServerConfigBase):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            yield name, (_redact_url(value) if name == "url" else value)
+            yield name, (redact_url(value) if name == "url" else value)
+
+    @property
+    def sse_fallback(self) -> bool:
+        """Whether a 4xx answer to the first POST means "try the legacy SSE transport", as the host does.
+
+        Set for a host's entry that names no transport (a bare `url`, Windsurf's `serverUrl`) and for
+        VS Code's `"type": "http"`; never for our own `transport: streamable-http`.
+        """
+        return self._sse_fallback
+
+    def with_sse_fallback(self) -> Self:
+        """A copy that falls back to SSE as the host that wrote it would."""
+        copy = self.model_copy()
+        copy._sse_fallback = True
+        return copy
+
+    def as_sse(self) -> SseServerConfig:
+        """The same server over the legacy SSE transport (the fallback's second try)."""
+        fields = self.model_dump(exclude={"transport", "auth"})
+        fields["headers"] = dict(self.headers)
+        sse = SseServerConfig.model_validate(fields)
+        sse._input_secrets, sse._original_name = self._input_secrets, self._original_name
+        return sse
 
 
-class SseServerConfig(_ServerConfigBase):
+class SseServerConfig(ServerConfigBase):
     """A server reached over the legacy HTTP+SSE transport (protocol 2024-11-05): opt-in, never inferred.
 
     `url` is the SSE endpoint (often ending in /sse); `headers` go with the event stream and every message.
@@ -267,7 +305,7 @@ class SseServerConfig(_ServerConfigBase):
 
     transport: Literal["sse"] = "sse"
     url: str
-    headers: _SecretMapping = RedactedMapping()
+    headers: SecretMapping = RedactedMapping()
 
     @model_validator(mode="before")
     @classmethod
@@ -292,16 +330,18 @@ class SseServerConfig(_ServerConfigBase):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            yield name, (_redact_url(value) if name == "url" else value)
+            yield name, (redact_url(value) if name == "url" else value)
 
 
 ServerConfig: TypeAlias = Annotated[
     StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
 ]
-_ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
+ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
 
-_MODELS: dict[str, type[_ServerModel]] = {
-    "stdio": StdioServerConfig,
-    "streamable-http": HttpServerConfig,
-    "sse": SseServerConfig,
-}
+MODELS: Mapping[str, type[ServerModel]] = MappingProxyType(
+    {
+        "stdio": StdioServerConfig,
+        "streamable-http": HttpServerConfig,
+        "sse": SseServerConfig,
+    }
+)

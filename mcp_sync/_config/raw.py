@@ -2,6 +2,8 @@
 
 A host file (`mcpServers`, VS Code's `servers`, Codex's `mcp_servers`) names each server by its
 map key and spells some settings its own way; its `HostFormat` turns such an entry into our keys.
+`entries._validate` owns the order: `prepare`, then `${VAR}` interpolation with the variables the
+entry carries, then `to_ours`, then validation and `finish`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .models import _ServerModel
+    from .models import ServerModel
 
-_MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
+MAP_KEY = "<the map key>"  # key_names marker: the server name came from the map key
 
 
 class HostFormat(Protocol):
@@ -26,22 +28,22 @@ class HostFormat(Protocol):
 
     @property
     def known_keys(self) -> tuple[str, ...]:
-        """Every key the host's entries may hold besides ours: for "did you mean" suggestions."""
+        """Every key the host reads besides ours: what `prepare` keeps, and what "did you mean" offers."""
 
-    def prepare(self, entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(self, entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         """The entry before interpolation, without the keys that are skipped (each logged by name)."""
 
-    def to_ours(self, entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(self, entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
 
     def finish(
-        self, entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        self, entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
 
 
 @dataclass
-class _RawEntry:
+class RawEntry:
     """One entry before validation, with where it came from."""
 
     label: str  # `servers[2]` or `mcpServers.fs`
@@ -53,3 +55,9 @@ class _RawEntry:
     # Values its references marked as secrets: given for `${input:ID}`, or read from `${A_TOKEN}`.
     secrets: set[str] = field(default_factory=set)
     project: Path | None = None  # the project folder its file belongs to: relative paths start there
+    original_name: str | None = None  # the host's name, when not a valid server name
+    bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
+    lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
+    literal: bool = False  # no `${VAR}` at all: the host reads values as written (Codex)
+    sse_fallback: bool = False  # a remote entry whose host falls back to SSE on a 4xx (no explicit transport)
+    misspelt: list[str] = field(default_factory=list)  # ignored keys that look like misspelt known ones

@@ -6,7 +6,7 @@ import difflib
 import logging
 from collections.abc import Iterable
 
-from .messages import _SUGGESTION_CUTOFF
+from .messages import SUGGESTION_CUTOFF
 from .models import ServerConfig
 
 _log = logging.getLogger("mcp_sync.config")
@@ -38,7 +38,7 @@ def warn_unmatched_tool_filters(config: ServerConfig, raw_names: Iterable[str]) 
         if name.startswith(public_prefix) and name[len(public_prefix) :] in offered:
             described.append(f"{name!r} (did you mean {name[len(public_prefix) :]!r}?)")
         else:
-            close = difflib.get_close_matches(name, offered, n=1, cutoff=_SUGGESTION_CUTOFF)
+            close = difflib.get_close_matches(name, offered, n=1, cutoff=SUGGESTION_CUTOFF)
             described.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
     example = offered[0] if offered else "read_file"
     _log.warning(

@@ -68,6 +68,8 @@ class ServerConnection:
         self.features = features
         """Resources, prompts and server requests of this connection, when the hub bridges them."""
         self.name = config.server_name
+        self.original_name = config.original_name
+        """The name the host's file gave the server, when `name` had to be made from it; else None."""
         self._registry = registry
         self._dispatcher: CallbackDispatcher = registry.dispatcher
         self._on_state = on_state

@@ -44,6 +44,7 @@ from .._config import (
     load_config_entries,
     load_host_entries,
     parse_server_entries,
+    remembered,
 )
 from .._runtime.callbacks import ProgressCallback
 from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
@@ -187,13 +188,19 @@ class MCPHub(FeatureHub):
         (`.mcp.json` and Claude Code's local scope in `~/.claude.json`, `.cursor/mcp.json`,
         `.vscode/mcp.json`, `.codex/config.toml`, `.gemini/settings.json`); a server named in several
         files is taken from the last (the project's over the user's). `inputs` gives VS Code's
-        `${input:ID}` values: a mapping of id to value, or a handler called with each `HostInput`.
-        docs/hosts.md lists every file and how each key maps.
+        `${input:ID}` values: a mapping of id to value, or a handler called with each `HostInput`,
+        once per input id for the hub's life (`reload()` keeps the answers). A name the host accepts
+        that is not a valid server name (`io.github.upstash/context7`) is normalised as tool names
+        are; `servers[name].original_name` shows the name as written. docs/hosts.md lists every
+        file and how each key maps.
 
-        Each entry stands alone, as in `from_file`. An unknown host, or no file found, raises a
-        `ConfigError` naming what was looked for. `reload()` reads the files again.
+        Each entry stands alone, as in `from_file`, and so does each file: one that cannot be read
+        is shown as a failed entry named by its path, and the other files' servers start. An unknown
+        host, or no file found, raises a `ConfigError` naming what was looked for. `reload()` reads
+        the files again.
         """
-        load = functools.partial(load_host_entries, host, project, inputs=inputs)
+        # One handler for the hub's life: each input is asked once, and not again on reload().
+        load = functools.partial(load_host_entries, host, project, inputs=remembered(inputs))
         hub = cls(load(), registry=registry, **options)
         hub._config_loader = load
         return hub

@@ -71,6 +71,7 @@ class Reconnector:
         assert config.reconnect is not None
         self.config = config
         self.name = config.server_name
+        self.original_name = config.original_name  # the host file's name, when `name` was made from it
         self.transport = config.transport
         self.error = error
         self.attempt = 0

@@ -73,6 +73,7 @@ class UnusableServer:
     protocol_version = None
     pid = None
     transport = "invalid"
+    original_name = None  # `name` is already the name as written
 
     def __init__(self, entry: InvalidServerEntry) -> None:
         self.entry = entry

@@ -37,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._auth.server_auth import ServerAuth
-from .._config import ServerConfig, SseServerConfig
+from .._config import HttpServerConfig, ServerConfig, SseServerConfig
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out
 from .._runtime.lifecycle import ConnectionState
@@ -172,21 +172,27 @@ class Session:
         auth = self._auth = self._connection.make_auth()
         if isinstance(auth, ServerAuth):
             auth.on_failure = self._auth_failed
-        transport = open_transport(
-            self._config,
-            process=self.process,
-            http=self.http,
-            on_end=self._transport_ended,
-            on_refused=self.check_alive,
-            on_not_mcp=self._not_speaking_mcp,
-            auth=auth,
-        )
         features = self._connection.features
-        options = features.client_options() if features is not None else {}
-        if isinstance(self._config, SseServerConfig):
-            options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
-        client = Client(transport, cache=None, message_handler=self._on_message, **options)
-        await stack.enter_async_context(client)
+        try:
+            client = await self._open_client(stack, auth)
+        except Exception as streamable_error:
+            if not self._falls_back_to_sse():
+                raise
+            assert isinstance(self._config, HttpServerConfig)
+            logger.info(
+                "server %r answered HTTP %s to Streamable HTTP; trying the legacy SSE transport, "
+                "as the host that wrote its entry does",
+                self._name,
+                self.http.first_post_status,
+            )
+            streamable = (self._config, self.http)
+            self._config, self.http = self._config.as_sse(), HttpObservations()
+            try:
+                client = await self._open_client(stack, auth)
+            except Exception:
+                # Neither transport: what Streamable HTTP was told says more than the SSE attempt.
+                self._config, self.http = streamable
+                raise streamable_error from None
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
@@ -205,6 +211,38 @@ class Session:
         task_group.start_soon(warmer.run)
         if features is not None:
             await features.connected(client, task_group)
+
+    async def _open_client(self, stack: AsyncExitStack, auth: httpx2.Auth | None) -> Client:
+        """The SDK client on the configured transport, connected (initialized)."""
+        transport = open_transport(
+            self._config,
+            process=self.process,
+            http=self.http,
+            on_end=self._transport_ended,
+            on_refused=self.check_alive,
+            on_not_mcp=self._not_speaking_mcp,
+            auth=auth,
+        )
+        features = self._connection.features
+        options = features.client_options() if features is not None else {}
+        if isinstance(self._config, SseServerConfig):
+            options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
+        client = Client(transport, cache=None, message_handler=self._on_message, **options)
+        await stack.enter_async_context(client)
+        return client
+
+    def _falls_back_to_sse(self) -> bool:
+        """A host entry without an explicit transport whose server answered the first POST with a 4xx
+        (401 is a sign-in, not a transport question): the hosts then try SSE, and so do we."""
+        status = self.http.first_post_status
+        return (
+            isinstance(self._config, HttpServerConfig)
+            and self._config.sse_fallback
+            and status is not None
+            and 400 <= status < 500
+            and status != 401
+            and not self._stopping
+        )
 
     def request_stop(self, abort: bool) -> None:
         """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now."""

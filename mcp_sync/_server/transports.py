@@ -56,10 +56,14 @@ class HttpObservations:
         self.session_id: str | None = None
         self.usual_path = "/mcp"
         """Where most servers serve this transport, for the advice on a 404 or 405."""
+        self.first_post_status: int | None = None
+        """The status of the first POST (the initialize request): a 4xx means "not Streamable HTTP"."""
 
     def saw_response(self, request: httpx2.Request, response: httpx2.Response) -> None:
         self.session_id = response.headers.get("mcp-session-id") or self.session_id
         status = response.status_code
+        if request.method == "POST" and self.first_post_status is None:
+            self.first_post_status = status
         if status < 400:
             return
         advice = _STATUS_ADVICE.get(status, "the server failed" if status >= 500 else "")

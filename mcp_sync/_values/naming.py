@@ -17,13 +17,24 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["PUBLIC_NAME_MAX_LENGTH", "PUBLIC_NAME_PREFIX", "public_tool_name", "server_namespace"]
+__all__ = [
+    "PUBLIC_NAME_MAX_LENGTH",
+    "PUBLIC_NAME_PREFIX",
+    "SERVER_NAME_MAX_LENGTH",
+    "public_tool_name",
+    "server_name_from_host",
+    "server_namespace",
+]
 
 PUBLIC_NAME_PREFIX = "mcp__"
 # Function names in OpenAI-style APIs: [A-Za-z0-9_-], at most 64 characters.
 PUBLIC_NAME_MAX_LENGTH = 64
 _HASH_HEX_DIGITS = 12
 _KEEP_LENGTH = PUBLIC_NAME_MAX_LENGTH - _HASH_HEX_DIGITS - 1
+
+# The RFC's serverName: [A-Za-z0-9_-], at most 32 characters.
+SERVER_NAME_MAX_LENGTH = 32
+_SERVER_KEEP_LENGTH = SERVER_NAME_MAX_LENGTH - _HASH_HEX_DIGITS - 1
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _BMP_LIMIT = 0xFFFF
@@ -53,3 +64,18 @@ def public_tool_name(server_name: str, raw_name: str) -> str:
 def server_namespace(server_name: str) -> str:
     """The prefix every public name of `server_name` starts with (before any shortening)."""
     return f"{PUBLIC_NAME_PREFIX}{server_name}__"
+
+
+def server_name_from_host(name: str) -> str:
+    """A valid server name for a name another host accepts (`io.github.upstash/context7`, `Dev Box`).
+
+    A valid name is itself; any other is normalised as tool names are (each UTF-16 code unit outside
+    [A-Za-z0-9_-] becomes `_`), cut to fit 32 characters with `_` and the first 12 hex digits of
+    SHA-256 of the name (UTF-8) appended: deterministic, and two names never give the same one.
+    """
+    as_js = _as_js_string(name)
+    normalized = _UNSAFE.sub(_replace_code_units, as_js)
+    if normalized == as_js and 0 < len(normalized) <= SERVER_NAME_MAX_LENGTH:
+        return normalized
+    digest = hashlib.sha256(as_js.encode()).hexdigest()[:_HASH_HEX_DIGITS]
+    return f"{normalized[:_SERVER_KEEP_LENGTH]}_{digest}"

@@ -5,7 +5,8 @@ Cursor, Gemini CLI, Windsurf; in `~/.claude.json` also `projects.<path>.mcpServe
 `servers` map (with `inputs`); or Codex's `mcp_servers` tables. Each host has a module here saying
 what its keys mean and citing the documentation it follows; the entries of a host's map carry that
 host's `HostFormat`, which maps them onto our keys before validation. `locations` says where each
-host keeps its files.
+host keeps its files. When the caller knows the host (`load_host_entries`), its map is read and
+nothing else; a file without it has no servers. Otherwise the document's shape says which it is.
 """
 
 from __future__ import annotations
@@ -13,43 +14,75 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..._values.errors import ConfigError
 from ..context import LoadContext
-from ..raw import _RawEntry
+from ..raw import RawEntry
 from .codex import codex_entries
+from .common import PredefinedVariables, editor_variables
 from .mcp_servers import McpServersFormat
 from .vscode import vscode_entries
 
 _log = logging.getLogger("mcp_sync.config")
 
 
-def _document_entries(
+# Which map each host reads its servers from, when the caller knows the host.
+HOST_MAPS: Mapping[str, str] = MappingProxyType(
+    {
+        "claude-desktop": "mcpServers",
+        "claude-code": "mcpServers",
+        "cursor": "mcpServers",
+        "gemini": "mcpServers",
+        "windsurf": "mcpServers",
+        "vscode": "servers",
+        "codex": "mcp_servers",
+    }
+)
+_HOST_SUFFIXES = (".json", ".jsonc", ".toml")  # host files; our own format is YAML
+
+
+def document_entries(
     document: Any,
     source: str | None,
     environ: Mapping[str, str] | None = None,
     context: LoadContext | None = None,
-) -> list[_RawEntry]:
-    """The raw entries of a configuration document, whichever host wrote it."""
+    host: str | None = None,
+) -> list[RawEntry]:
+    """The raw entries of a configuration document: `host`'s map when given, else by its shape.
+
+    A host's file without servers (Gemini's `settings.json` and Codex's `config.toml` exist before
+    any server is added) is zero servers, as for the host.
+    """
     context = context if context is not None else LoadContext()
+    if context.project is None and project_of(source) is not None:
+        context = replace(context, project=project_of(source))
+    if context.host is None and (host or host_of(source)) is not None:
+        context = replace(context, host=host or host_of(source))
     environ = environ if environ is not None else {}
     prefix = f"{source}: " if source else ""
+    if host is not None:
+        return _host_entries(HOST_MAPS[host], document, source, environ, context)
+    if isinstance(document, Mapping) and not document:
+        return []
     if not isinstance(document, Mapping):
         raise ConfigError(f"{prefix}expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
-    if "servers" in document and "mcpServers" in document:
-        raise ConfigError(f"{prefix}has both 'servers' and 'mcpServers'; use one")
-    if "mcpServers" in document:
-        return _mcp_servers_entries(document, prefix, context)
-    if "mcp_servers" in document and "servers" not in document:
-        return codex_entries(document, source, environ, context)
     if "servers" in document and isinstance(document["servers"], Mapping):
         if _is_vscode_file(document, source):
-            return vscode_entries(document, source, environ, context)
+            return _host_entries("servers", document, source, environ, context)
         raise ConfigError(
             f"{prefix}'servers' must be a list of entries; "
             "a map of server name to settings goes under 'mcpServers'"
         )
+    if "servers" in document and "mcpServers" in document:
+        raise ConfigError(f"{prefix}has both 'servers' and 'mcpServers'; use one")
+    if "mcpServers" in document:
+        return _host_entries("mcpServers", document, source, environ, context)
+    if "mcp_servers" in document and "servers" not in document:
+        return _host_entries("mcp_servers", document, source, environ, context)
     if "servers" in document:
         unknown = [str(key) for key in document if key != "servers"]
         if unknown:
@@ -57,8 +90,30 @@ def _document_entries(
         servers = document["servers"]
         if servers is not None and not isinstance(servers, list):
             raise ConfigError(f"{prefix}'servers' must be a list of entries")
-        return [_RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+        return [RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+    if source is not None and source.lower().endswith(_HOST_SUFFIXES):
+        _log.debug("%sno servers in this file ('mcpServers', 'servers' or 'mcp_servers')", prefix)
+        return []
     raise ConfigError(f"{prefix}has neither 'servers' (a list) nor 'mcpServers' (a map)")
+
+
+def _host_entries(
+    map_name: str, document: Any, source: str | None, environ: Mapping[str, str], context: LoadContext
+) -> list[RawEntry]:
+    """The entries of a host's map; a document without the map (or empty) has none."""
+    prefix = f"{source}: " if source else ""
+    if document is None:
+        return []
+    if not isinstance(document, Mapping):
+        raise ConfigError(f"{prefix}expected a JSON object or TOML table of settings")
+    if document.get(map_name) is None:
+        _log.debug("%sno '%s' in this file: no servers", prefix, map_name)
+        return []
+    if map_name == "servers":
+        return vscode_entries(document, source, environ, context)
+    if map_name == "mcp_servers":
+        return codex_entries(document, source, environ, context)
+    return _mcp_servers_entries(document, source, environ, context)
 
 
 def _is_vscode_file(document: Mapping[Any, Any], source: str | None) -> bool:
@@ -67,16 +122,57 @@ def _is_vscode_file(document: Mapping[Any, Any], source: str | None) -> bool:
     return "inputs" in document or suffix in (".json", ".jsonc")
 
 
-def _mcp_servers_entries(document: Mapping[Any, Any], prefix: str, context: LoadContext) -> list[_RawEntry]:
+def _mcp_servers_entries(
+    document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
+) -> list[RawEntry]:
+    """The entries of an `mcpServers` map, with the variables of the host that wrote it."""
+    prefix = f"{source}: " if source else ""
     others = sorted(str(key) for key in document if key != "mcpServers")
     if others:
         _log.debug("%signoring host settings outside mcpServers: %s", prefix, ", ".join(others))
     servers = document["mcpServers"]
-    if servers is None:
-        return []
     if not isinstance(servers, Mapping):
         raise ConfigError(f"{prefix}'mcpServers' must be a map of server name to settings")
-    return [
-        _RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat, project=context.project)
-        for name, settings in servers.items()
-    ]
+    variables: Mapping[str, str] | None = None
+    if context.host in (None, "cursor"):  # Cursor documents VS Code's variables; no other host uses them
+        variables = PredefinedVariables(environ, editor_variables(context.project, context.home_folder()))
+    entries = []
+    for name, settings in servers.items():
+        entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
+        entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
+        entry.lenient = True
+        entries.append(entry)
+    return entries
+
+
+# The folder a host's project file sits in, by the file's place: `.cursor/mcp.json`, `.mcp.json`.
+_PROJECT_FOLDERS = (".vscode", ".cursor", ".gemini", ".codex")
+# The host a file belongs to, by its folder (or its name), for the variables its values may use.
+_HOST_FOLDERS: Mapping[str, str] = MappingProxyType(
+    {".vscode": "vscode", ".cursor": "cursor", ".gemini": "gemini", ".codex": "codex", "windsurf": "windsurf"}
+)
+_HOST_FILE_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        ".mcp.json": "claude-code",
+        ".claude.json": "claude-code",
+        "claude_desktop_config.json": "claude-desktop",
+    }
+)
+
+
+def host_of(source: str | None) -> str | None:
+    """The host whose file this is, by where it is (`.gemini/settings.json`), else None."""
+    if source is None:
+        return None
+    path = Path(source)
+    return _HOST_FILE_NAMES.get(path.name) or _HOST_FOLDERS.get(path.parent.name)
+
+
+def project_of(source: str | None) -> Path | None:
+    """The project a file belongs to when it is a host's project file, else None."""
+    if source is None:
+        return None
+    path = Path(source).expanduser().absolute()
+    if path.parent.name in _PROJECT_FOLDERS:
+        return path.parent.parent
+    return path.parent if path.name == ".mcp.json" else None

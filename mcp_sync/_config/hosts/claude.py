@@ -8,7 +8,9 @@ and the Model Context Protocol's "Connect to local MCP servers" guide for Claude
   `mcpServers` is the user scope and whose `projects.<absolute project path>.mcpServers` is the
   local scope (one project, this user). Entries add `type` (`stdio`, `http`, `sse`), `url`,
   `headers`, `oauth` (`clientId`, `callbackPort`) and `headersHelper`. When one name is in
-  several scopes, local wins over project, project over user.
+  several scopes, local wins over project, project over user. A `.mcp.json` server the user
+  turned down (`disabledMcpjsonServers` in `~/.claude.json` or Claude Code's settings files) is
+  left off, as Claude Code leaves it; one never approved is loaded (mcp_sync does not ask).
 """
 
 from __future__ import annotations
@@ -32,17 +34,41 @@ TYPES: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {"autoApprove": "host approval policy (Cline, Roo, Claude Desktop extensions)"}
 )
-# `headersHelper` (a command that makes headers) is not here: without the headers the server would
-# refuse us, so it stays an unknown key and the entry fails, saying so.
-UNSUPPORTED: Mapping[str, str] = MappingProxyType({})
+# Skipped at warning level: the server may refuse us without the headers the command would make.
+UNSUPPORTED: Mapping[str, str] = MappingProxyType(
+    {"headersHelper": "a command Claude Code runs to make request headers"}
+)
 
 
-def local_scope(document: Any, project: Path) -> dict[str, Any]:
-    """`~/.claude.json`'s local scope for `project`: `projects.<absolute path>.mcpServers`, as a document."""
+# Where Claude Code records the project servers (`.mcp.json`) the user turned down.
+REJECTED_KEY = "disabledMcpjsonServers"
+
+
+def local_scope(document: Any, project: Path, key: str | None = "mcpServers") -> Any:
+    """`~/.claude.json`'s local scope for `project`: `projects.<absolute path>.mcpServers`, as a document.
+
+    With `key=None`, the project's whole record (where `disabledMcpjsonServers` is kept).
+    """
     projects = document.get("projects") if isinstance(document, Mapping) else None
-    local = projects.get(os.fspath(project)) if isinstance(projects, Mapping) else None
-    servers = local.get("mcpServers") if isinstance(local, Mapping) else None
+    local = None
+    if isinstance(projects, Mapping):  # Claude Code keys it by the real path; the caller may give a link
+        local = projects.get(os.fspath(project), projects.get(os.fspath(project.resolve())))
+    if key is None:
+        return local if isinstance(local, Mapping) else {}
+    servers = local.get(key) if isinstance(local, Mapping) else None
     return {"mcpServers": servers if isinstance(servers, Mapping) else {}}
+
+
+def switched_off(document: Any, rejected: frozenset[str]) -> Any:
+    """`.mcp.json` with the servers the user turned down in Claude Code marked `disabled`, as it does."""
+    servers = document.get("mcpServers") if isinstance(document, Mapping) else None
+    if not rejected or not isinstance(servers, Mapping):
+        return document
+    marked = dict(servers)
+    for name, settings in servers.items():
+        if name in rejected and isinstance(settings, Mapping):
+            marked[name] = {**settings, "disabled": True}
+    return {**document, "mcpServers": marked}
 
 
 def user_scope(document: Any) -> dict[str, Any]:

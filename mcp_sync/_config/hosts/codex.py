@@ -8,12 +8,21 @@ and `env_http_headers` (header name to the variable holding its value). Both hav
 (or `startup_timeout_ms`) and `tool_timeout_sec`. A trusted project may add `.codex/config.toml`,
 whose servers win over the user's.
 
-Values are read as written, except that `${VAR}` references are interpolated as in every file.
+Also read: `bearer_token` (a token written in the file: our `Authorization` header) and the
+per-server keys Codex accepts that change nothing here, ignored at debug level
+(`supports_parallel_tool_calls`, `default_tools_approval_mode`, `[tools.<tool>] approval_mode`,
+`experimental_environment`, `name`). Codex ignores keys it does not know (`type`, an `[oauth]`
+table), and so do we. `env_vars` entries are names, or tables with a `name` (and a `source`).
+
+Values are read as written: Codex expands no `${VAR}` in `config.toml` (a feature it was asked for
+and declined, openai/codex#7367); the environment comes in only through `env_vars`,
+`bearer_token_env_var` and `env_http_headers`, whose variables are read here.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -21,10 +30,10 @@ from typing import Any, ClassVar
 
 from ..._values.errors import ConfigError
 from ..context import LoadContext
-from ..messages import _EntryError
-from ..models import _ServerModel
-from ..raw import _RawEntry
-from .common import EntryMapper, warn_unsupported
+from ..messages import EntryError
+from ..models import ServerModel
+from ..raw import RawEntry
+from .common import EntryMapper, drop_ignored, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -46,13 +55,24 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
         "oauth_resource": "the OAuth resource Codex asks for when it signs in",
     }
 )
-HEADER_KEYS = ("bearer_token_env_var", "http_headers", "env_http_headers")
+# Accepted by Codex, nothing to do here: approvals and parallelism are the host's, not the server's.
+SKIPPED: Mapping[str, str] = MappingProxyType(
+    {
+        "supports_parallel_tool_calls": "whether Codex calls the server's tools in parallel",
+        "default_tools_approval_mode": "Codex's approval policy for the server's tools",
+        "tools": "Codex's per-tool approval policy",
+        "experimental_environment": "where Codex starts the server (experimental)",
+        "name": "a display name Codex no longer uses",
+    }
+)
+HEADER_KEYS = ("bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers")
+_OUR_KEYS = ("command", "args", "env", "cwd", "url", "enabled", "required")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def codex_entries(
     document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
-) -> list[_RawEntry]:
+) -> list[RawEntry]:
     """The raw entries of a Codex `config.toml`: its `mcp_servers` tables."""
     prefix = f"{source}: " if source else ""
     servers = document["mcp_servers"]
@@ -60,22 +80,50 @@ def codex_entries(
         raise ConfigError(f"{prefix}'mcp_servers' must be a table of server name to settings")
     entries = []
     for name, settings in servers.items():
-        entry = _RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
-        entry.environ, entry.project = environ, context.project
+        entry = RawEntry(f"mcp_servers.{name}", settings, map_key=name, format=CodexFormat)
+        entry.environ, entry.project, entry.literal = environ, context.project, True
         entries.append(entry)
     return entries
 
 
+_MAX_MILLISECONDS = 2**31 - 1  # our timeouts' limit (about 24.8 days)
+
+
 def _milliseconds(key: str, value: Any, unit: int, problems: list[str]) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        what = "seconds" if unit == 1000 else "milliseconds"
+    """Seconds or milliseconds as whole milliseconds; a value Codex refuses (inf, nan, < 0) is a problem."""
+    what = "seconds" if unit == 1000 else "milliseconds"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
         problems.append(f"field '{key}': must be a positive number of {what}")
         return None
-    return max(1, round(value * unit))
+    if value * unit > _MAX_MILLISECONDS:
+        problems.append(f"field '{key}': must be at most {_MAX_MILLISECONDS // unit} {what}")
+        return None
+    return max(1, round(float(value) * unit))
+
+
+def _forwarded(value: Any, environ: Mapping[str, str], problems: list[str]) -> dict[str, str]:
+    """The variables `env_vars` forwards from the environment (unset ones left out), as they are."""
+    if not isinstance(value, list):
+        problems.append("field 'env_vars': must be a list of variable names")
+        return {}
+    names = []
+    for item in value:
+        name = item.get("name") if isinstance(item, Mapping) else item
+        if not isinstance(name, str):
+            problems.append("field 'env_vars': each item must be a variable name or a table with a 'name'")
+            return {}
+        names.append(name)
+    return {name: environ[name] for name in names if name in environ}
 
 
 def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
-    """`http_headers`, `env_http_headers` and `bearer_token_env_var` as our `headers` (references kept)."""
+    """`http_headers`, `env_http_headers`, `bearer_token` and `bearer_token_env_var` as our `headers`.
+
+    The variables are read now (header values are secrets wherever they go); an unset
+    `env_http_headers` variable leaves its header out, as in Codex, and an unset
+    `bearer_token_env_var` is a problem naming it.
+    """
     headers: dict[str, Any] = {}
     plain = data.get("http_headers", {})
     if not isinstance(plain, Mapping):
@@ -90,13 +138,20 @@ def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list
             if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
                 problems.append(f"field 'env_http_headers.{header}': must be an environment variable name")
             elif variable in environ:  # like Codex: a header whose variable is unset is left out
-                headers[header] = "${" + variable + "}"
+                headers[header] = environ[variable]
+    if isinstance(data.get("bearer_token"), str) and "bearer_token_env_var" not in data:
+        headers["Authorization"] = "Bearer " + data["bearer_token"]  # a secret, as every header value
+    elif "bearer_token" in data and "bearer_token_env_var" not in data:
+        problems.append("field 'bearer_token': must be a string")
     if "bearer_token_env_var" in data:
         variable = data["bearer_token_env_var"]
         if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
             problems.append("field 'bearer_token_env_var': must be an environment variable name")
         else:
-            headers["Authorization"] = "Bearer ${" + variable + "}"  # unset: an error naming it
+            if variable in environ:
+                headers["Authorization"] = "Bearer " + environ[variable]
+            else:
+                problems.append(f"field 'bearer_token_env_var' names {variable}, which is not set")
     return headers
 
 
@@ -104,14 +159,22 @@ class CodexFormat:
     """Codex's `mcp_servers` tables in our keys (see `raw.HostFormat`; the class itself is the format)."""
 
     map_name: ClassVar[str] = "mcp_servers"
-    known_keys: ClassVar[tuple[str, ...]] = ("env_vars", *RENAMED, *TIMEOUTS, *UNSUPPORTED, *HEADER_KEYS)
+    known_keys: ClassVar[tuple[str, ...]] = (
+        "env_vars",
+        *_OUR_KEYS,
+        *RENAMED,
+        *TIMEOUTS,
+        *UNSUPPORTED,
+        *SKIPPED,
+        *HEADER_KEYS,
+    )
 
     @staticmethod
-    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
-        """Mapped before interpolation, so that variables the entry names are read like `${VAR}`."""
+    def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
+        """Mapped at once, the variables the entry names read from the environment (no `${VAR}` in Codex)."""
         if not isinstance(data, Mapping):
-            raise _EntryError([f"expected a table of settings, got {type(data).__name__}"])
-        environ = entry.environ or {}
+            raise EntryError([f"expected a table of settings, got {type(data).__name__}"])
+        environ = entry.environ if entry.environ is not None else {}
         problems: list[str] = []
         out: dict[Any, Any] = {}
         for key, value in data.items():
@@ -128,24 +191,27 @@ class CodexFormat:
                     entry.key_names[ours] = key
             elif key in UNSUPPORTED:
                 warn_unsupported(where, key, UNSUPPORTED[key])
+            elif key in SKIPPED:
+                _log.debug("%s: ignoring %r (%s)", where, key, SKIPPED[key])
             elif key == "env_vars":
-                if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-                    problems.append("field 'env_vars': must be a list of variable names")
-                    continue
-                forwarded = {name: environ[name] for name in value if name in environ}
+                forwarded = _forwarded(value, environ, problems)
                 out["env"] = {**forwarded, **(out.get("env") or {})}
             elif key == "env" and isinstance(value, Mapping):
                 out["env"] = {**(out.get("env") or {}), **value}
-            elif key not in HEADER_KEYS:
+            elif key == "env":
+                problems.append("field 'env': must be a table of variable name to value")
+            elif key in _OUR_KEYS:
                 out[key] = value
+            elif key not in HEADER_KEYS:
+                drop_ignored(entry, where, key, "Codex", CodexFormat.known_keys)
         if any(key in data for key in HEADER_KEYS):
             out["headers"] = _headers(data, environ, problems)
         if problems:
-            raise _EntryError(problems)
+            raise EntryError(problems)
         return out
 
     @staticmethod
-    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
             mapper.keep(key, value)
@@ -153,6 +219,6 @@ class CodexFormat:
 
     @staticmethod
     def finish(
-        entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+        entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         return config

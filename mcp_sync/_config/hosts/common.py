@@ -2,23 +2,35 @@
 
 A host key either means one of ours (renamed, recorded in `key_names` so that messages name the
 key as written), or is skipped with a log line naming it (never its value): at debug level when
-it changes nothing about how the server runs (an approval policy, a note), at warning level
-when mcp_sync cannot honour it (the server may then behave differently than in the host).
+it changes nothing about how the server runs (an approval policy, a note, a key the host itself
+does not read), at warning level when mcp_sync cannot honour it (the server may then behave
+differently than in the host) or when it looks like a misspelt key. Also shared: the map key made
+a valid server name (`server_name_from_host`), `envFile` read as a dotenv file, and the editors'
+predefined variables (`${workspaceFolder}`, `${userHome}`).
 """
 
 from __future__ import annotations
 
+import io
 import logging
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
 from pydantic.alias_generators import to_camel
 
-from ..raw import _MAP_KEY, _RawEntry
+from ..._values.naming import server_name_from_host
+from ..messages import did_you_mean
+from ..models import MODELS
+from ..raw import MAP_KEY, RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
+
+_MAX_ENV_FILE_BYTES = 1 << 20  # a dotenv file is a few lines; anything near this is not one
 
 # The keys of a host's OAuth object (Claude Code's and Gemini CLI's `oauth`, Cursor's `auth`) that
 # mean what one of ours means; the others (endpoints we discover, audiences) are skipped with a warning.
@@ -39,20 +51,50 @@ OAUTH_KEYS: Mapping[str, str] = MappingProxyType(
 )
 
 
+def _spellings() -> frozenset[str]:
+    keys: set[str] = set()
+    for model in MODELS.values():
+        for name, info in model.model_fields.items():
+            keys.update((name, info.alias or name))
+    return frozenset(keys)
+
+
+OUR_KEYS = _spellings()  # every key of ours (snake_case and camelCase), whichever transport
+
+
+def drop_ignored(entry: RawEntry, where: str, key: Any, host: str, known: Iterable[str]) -> None:
+    """Log a key the host ignores and so do we: at debug level, or warning when it looks misspelt.
+
+    A misspelling is also kept on the entry, so that "no command or url" can name it.
+    """
+    hint = did_you_mean(key, known)
+    level = logging.WARNING if hint else logging.DEBUG
+    _log.log(level, "%s: ignoring %r (not a key %s reads)%s", where, key, host, hint)
+    if hint:
+        entry.misspelt.append(f"'{key}' is not a key {host} reads{hint}")
+
+
 def warn_unsupported(where: str, key: str, why: str, consequence: str = "") -> None:
     """Log that a host key is skipped because mcp_sync cannot honour it (the key, never its value)."""
     _log.warning("%s: ignoring %r (%s): mcp_sync does not support it%s", where, key, why, consequence)
 
 
 class EntryMapper:
-    """Builds one host entry in our keys: the map key as the server name, then renamed keys."""
+    """Builds one host entry in our keys: the map key as the server name, then renamed keys.
 
-    def __init__(self, entry: _RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
+    A map key the host accepts but that is not a valid server name is normalised
+    (`server_name_from_host`); the entry keeps the key as its `original_name`.
+    """
+
+    def __init__(self, entry: RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
         self.entry, self.data, self.problems = entry, data, problems
         self.out: dict[Any, Any] = {}
         if "server_name" not in data and "serverName" not in data:
-            self.out["server_name"] = entry.map_key
-            entry.key_names["server_name"] = _MAP_KEY
+            name = entry.map_key
+            if isinstance(name, str) and server_name_from_host(name) != name:
+                entry.original_name, name = name, server_name_from_host(name)
+            self.out["server_name"] = name
+            entry.key_names["server_name"] = MAP_KEY
 
     def take(self, host_key: str, our_key: str, value: Any) -> None:
         """Map a host key onto one of ours, unless the entry also sets ours."""
@@ -98,3 +140,71 @@ def host_auth(key: str, value: Any, where: str, problems: list[str]) -> dict[str
                 name,
             )
     return out
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The variables of a dotenv file as VS Code and Cursor read an `envFile`: quotes, `#` comments, `export`.
+
+    Parsed by python-dotenv without interpolation (the hosts do not expand `${...}` in it); a name
+    without `=` has no value and is left out. VS Code's parser (a port of Node's dotenv) also takes
+    backticks as quotes, which python-dotenv leaves in place: they are taken off here.
+    """
+    with open(path, "rb") as handle:
+        raw = handle.read(_MAX_ENV_FILE_BYTES + 1)
+    if len(raw) > _MAX_ENV_FILE_BYTES:
+        raise ValueError("too large to be a dotenv file")
+    # A line python-dotenv cannot parse is skipped and logged by its number (never its text).
+    parsed = dotenv_values(stream=io.StringIO(raw.decode("utf-8-sig")), interpolate=False)
+    return {name: _unquote_backticks(value) for name, value in parsed.items() if value is not None}
+
+
+def _unquote_backticks(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == "`" else value
+
+
+def merge_env_file(entry: RawEntry, value: Any, out: dict[Any, Any], problems: list[str]) -> None:
+    """Put the variables of `envFile` under `env`; the entry's own `env` wins, as in VS Code and Cursor."""
+    if not isinstance(value, str) or not value:
+        problems.append("field 'envFile': must be the path of a dotenv file")
+        return
+    path = Path(os.path.expanduser(value))
+    if not path.is_absolute():
+        path = (entry.project or Path.cwd()) / path
+    try:
+        variables = read_env_file(path)
+    except OSError as exc:
+        problems.append(f"field 'envFile': cannot read {path}: {exc.strerror or type(exc).__name__}")
+        return
+    except (ValueError, UnicodeDecodeError) as exc:  # the text is not echoed: it holds secrets
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        problems.append(f"field 'envFile': {path}: {reason}")
+        return
+    own = out.get("env")
+    out["env"] = {**variables, **own} if isinstance(own, Mapping) else variables
+    if own is not None and not isinstance(own, Mapping):
+        out["env"] = own  # let validation say what is wrong with it
+
+
+class PredefinedVariables(Mapping[str, str]):
+    """The environment plus a host's predefined variables (`${workspaceFolder}`, `${userHome}`)."""
+
+    def __init__(self, environ: Mapping[str, str], predefined: Mapping[str, str]) -> None:
+        self._environ, self._predefined = environ, predefined
+
+    def __getitem__(self, key: str) -> str:
+        return self._predefined[key] if key in self._predefined else self._environ[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._environ, **self._predefined})
+
+    def __len__(self) -> int:
+        return len({**self._environ, **self._predefined})
+
+
+def editor_variables(project: Path | None, home: str) -> dict[str, str]:
+    """VS Code's predefined variables that a server entry may use (Cursor documents the same)."""
+    predefined = {"userHome": home, "pathSeparator": os.sep, "/": os.sep}
+    if project is not None:
+        predefined["workspaceFolder"] = os.fspath(project)
+        predefined["workspaceFolderBasename"] = project.name
+    return predefined

@@ -1,10 +1,21 @@
 """Gemini CLI: the `mcpServers` map in `~/.gemini/settings.json` and a project's `.gemini/settings.json`.
 
 As documented in Gemini CLI's "MCP servers with the Gemini CLI" page: `command`, `args`, `env`,
-`cwd` for stdio; `url` (SSE) or `httpUrl` (Streamable HTTP) with `headers`; `timeout` in
-milliseconds; `trust` (skip confirmations); `includeTools` / `excludeTools`; `oauth`;
-`authProviderType` with `targetAudience` / `targetServiceAccount` for Google credentials.
-Other top-level settings in the file are the CLI's own. A project's entry wins over the user's.
+`cwd` for stdio; `httpUrl` (Streamable HTTP) or `url` (Streamable HTTP, falling back to SSE on a
+4xx as Gemini CLI does; `type: sse` for SSE only) with `headers`; `timeout` in milliseconds;
+`trust` (skip confirmations); `includeTools` / `excludeTools`; `oauth`; `authProviderType` with
+`targetAudience` / `targetServiceAccount` for Google credentials. Values may use `$VAR` as well as
+`${VAR}` (an unset `$VAR` stays as written, as in Gemini CLI). Other top-level settings in the
+file are the CLI's own; a file without `mcpServers` has no servers. A project's entry wins over
+the user's.
+
+| Gemini CLI | ours |
+|---|---|
+| `httpUrl` | `url`, `transport: streamable-http` |
+| `url` | `url` (Streamable HTTP, then SSE) |
+| `timeout` | `tool_call_timeout_ms` |
+| `trust`, `description` | skipped (debug) |
+| `authProviderType`, `targetAudience`, `targetServiceAccount` | skipped (warning) |
 """
 
 from __future__ import annotations
@@ -13,8 +24,8 @@ import logging
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..models import _ServerModel
-from ..raw import _RawEntry
+from ..models import ServerModel
+from ..raw import RawEntry
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -33,12 +44,13 @@ UNSUPPORTED_AUTH: Mapping[str, str] = MappingProxyType(
         "targetServiceAccount": "Google service account impersonation (Gemini CLI)",
     }
 )
-KEYS: tuple[str, ...] = ("httpUrl", "timeout")
+# Gemini key -> ours, where only the name differs (`httpUrl` also fixes the transport).
+RENAMED: Mapping[str, str] = MappingProxyType({"httpUrl": "url", "timeout": "tool_call_timeout_ms"})
 
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
 
 
-def check_timeout(entry: _RawEntry, config: _ServerModel, where: str) -> None:
+def check_timeout(entry: RawEntry, config: ServerModel, where: str) -> None:
     """Warn when `timeout` (milliseconds in Gemini CLI) looks like seconds, as Cline and Roo write it."""
     if (
         entry.key_names.get("tool_call_timeout_ms") == "timeout"

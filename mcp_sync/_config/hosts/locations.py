@@ -9,6 +9,7 @@ for looking at another machine's layout; by default they are this process's.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -18,11 +19,13 @@ from typing import Any
 
 from ..._values.errors import ConfigError
 from ..._values.suggestions import did_you_mean
-from ..context import Inputs, LoadContext
-from ..entries import ConfigEntries, _build
-from ..loading import _read_document
-from . import _document_entries
-from .claude import local_scope, user_scope
+from ..context import Inputs, LoadContext, remembered
+from ..entries import ConfigEntries, InvalidServerEntry, build_entries
+from ..loading import read_document
+from . import document_entries
+from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
+
+_log = logging.getLogger("mcp_sync.config")
 
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
 
@@ -57,7 +60,8 @@ def _candidates(
     elif host == "claude-code":
         files.append(HostFile(home / ".claude.json", "user", user_scope))
         if project is not None:
-            files.append(HostFile(project / ".mcp.json", "project"))
+            rejected = _rejected_project_servers(home, project)
+            files.append(HostFile(project / ".mcp.json", "project", lambda doc: switched_off(doc, rejected)))
             files.append(HostFile(home / ".claude.json", "local", lambda doc: local_scope(doc, project)))
     elif host == "cursor":
         files.append(HostFile(home / ".cursor" / "mcp.json", "user"))
@@ -84,6 +88,36 @@ def _candidates(
             f"unknown host {host!r}; {hint + ' ' if hint else ''}known hosts: {', '.join(HOSTS)}"
         )
     return files
+
+
+def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
+    """The `.mcp.json` servers the user turned down in Claude Code (`disabledMcpjsonServers`).
+
+    Claude Code keeps them in `~/.claude.json` (per project, where its approval prompt writes them)
+    and in its settings files (`~/.claude/settings.json`, `.claude/settings.json`,
+    `.claude/settings.local.json`). A settings file that cannot be read is skipped: it is not ours.
+    """
+    names: set[str] = set()
+    places = [
+        (home / ".claude.json", True),
+        (home / ".claude" / "settings.json", False),
+        (project / ".claude" / "settings.json", False),
+        (project / ".claude" / "settings.local.json", False),
+    ]
+    for path, per_project in places:
+        if not path.is_file():
+            continue
+        try:
+            document, _ = read_document(path)
+        except ConfigError as exc:
+            _log.debug("not reading %s for %s: %s", path, REJECTED_KEY, exc)
+            continue
+        if per_project:
+            document = local_scope(document, project, key=None)
+        found = document.get(REJECTED_KEY) if isinstance(document, Mapping) else None
+        if isinstance(found, list):
+            names.update(name for name in found if isinstance(name, str))
+    return frozenset(names)
 
 
 def host_config_files(
@@ -123,24 +157,41 @@ def load_host_entries(
     """The servers `host` is configured with, read from its files (see `host_config_files`).
 
     Entry by entry, as `load_config_entries`: one that cannot be used is an `InvalidServerEntry`.
-    A file that cannot be read or parsed raises `ConfigError`, as does finding none.
+    So is a file that cannot be read or parsed (named by its path), and the other files' servers
+    still load; a file without servers is zero servers. `strict` raises one `ConfigError` instead.
+    Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
     environ = os.environ if environ is None else environ
+    if project is not None and not Path(project).expanduser().is_dir():
+        raise ConfigError(f"the project folder {os.fspath(project)!r} does not exist or is not a directory")
     files = host_config_files(host, project, home=home, environ=environ, platform=platform)
     project_dir = Path(project).expanduser().absolute() if project is not None else None
-    context = LoadContext(project=project_dir, home=Path(home) if home is not None else None, inputs=inputs)
+    context = LoadContext(
+        project=project_dir, home=Path(home) if home is not None else None, inputs=remembered(inputs)
+    )
     by_name: dict[Any, Any] = {}
     unnamed = []
+    unreadable: list[InvalidServerEntry] = []
     for file in files:
-        document, source = _read_document(file.path)
-        if file.part is not None:
-            document = file.part(document)
-        for entry in _document_entries(document, source, environ, context):
+        try:
+            document, source = read_document(file.path)
+            if file.part is not None:
+                document = file.part(document)
+            raw = document_entries(document, source, environ, context, host=host)
+        except ConfigError as exc:
+            if strict:
+                raise
+            # Once per file: Claude Code's ~/.claude.json is read for two scopes.
+            if all(entry.label != os.fspath(file.path) for entry in unreadable):
+                _log.warning("%s", exc)
+                unreadable.append(InvalidServerEntry(os.fspath(file.path), exc, os.fspath(file.path)))
+            continue
+        for entry in raw:
             entry.label = f"{source}: {entry.label}"
             if entry.map_key is None:
                 unnamed.append(entry)
             else:
                 by_name.pop(entry.map_key, None)  # a later file's entry replaces it, in the later place
                 by_name[entry.map_key] = entry
-    raw = [*unnamed, *by_name.values()]
-    return _build(raw, environ, None, strict=strict)
+    loaded = build_entries([*unnamed, *by_name.values()], environ, None, strict=strict)
+    return ConfigEntries((*unreadable, *loaded.entries), loaded.source)

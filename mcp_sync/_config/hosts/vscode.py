@@ -9,26 +9,25 @@ the `sandbox` settings are VS Code's own: skipped with a warning.
 Values may use `${input:ID}` (the value of the input with that id: from the caller's inputs, else
 the environment variable `input_variable_name(ID)`, else the input's `default`),
 `${workspaceFolder}` (the folder holding `.vscode`), `${userHome}`, `${pathSeparator}`, and
-`${env:NAME}`. Values given for inputs are secrets wherever they are used.
+`${env:NAME}`. Values given for inputs are secrets wherever they are used. Keys VS Code does not
+read are ignored, as VS Code ignores them; a file with both `servers` and `mcpServers` is read
+by its `servers`, as VS Code reads it. `"type": "http"` falls back to SSE as VS Code does.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..._values.errors import ConfigError
 from ..context import HostInput, LoadContext
 from ..interpolation import InputVariables, input_variable_name
-from ..messages import _EntryError
-from ..models import _ServerModel
-from ..raw import _RawEntry
-from .common import EntryMapper, warn_unsupported
+from ..messages import EntryError
+from ..models import ServerModel
+from ..raw import RawEntry
+from .common import OUR_KEYS, EntryMapper, drop_ignored, editor_variables, merge_env_file, warn_unsupported
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -43,7 +42,6 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {"gallery": "where VS Code installed it from", "version": "a note for humans"}
 )
-_MAX_ENV_FILE_BYTES = 1 << 20  # a dotenv file is a few lines; anything near this is not one
 
 
 class _Variables(InputVariables):
@@ -58,7 +56,7 @@ class _Variables(InputVariables):
         predefined: Mapping[str, str],
         inputs: Mapping[str, HostInput],
         context: LoadContext,
-        entry: _RawEntry,
+        entry: RawEntry,
     ) -> None:
         self._environ, self._predefined, self._inputs = environ, predefined, inputs
         self._context, self._entry = context, entry
@@ -114,52 +112,24 @@ def _inputs(document: Mapping[Any, Any], prefix: str) -> dict[str, HostInput]:
 
 def vscode_entries(
     document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
-) -> list[_RawEntry]:
+) -> list[RawEntry]:
     """The raw entries of a VS Code `mcp.json`: its `servers` map, each with its variables."""
     prefix = f"{source}: " if source else ""
     others = sorted(str(key) for key in document if key not in ("servers", "inputs"))
     if others:
         _log.debug("%signoring settings outside servers and inputs: %s", prefix, ", ".join(others))
+    if not isinstance(document["servers"], Mapping):
+        raise ConfigError(f"{prefix}'servers' must be a map of server name to settings")
     inputs = _inputs(document, prefix)
     project = context.project
-    if project is None and source is not None and Path(source).parent.name == ".vscode":
-        project = Path(source).parent.parent
-    predefined = {"userHome": context.home_folder(), "pathSeparator": os.sep}
-    if project is not None:
-        predefined["workspaceFolder"] = os.fspath(project)
-        predefined["workspaceFolderBasename"] = Path(project).name
-    entries: list[_RawEntry] = []
+    predefined = editor_variables(project, context.home_folder())
+    entries: list[RawEntry] = []
     for name, settings in document["servers"].items():
-        entry = _RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
+        entry = RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
         entry.environ = _Variables(environ, predefined, inputs, context, entry)
         entry.project = project
         entries.append(entry)
     return entries
-
-
-_DOTENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\s*")
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    """The variables of a dotenv file: `NAME=value` lines, `#` comments, optional quotes and `export`."""
-    with open(path, "rb") as handle:
-        raw = handle.read(_MAX_ENV_FILE_BYTES + 1)
-    if len(raw) > _MAX_ENV_FILE_BYTES:
-        raise ValueError("too large to be a dotenv file")
-    values: dict[str, str] = {}
-    for line in raw.decode("utf-8-sig").splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _DOTENV_LINE.fullmatch(line)
-        if match is None:
-            raise ValueError("a line is not NAME=value")
-        name, value = match.groups()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1].replace("\\n", "\n") if value[0] == '"' else value[1:-1]
-        else:
-            value = value.split(" #", 1)[0].rstrip()
-        values[name] = value
-    return values
 
 
 class VsCodeFormat:
@@ -169,21 +139,23 @@ class VsCodeFormat:
     known_keys: ClassVar[tuple[str, ...]] = ("type", "envFile", *UNSUPPORTED, *SKIPPED)
 
     @staticmethod
-    def prepare(entry: _RawEntry, data: Any, where: str) -> dict[Any, Any]:
+    def prepare(entry: RawEntry, data: Any, where: str) -> dict[Any, Any]:
         if not isinstance(data, Mapping):
-            raise _EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
+            raise EntryError([f"expected a mapping of settings, got {type(data).__name__}"])
         kept: dict[Any, Any] = {}
         for key, value in data.items():
             if key in UNSUPPORTED:
                 warn_unsupported(where, key, UNSUPPORTED[key])
             elif key in SKIPPED:
                 _log.debug("%s: ignoring %r (%s)", where, key, SKIPPED[key])
-            else:
+            elif key in OUR_KEYS or key in VsCodeFormat.known_keys:
                 kept[key] = value
+            else:
+                drop_ignored(entry, where, key, "VS Code", (*OUR_KEYS, *VsCodeFormat.known_keys))
         return kept
 
     @staticmethod
-    def to_ours(entry: _RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
+    def to_ours(entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         mapper = EntryMapper(entry, data, problems)
         for key, value in data.items():
             if key == "type":
@@ -193,37 +165,13 @@ class VsCodeFormat:
                     problems.append("both 'type' and 'transport' are given; keep one")
                 else:
                     mapper.out["transport"] = TYPES[value]
+                    entry.sse_fallback = value == "http"  # VS Code tries Streamable HTTP, then SSE
             elif key != "envFile":
                 mapper.keep(key, value)
         if "envFile" in data:
-            _merge_env_file(entry, data["envFile"], mapper.out, problems)
+            merge_env_file(entry, data["envFile"], mapper.out, problems)
         return mapper.out
 
     @staticmethod
-    def finish(
-        entry: _RawEntry, config: _ServerModel, where: str
-    ) -> _ServerModel:
+    def finish(entry: RawEntry, config: ServerModel, where: str) -> ServerModel:
         return config
-
-
-def _merge_env_file(entry: _RawEntry, value: Any, out: dict[Any, Any], problems: list[str]) -> None:
-    """Put the variables of `envFile` under `env`; the entry's own `env` wins, as in VS Code."""
-    if not isinstance(value, str) or not value:
-        problems.append("field 'envFile': must be the path of a dotenv file")
-        return
-    path = Path(os.path.expanduser(value))
-    if not path.is_absolute():
-        path = (entry.project or Path.cwd()) / path
-    try:
-        variables = read_env_file(path)
-    except OSError as exc:
-        problems.append(f"field 'envFile': cannot read {path}: {exc.strerror or type(exc).__name__}")
-        return
-    except (ValueError, UnicodeDecodeError) as exc:  # the text is not echoed: it holds secrets
-        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
-        problems.append(f"field 'envFile': {path}: {reason}")
-        return
-    own = out.get("env")
-    out["env"] = {**variables, **own} if isinstance(own, Mapping) else variables
-    if own is not None and not isinstance(own, Mapping):
-        out["env"] = own  # let validation say what is wrong with it
