@@ -138,14 +138,18 @@ class Session:
             RESULT_VALIDATION.start()
             async with AsyncExitStack() as stack:
                 try:
-                    async with asyncio.timeout(self._config.connect_timeout):
+                    async with asyncio.timeout(self._config.connect_timeout) as deadline:
                         await self._connect(stack)
-                    await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 except TimeoutError:
                     raise TimeoutError(
                         f"server {self._name!r} did not connect and list its tools within "
                         f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
                     ) from None
+                # Worth waiting for (first calls then skip the import), but never past the connect deadline:
+                # the server is connected and listed, and without it the first calls import lazily.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout_at(deadline.when()):
+                        await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 self._connection._set_state("ready")
                 await self._wake.wait()
                 if self._output_ended and not self._stopping and self._end_cause is None:
