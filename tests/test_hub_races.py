@@ -2,24 +2,31 @@
 `start()` runs, a sign-out's reconnection racing a `reload()`, and Ctrl-C inside `reload()`.
 
 Each race is made to happen, not hoped for: a server held in its start-up (`--hold-start`), or a hook
-that pauses one thread (or raises `KeyboardInterrupt` in it) at the chosen step while the other acts.
+that pauses one thread (or raises `KeyboardInterrupt` in it) at the chosen step while the other acts;
+and a real SIGINT to a script (tests/hosts/interrupt_reload.py) while its reload stops a server.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_sync import MCPHub
 from mcp_sync._hub import servers
 from mcp_sync._hub.connection import ServerConnection
+from tests.hosts._common import HostProcess, reap_servers
 from tests.support import EventLog, HttpServer, http_config, stdio_config, wait_until
 
 # Waits for a server's event, a thread, or a state: generous, since each ends at an event.
 EVENT_TIMEOUT = 30.0
+# The interrupted script's whole run: a start, a reload, the recovery and a close, each bounded there.
+HOST_TIMEOUT = 120.0
 
 
 def run_in_thread(target: Callable[[], object], name: str) -> tuple[threading.Thread, list[BaseException]]:
@@ -238,3 +245,39 @@ def test_a_reload_after_an_interrupted_one_applies_its_configuration(monkeypatch
         result = hub.reload([{**first, "tool_call_timeout_ms": 4321}])
         assert result.restarted == ("first",)
         assert hub.servers["first"].config.tool_call_timeout == pytest.approx(4.321)
+
+
+# -- a real Ctrl-C inside reload(), in a script ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def interrupted_reload(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """tests/hosts/interrupt_reload.py, sent SIGINT once its reload() has begun stopping the server
+    whose entry changed."""
+    workdir = tmp_path_factory.mktemp("interrupt-reload")
+    events = EventLog(workdir / "changed.jsonl")
+    host = HostProcess("interrupt_reload.py", os.fspath(workdir))
+    try:
+        host.wait_for_line("RELOADING", timeout=EVENT_TIMEOUT)
+        events.wait_for(lambda event: event.get("event") in ("stdin_closed", "signal"), timeout=EVENT_TIMEOUT)
+        host.send_signal(signal.SIGINT)
+        host.finish(timeout=HOST_TIMEOUT)
+        yield host.report()
+    finally:
+        if host.ended_at is None:
+            host.finish(timeout=0)
+        reap_servers(workdir)
+
+
+def test_a_real_ctrl_c_during_reload_raises_keyboard_interrupt(interrupted_reload: dict[str, Any]) -> None:
+    assert interrupted_reload["reload"]["outcome"] == "KeyboardInterrupt", interrupted_reload
+
+
+def test_a_real_ctrl_c_during_reload_brings_the_changed_server_back_on_its_previous_entry(
+    interrupted_reload: dict[str, Any],
+) -> None:
+    assert interrupted_reload["recovered"], interrupted_reload
+    assert interrupted_reload["servers"] == {"changed": "ready", "kept": "ready"}, interrupted_reload
+    assert interrupted_reload["changed_timeout"] == 60.0, interrupted_reload
+    assert interrupted_reload["echo"] == "back", interrupted_reload
+    assert interrupted_reload["kept_same_process"], interrupted_reload
