@@ -275,18 +275,21 @@ class ServerSet:
                 return ReloadResult()
             if self._machine.state not in ("starting", "running"):
                 raise MCPSyncError("this hub is closed; make a new one")
-            plan = plan_reload(self._connections, configs, invalid, self._replaced)
-            self._generation = plan.generation(previous.number + 1, configs)
-            self._set_unusable(plan.unusable)
-            self._replace(plan.outdated)
-            before = set(self._connections.values())
-        for name, error in plan.kept_errors.items():
-            logger.warning(
-                "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
-                name,
-                error,
-            )
         try:
+            with self._machine.condition:
+                if self._machine.state not in ("starting", "running"):
+                    raise MCPSyncError("the hub was closed during reload()")
+                plan = plan_reload(self._connections, configs, invalid, self._replaced)
+                self._generation = plan.generation(previous.number + 1, configs)
+                self._set_unusable(plan.unusable)
+                self._replace(plan.outdated)
+                before = set(self._connections.values())
+            for name, error in plan.kept_errors.items():
+                logger.warning(
+                    "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
+                    name,
+                    error,
+                )
             self._stop(list(plan.outdated), abort=False)
             with self._machine.condition:
                 if self._machine.state not in ("starting", "running"):
