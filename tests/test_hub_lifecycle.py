@@ -421,3 +421,33 @@ def test_hub_events_recorder_sees_removal_on_close() -> None:
     events = ToolEvents().attach(hub)
     hub.close()
     events.wait_for(("removed", "mcp__a__echo"), timeout=5)
+
+
+def test_exit_waits_for_a_stuck_server_once(tmp_path: Path) -> None:
+    # The exit hook is registered twice (before the thread-pool join, and `atexit` as a fallback); a hub
+    # is closed, and its stuck connection waited for, by the first of them only.
+    script = tmp_path / "stuck.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys, time
+            sys.path.insert(0, {os.fspath(Path(__file__).parent.parent)!r})
+            from mcp_sync import MCPHub
+            from mcp_sync._hub.connection import ServerConnection
+            from tests.support import stdio_config
+
+            wait = ServerConnection.wait
+
+            def reported(self, timeout):
+                print("WAITS FOR", self.name, flush=True)
+                return wait(self, timeout)
+
+            ServerConnection.wait = reported
+            hub = MCPHub([stdio_config("a")]).start()
+            hub.servers["a"].call_soon(time.sleep, 30)  # its loop thread is stuck
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, os.fspath(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["WAITS FOR a"], done.stdout

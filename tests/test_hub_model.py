@@ -5,10 +5,13 @@ Operations: start a hub from a file; calls (plain, timed out, cancelled with a `
 from several threads at once, one whose server echoes a credential back in its error); reloads with
 the file unchanged, one entry changed, a server added or removed, an entry made invalid (an unknown
 key, an unset ``${VAR}``) with and without `strict=True`, with calls to the untouched servers going
-on meanwhile; a server crash while idle (it exits, or is killed) and during calls; a server whose
-command does not exist; close (twice, with a call in flight, during `start()`); another hub beside
-the first; a new hub after close; and a forked child, in which the inherited hub must refuse calls
-at once and a new hub must work, while the parent's hub goes on untouched.
+on meanwhile; a reload from another thread while `start()` runs; a sign-in's reconnection of a server
+racing a reload that changes or removes it; Ctrl-C inside a reload (a `KeyboardInterrupt` raised in
+its thread once it has stopped the servers it replaces, or while it waits for their replacements);
+a server crash while idle (it exits, or is killed) and during calls; a server whose command does
+not exist; close (twice, with a call in flight, during `start()`); another hub beside the first; a
+new hub after close; and a forked child, in which the inherited hub must refuse calls at once and a
+new hub must work, while the parent's hub goes on untouched.
 
 The model knows which servers the file holds and which of them must be ready. After every step:
 
@@ -38,6 +41,7 @@ import select
 import signal
 import threading
 import time
+import unittest.mock
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator
@@ -68,6 +72,7 @@ from mcp_sync import (
     ToolNotFoundError,
     public_tool_name,
 )
+from mcp_sync._hub import servers
 from tests.hosts._common import mcp_threads
 from tests.support import (
     EventLog,
@@ -629,6 +634,106 @@ class HubModel(RuleBasedStateMachine):
         after = {server_name: (server, server.state) for server_name, server in hub.servers.items()}
         assert after == before, "a rejected reload changed the servers"
 
+    # -- reloads racing other operations ------------------------------------------------------------------
+
+    def change_one(self, data: st.DataObject) -> str:
+        """Change the model's file in one way: a server added, removed, or its entry changed."""
+        name = data.draw(st.sampled_from(NAMES), label="server")
+        if name not in self.configured:
+            self.configured[name] = False
+        elif data.draw(st.booleans(), label="remove"):
+            del self.configured[name]
+        else:
+            self.configured[name] = not self.configured[name]
+        return name
+
+    def wait_until_settled(self) -> None:
+        """Wait until the hub runs exactly the model's servers: each good one ready, the others ended, and
+        no thread of a server that is gone."""
+        hub = self.live_hub()
+        threads = {f"mcp-sync:{name}" for name in self.configured} | {"mcp-sync:callbacks"}
+
+        def settled() -> bool:
+            states = {name: server.state for name, server in hub.servers.items()}
+            return (
+                set(states) == set(self.configured)
+                and all(states[name] == "ready" for name in self.up)
+                and all(states[name] in ("failed", "disconnected") for name in self.down)
+                and set(mcp_threads()) <= threads
+            )
+
+        wait_until(settled, timeout=START_BOUND, message=f"not settled: {hub.servers}, {mcp_threads()}")
+
+    @precondition(lambda self: not self.running)
+    @rule(data=st.data())
+    def reload_during_start(self, data: st.DataObject) -> None:
+        """`reload()` from another thread while `start()` runs: the hub runs the file as reloaded."""
+        self.write_config()
+        hub = MCPHub.from_file(self.path)
+        hub.on_server_state(self.states.record)
+        starter = threading.Thread(target=hub.start, name="model-start", daemon=True)
+        starter.start()
+        wait_until(lambda: hub.state != "created", timeout=EVENT_TIMEOUT)
+        self.change_one(data)
+        self.write_config()
+        try:
+            hub.reload()
+        finally:
+            starter.join(START_BOUND)
+        assert not starter.is_alive(), "start() did not return"
+        self.hub, self.running = hub, True
+        self.down = {TYPO} & set(self.configured)
+        assert hub.state == "running"
+        self.learn_base_tools()
+
+    @precondition(lambda self: self.running and self.configured)
+    @rule(data=st.data())
+    def restart_during_reload(self, data: st.DataObject) -> None:
+        """A server's reconnection after a sign-in (what `login()` and `logout()` do once the tokens are
+        stored) racing a reload that changes or removes that server: what the reload removed stays
+        removed, and a changed server runs its new entry."""
+        hub = self.live_hub()
+        name = data.draw(st.sampled_from(sorted(self.configured)), label="server")
+        if data.draw(st.booleans(), label="remove"):
+            del self.configured[name]
+        else:
+            self.configured[name] = not self.configured[name]
+        self.write_config()
+        restart = hub._servers.restart
+        restarter = threading.Thread(target=restart, args=(name,), name="model-restart", daemon=True)
+        restarter.start()
+        try:
+            hub.reload()
+        finally:
+            restarter.join(START_BOUND)
+        assert not restarter.is_alive(), "restart() did not return"
+        self.down = {TYPO} & set(self.configured)
+        if name not in self.configured:
+            assert name not in hub.servers, f"the removed server {name!r} came back: {hub.servers}"
+        self.wait_until_settled()
+        self.learn_base_tools()
+
+    @precondition(lambda self: self.running)
+    @rule(data=st.data(), step=st.sampled_from(["stopped", "waiting"]))
+    def ctrl_c_during_reload(self, data: st.DataObject, step: str) -> None:
+        """Ctrl-C in `reload()`, once it has stopped the servers it replaces or while it waits for their
+        replacements: the previous configuration stays, every server of it comes back (a changed or
+        removed one on its previous entry), and one the reload added goes."""
+        hub = self.live_hub()
+        previous = dict(self.configured)
+        self.change_one(data)
+        self.write_config()
+        with interrupted_reload(step):
+            try:
+                hub.reload()
+            except KeyboardInterrupt:
+                self.configured = previous
+                self.write_config()
+        self.down = {TYPO} & set(self.configured)
+        assert hub.state == "running"
+        self.wait_until_settled()
+        self.learn_base_tools()
+
     # -- crashes and servers that cannot start -----------------------------------------------------------
 
     def wait_disconnected(self, name: str) -> None:
@@ -880,6 +985,29 @@ class HubModel(RuleBasedStateMachine):
             self.hub.close()
             self.running = False
             self.nothing_is_left_without_a_running_hub()
+
+
+@contextlib.contextmanager
+def interrupted_reload(step: str) -> Iterator[None]:
+    """Raise `KeyboardInterrupt` in the thread in `reload()` at `step`: right after it has stopped the
+    connections it replaces ("stopped"), or when it waits for their replacements ("waiting")."""
+    if step == "stopped":
+        stop = servers.ServerSet._stop
+
+        def stop_then_interrupt(self: servers.ServerSet, connections: list[Any], *, abort: bool) -> None:
+            stop(self, connections, abort=abort)
+            if connections:
+                raise KeyboardInterrupt
+
+        with unittest.mock.patch.object(servers.ServerSet, "_stop", stop_then_interrupt):
+            yield
+        return
+
+    def interrupted_wait(connections: list[Any]) -> bool:
+        raise KeyboardInterrupt
+
+    with unittest.mock.patch.object(servers, "_wait_ready", interrupted_wait):
+        yield
 
 
 def forked_child(hub: MCPHub, name: str, url: str, report_to: int) -> NoReturn:

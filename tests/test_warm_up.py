@@ -9,14 +9,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_sync import MCPHub
+from mcp_sync._runtime.lifecycle import OncePerProcess
+from mcp_sync._server import session
 from tests.hub_harness import TRANSPORTS_AND_ERAS, fixture_server, started_hub
-from tests.support import wait_until
+from tests.support import stdio_config, wait_until
+
+# How long the stalled warm-up of the test below would last: far beyond every bound it must not wait out.
+STALL_LIMIT = 120.0
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,3 +84,21 @@ def test_request_models_are_built_during_start() -> None:
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert not any(seen["before"].values()), f"nothing to show: the models were built at import {seen}"
     assert all(seen["after"].values()), f"a request model is still deferred after start(): {seen}"
+
+
+def test_a_stalled_warm_up_delays_ready_no_later_than_the_connect_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The process's one-time import stalls (a loaded machine, a slow disk): a server that connected and
+    # listed its tools is ready at its connect deadline at the latest, never after it.
+    released = threading.Event()
+    stalled = OncePerProcess("stalled warm-up", lambda: released.wait(STALL_LIMIT))
+    monkeypatch.setattr(session, "RESULT_VALIDATION", stalled)
+    monkeypatch.setattr(session, "_WARM_UP_TIMEOUT", STALL_LIMIT)  # only the connect deadline bounds it
+    try:
+        with started_hub(stdio_config("fx", connect_timeout_ms=3000)) as hub:
+            assert hub.servers["fx"].state == "ready"
+            assert not stalled.done
+            assert hub.call_tool("mcp__fx__echo", {"text": "hi"}).text == "hi"
+    finally:
+        released.set()

@@ -55,7 +55,7 @@ from .._server.server_requests import (
     SamplingHandler,
     decline_elicitation,
 )
-from .._values.errors import ConfigError, MCPSyncError, ToolNotFoundError
+from .._values.errors import ConfigError, ToolNotFoundError
 from .._values.html import hub_html
 from .._values.results import ToolResult
 from .._values.suggestions import public_name_hint
@@ -117,19 +117,18 @@ class MCPHub(FeatureHub):
         data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
         host's own, for Streamable HTTP servers whose sign-in the configuration cannot describe."""
         entries = servers if isinstance(servers, ConfigEntries) else parse_server_entries(servers)
-        self._configs = entries.configs
-        self._invalid = entries.invalid
         self._config_path: str | os.PathLike[str] | None = None
         self._config_loader: Callable[[], ConfigEntries] | None = None  # what reload() re-reads
         self.registry = registry if registry is not None else ToolRegistry()
         self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
         self._auth = dict(auth or {})
-        self._check_custom_auth()
+        self._check_custom_auth(entries)
         features = self._init_features(
             elicitation=elicitation, sampling=sampling, handler_timeout=handler_timeout
         )
         self._servers = ServerSet(
             self.registry,
+            entries=entries,
             owns_registry=registry is None,
             auth_factory=auth_factory(self.token_storage, self._auth),
             features=features,
@@ -141,12 +140,12 @@ class MCPHub(FeatureHub):
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
         weakref.finalize(
-            self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in self._configs]}"
+            self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in entries.configs]}"
         )
 
-    def _check_custom_auth(self) -> None:
-        http = {c.server_name for c in self._configs if isinstance(c, HttpServerConfig | SseServerConfig)}
-        invalid = {entry.server_name for entry in self._invalid}  # failed already, with their own error
+    def _check_custom_auth(self, entries: ConfigEntries) -> None:
+        http = {c.server_name for c in entries.configs if isinstance(c, HttpServerConfig | SseServerConfig)}
+        invalid = {entry.server_name for entry in entries.invalid}  # failed already, with their own error
         for name, value in self._auth.items():
             if not isinstance(value, httpx2.Auth):
                 raise TypeError(f"auth[{name!r}] must be an httpx2.Auth, not {type(value).__name__}")
@@ -220,7 +219,7 @@ class MCPHub(FeatureHub):
         `MCPSyncError` if `close()` was called meanwhile. Interrupted (Ctrl-C), it stops every
         server it started before the exception reaches the caller; the hub is then closed.
         """
-        self._servers.start(self._configs, self._invalid)
+        self._servers.start()
         return self
 
     def close(self) -> None:
@@ -262,14 +261,8 @@ class MCPHub(FeatureHub):
                 f"{'entry cannot' if count == 1 else 'entries cannot'} be used:\n"
                 + "\n".join(str(entry.error) for entry in entries.invalid)
             )
-        self._servers.check_usable()
-        if self._servers.state in ("closing", "closed"):
-            raise MCPSyncError("this hub is closed; make a new one")
         with self._reload_lock:
-            result, kept_configs = self._servers.reload(entries.configs, entries.invalid)
-            self._configs = [*entries.configs, *kept_configs]
-            self._invalid = [entry for entry in entries.invalid if entry.server_name not in result.kept]
-        return result
+            return self._servers.reload(entries.configs, entries.invalid)
 
     def _new_entries(self, servers: ServerEntries | ConfigEntries | None) -> ConfigEntries:
         """The configuration a reload applies: `servers`, else the file re-read, else the current one."""
@@ -281,7 +274,8 @@ class MCPHub(FeatureHub):
             return self._config_loader()
         if self._config_path is not None:
             return load_config_entries(self._config_path)
-        return ConfigEntries((*self._configs, *self._invalid))
+        configuration = self._servers.configuration
+        return ConfigEntries((*configuration.configs, *configuration.invalid))
 
     # -- servers and tools -----------------------------------------------------------------------------
 
@@ -336,7 +330,8 @@ class MCPHub(FeatureHub):
         return removed
 
     def _http_config(self, server: str) -> HttpServerConfig:
-        config = next((c for c in self._configs if c.server_name == server), None)
+        configs = self._servers.configuration.configs
+        config = next((c for c in configs if c.server_name == server), None)
         if config is None:
             raise ConfigError(f"no server named {server!r} in this hub")
         if not isinstance(config, HttpServerConfig) or config.auth is None:

@@ -1,16 +1,19 @@
-"""What `reload()` changes: the plan that compares the running servers with a new configuration, and
-the `ReloadResult` that tells the caller what was done.
+"""What `reload()` changes: the configuration generation a hub runs, the plan that compares the
+running servers with a new configuration, and the `ReloadResult` that tells the caller what was done.
 
-Planning is pure (no threads, no waits): `ServerSet.reload` makes the plan under its condition from
-the connections it holds, then stops and starts what the plan says. The one rule beyond the diff: a
-configuration error never replaces a working server. An entry that cannot be used, for a server whose
-connection is ready or still connecting, keeps that connection (its generation, tools and names) and
-is reported as `kept`; the next reload that gives the server a valid entry applies it as usual.
+A hub's configuration is one `Generation` at a time, numbered; `start()`, `reload()` and every
+replacement of a connection launch servers from the current one only, so no operation can bring back
+a configuration that another has replaced. Planning is pure (no threads, no waits): `ServerSet.reload`
+makes the plan under its condition from the connections it holds, makes its generation current in the
+same step, then stops and starts what the plan says. The one rule beyond the diff: a configuration error
+never replaces a working server. An entry that cannot be used, for a server whose connection is ready or
+still connecting, keeps that connection (its generation, tools and names) and is reported as `kept`; the
+next reload that gives the server a valid entry applies it as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -18,13 +21,27 @@ from .._config import InvalidServerEntry, ServerConfig
 from .._values.errors import ConfigError
 from .connection import ServerConnection
 
-__all__ = ["ReloadPlan", "ReloadResult", "plan_reload"]
+__all__ = ["Generation", "ReloadPlan", "ReloadResult", "plan_reload"]
 
 _RUNNING = ("connecting", "ready")  # the states a configuration error must not end
 
 
 def _no_errors() -> Mapping[str, ConfigError]:
     return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One configuration of a hub: its valid entries (disabled ones too) and those that cannot be used."""
+
+    number: int
+    configs: tuple[ServerConfig, ...]
+    invalid: tuple[InvalidServerEntry, ...]
+
+    @property
+    def wanted(self) -> dict[str, ServerConfig]:
+        """The enabled entries by name: the servers that run while this generation is current."""
+        return {config.server_name: config for config in self.configs if config.enabled}
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,13 +71,19 @@ class ReloadPlan:
     wanted: Mapping[str, ServerConfig]
     """The enabled valid configs by name: each runs after the reload."""
     outdated: tuple[ServerConnection, ...]
-    """Connections to stop: removed, changed, or not ready."""
+    """Connections to stop: removed, changed, ended, or already being replaced."""
     unchanged: tuple[str, ...]
     kept: Mapping[str, ServerConnection]
     """Running connections whose new entry cannot be used; left as they are."""
     kept_errors: Mapping[str, ConfigError]
     unusable: tuple[InvalidServerEntry, ...]
     """The invalid entries of servers that were not running: shown as failed."""
+
+    def generation(self, number: int, configs: Iterable[ServerConfig]) -> Generation:
+        """The generation this plan makes current: the new valid `configs`, the configurations the kept
+        servers still run on, and the invalid entries of servers that were not running."""
+        kept = tuple(connection.config for connection in self.kept.values())
+        return Generation(number, (*configs, *kept), self.unusable)
 
     def result(self, launched: Iterable[ServerConnection]) -> ReloadResult:
         """The result, once `launched` (the connections started for `wanted`) are on their way."""
@@ -80,8 +103,12 @@ def plan_reload(
     connections: Mapping[str, ServerConnection],
     configs: Iterable[ServerConfig],
     invalid: Iterable[InvalidServerEntry],
+    replaced: Container[ServerConnection] = (),
 ) -> ReloadPlan:
-    """Compare the running `connections` with a new configuration (its valid and invalid entries)."""
+    """Compare the running `connections` with a new configuration (its valid and invalid entries).
+
+    A connection still connecting on an unchanged entry is left to finish; one in `replaced` (stopping,
+    its replacement launched once it has ended) is outdated whatever its entry."""
     configs = list(configs)
     named = {config.server_name for config in configs}
     wanted = {config.server_name: config for config in configs if config.enabled}
@@ -91,16 +118,23 @@ def plan_reload(
     for entry in invalid:
         running = connections.get(entry.server_name)
         # A valid entry of the same name (a disabled one) decides for itself.
-        if running is not None and running.state in _RUNNING and entry.server_name not in named:
+        if (
+            running is not None
+            and running not in replaced
+            and running.state in _RUNNING
+            and entry.server_name not in named
+        ):
             kept[entry.server_name] = running
             kept_errors[entry.server_name] = entry.error
         else:
             unusable.append(entry)
-    outdated = tuple(
-        connection
-        for name, connection in connections.items()
-        if name not in kept and (wanted.get(name) != connection.config or connection.state != "ready")
-    )
+    def is_outdated(name: str, connection: ServerConnection) -> bool:
+        if name in kept:
+            return False
+        changed = wanted.get(name) != connection.config
+        return connection in replaced or changed or connection.state not in _RUNNING
+
+    outdated = tuple(connection for name, connection in connections.items() if is_outdated(name, connection))
     stopping = {connection.name for connection in outdated}
     return ReloadPlan(
         wanted=MappingProxyType(wanted),

@@ -9,8 +9,17 @@ the state and the connection map change under the state machine's condition, and
 happen outside it, so `close()` from another thread preempts a `start()` or `reload()` in
 progress (their waits end when the connections they wait on end). An exception anywhere
 (Ctrl-C included) leaves nothing half done: an interrupted `start()` closes what it
-started before the exception reaches the caller, and an interrupted `close()` can be
-called again to finish the job.
+started before the exception reaches the caller, an interrupted `reload()` puts its
+previous configuration back, and an interrupted `close()` can be called again to finish the job.
+
+Connections belong to a configuration generation (`_hub.reload.Generation`). The set holds one
+generation at a time, made current in one step under the condition (at creation, and by each
+`reload()`), and a connection is launched only by `_fill()`: for a server of the current generation
+that has none. A connection that must go (its entry changed or was removed, or a sign-in restarts it)
+is marked replaced and asked to stop; it keeps its name until it has ended, and its end launches the
+current generation's entry in its place. So `start()`, `reload()`, `restart()` and reconnection can
+run in any order, from any thread, and be interrupted anywhere: none can start a configuration that
+another replaced, and no server of the current generation is left without a connection.
 
 Why one file of over 400 lines: start, reload and close share one state machine and one lock
 discipline (no lock held across a wait); split apart, that rule would span files.
@@ -28,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from .._auth.sign_in import AuthFactory
-from .._config import InvalidServerEntry, ServerConfig
+from .._config import ConfigEntries, InvalidServerEntry, ServerConfig
 from .._runtime.callbacks import ListenerSet
 from .._runtime.lifecycle import (
     HUB_TRANSITIONS,
@@ -45,7 +54,7 @@ from .._values.tool import Tool
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
 from .registry import ToolRegistry
-from .reload import ReloadResult, plan_reload
+from .reload import Generation, ReloadResult, plan_reload
 
 __all__ = ["ServerSet", "StateEvent", "UnusableServer"]
 
@@ -99,11 +108,13 @@ class ServerSet:
         self,
         registry: ToolRegistry,
         *,
+        entries: ConfigEntries,
         owns_registry: bool,
         auth_factory: AuthFactory | None = None,
         features: Callable[[ServerConfig], ServerFeatures] | None = None,
     ) -> None:
         self.registry = registry
+        self._generation = Generation(0, tuple(entries.configs), tuple(entries.invalid))
         self._features = features
         self._owns_registry = owns_registry
         self._auth_factory = auth_factory
@@ -111,9 +122,12 @@ class ServerSet:
         self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
         self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
         self._unusable: dict[str, UnusableServer] = {}  # likewise
+        # Connections asked to stop so that the current generation's entry replaces them once they end.
+        self._replaced: frozenset[ServerConnection] = frozenset()
         self.state_listeners: ListenerSet[StateEvent] = ListenerSet()
-        self._fork_generation = fork_generation()
-        self._pid = os.getpid()
+        # The process the hub was started in (None until then: a hub made before a fork starts in the child).
+        self._fork_generation: int | None = None
+        self._pid: int | None = None
 
     # -- reading (any thread) --------------------------------------------------------------------
 
@@ -123,8 +137,13 @@ class ServerSet:
 
     @property
     def forked(self) -> bool:
-        """True in a child process that inherited this hub through `os.fork()`."""
-        return self._fork_generation != fork_generation()
+        """True in a child process that inherited this hub, started, through `os.fork()`."""
+        return self._fork_generation is not None and self._fork_generation != fork_generation()
+
+    @property
+    def configuration(self) -> Generation:
+        """The configuration the servers run on (or will, once started): the latest applied."""
+        return self._generation
 
     @property
     def connections(self) -> Mapping[str, ServerConnection]:
@@ -159,21 +178,24 @@ class ServerSet:
 
     # -- start ----------------------------------------------------------------------------------
 
-    def start(self, configs: Iterable[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> None:
-        """Connect every enabled server in parallel; return once each is ready or failed."""
+    def start(self) -> None:
+        """Connect every enabled server of the configuration in parallel; return once each is ready or
+        failed (also those a `reload()` from another thread launched meanwhile)."""
         with self._machine.condition:
             self.check_usable()
             if self._machine.state == "running":
                 return
             if not self._machine.move("starting"):
                 raise MCPSyncError(f"this hub is {self._machine.state}; make a new one")
+            self._fork_generation, self._pid = fork_generation(), os.getpid()
             _open_sets.add(self)
             _EXIT_HOOK.arm()
-            self._set_unusable(invalid)
         try:
             with self._machine.condition:  # a close() in between leaves nothing to launch
-                launched = self._launch(configs) if self._machine.state == "starting" else []
-            _wait_ready(launched)
+                if self._machine.state == "starting":
+                    self._set_unusable(self._generation.invalid)
+                    self._fill()
+            self._settle()
         except BaseException:
             logger.info("start() was interrupted; stopping every server it started")
             self.close(abort=True)
@@ -181,18 +203,35 @@ class ServerSet:
         with self._machine.condition:
             if not self._machine.move("running"):
                 raise MCPSyncError("the hub was closed while it was starting")
+            current = [c for c in self._connections.values() if c not in self._replaced]
         failures: dict[str, BaseException] = {
             name: unusable.error for name, unusable in self._unusable.items() if unusable.entry.required
         }
         failures |= {
             connection.name: connection.error or RuntimeError(connection.state)
-            for connection in launched
+            for connection in current
             if connection.config.required and connection.state != "ready"
         }
         if failures:
             self.close()
             details = "; ".join(f"{name}: {error}" for name, error in failures.items())
             raise ServerStartError(f"required server(s) failed to start: {details}", failures)
+
+    def _settle(self) -> None:
+        """Wait until no connection is connecting; each round is bounded by the slowest connect deadline,
+        and only a reload from another thread meanwhile (launching more) makes another round."""
+        while True:
+            with self._machine.condition:
+                pending = [c for c in self._connections.values() if not c.ready.done()]
+            if not pending or not _wait_ready(pending):
+                return
+
+    def _fill(self) -> list[ServerConnection]:
+        """Launch the current generation's entry of every server that has no connection (under the
+        condition): the only way a connection is made, so only the current configuration ever runs."""
+        return self._launch(
+            config for name, config in self._generation.wanted.items() if name not in self._connections
+        )
 
     def _launch(self, configs: Iterable[ServerConfig]) -> list[ServerConnection]:
         """Create, reserve and start a connection per enabled config (under the condition)."""
@@ -221,44 +260,84 @@ class ServerSet:
 
     # -- reload ---------------------------------------------------------------------------------
 
-    def reload(
-        self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()
-    ) -> tuple[ReloadResult, list[ServerConfig]]:
-        """Keep unchanged ready servers, restart changed, failed or disconnected ones, add and remove.
+    def reload(self, configs: list[ServerConfig], invalid: Iterable[InvalidServerEntry] = ()) -> ReloadResult:
+        """Make a new generation current: keep unchanged servers (ready or still connecting), replace
+        changed, failed or disconnected ones, add and remove; before `start()`, only store it.
 
         An invalid entry for a running server keeps that server as it is (see `_hub.reload`). Returns
-        what was done, and the configurations the kept servers still run on.
+        what was done once the servers it launched are ready or failed. Interrupted (Ctrl-C), it makes
+        the previous configuration current again before the exception reaches the caller.
         """
         with self._machine.condition:
             self.check_usable()
-            if self._machine.state != "running":
-                return ReloadResult(), []
-            plan = plan_reload(self._connections, configs, invalid)
-            self._set_unusable(plan.unusable)
-            for name in list(self._reconnectors):  # every server not ready is restarted below
-                if name not in plan.kept:
-                    self._stop_reconnectors(name)
-        for name, error in plan.kept_errors.items():
-            logger.warning(
-                "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
-                name,
-                error,
-            )
-        self._stop(list(plan.outdated), abort=False)
-        with self._machine.condition:
-            if self._machine.state != "running":
-                raise MCPSyncError("the hub was closed during reload()")
-            launched = self._launch(
-                config for name, config in plan.wanted.items() if name not in self._connections
-            )
+            previous = self._generation
+            if self._machine.state == "created":
+                self._generation = Generation(previous.number + 1, tuple(configs), tuple(invalid))
+                return ReloadResult()
+            if self._machine.state not in ("starting", "running"):
+                raise MCPSyncError("this hub is closed; make a new one")
         try:
+            with self._machine.condition:
+                if self._machine.state not in ("starting", "running"):
+                    raise MCPSyncError("the hub was closed during reload()")
+                plan = plan_reload(self._connections, configs, invalid, self._replaced)
+                self._generation = plan.generation(previous.number + 1, configs)
+                self._set_unusable(plan.unusable)
+                self._replace(plan.outdated)
+                before = set(self._connections.values())
+            for name, error in plan.kept_errors.items():
+                logger.warning(
+                    "server %r keeps running on its previous configuration: its new entry cannot be used: %s",
+                    name,
+                    error,
+                )
+            self._stop(list(plan.outdated), abort=False)
+            with self._machine.condition:
+                if self._machine.state not in ("starting", "running"):
+                    raise MCPSyncError("the hub was closed during reload()")
+                self._fill()
+                launched = [
+                    c for c in self._connections.values() if c not in before and c.name in plan.wanted
+                ]
             _wait_ready(launched)
         except BaseException:
-            self._stop(launched, abort=True)
+            self._restore(previous)
             raise
-        if self._machine.state != "running":
+        if self._machine.state not in ("starting", "running"):
             raise MCPSyncError("the hub was closed during reload()")
-        return plan.result(launched), [connection.config for connection in plan.kept.values()]
+        return plan.result(launched)
+
+    def _restore(self, previous: Generation) -> None:
+        """Make `previous` current again after an interrupted reload, without waiting: servers the reload
+        added stop, and those it replaced or removed come back on their previous entry."""
+        with self._machine.condition:
+            if self._machine.state not in ("starting", "running"):
+                return
+            logger.info("reload() was interrupted; going back to the previous configuration")
+            plan = plan_reload(self._connections, previous.configs, previous.invalid, self._replaced)
+            self._generation = plan.generation(self._generation.number + 1, previous.configs)
+            self._set_unusable(plan.unusable)
+            self._replace(plan.outdated)
+            self._fill()
+
+    def _replace(self, connections: Iterable[ServerConnection]) -> None:
+        """Take `connections` out of the current generation (under the condition): each is asked to
+        stop, and gives its name to its replacement once it has ended (`_ended`)."""
+        for connection in connections:
+            self._stop_reconnectors(connection.name)
+            if connection.state in ("failed", "disconnected", "closed"):  # ended: nothing to wait for
+                self._forget(connection)
+            elif connection not in self._replaced:
+                self._replaced |= {connection}
+                connection.close(abort=connection.state == "connecting")
+
+    def _ended(self, connection: ServerConnection) -> None:
+        """A connection ended (its loop thread): if it was being replaced, launch its replacement."""
+        with self._machine.condition:
+            if connection in self._replaced:
+                self._forget(connection)
+                if self._machine.state in ("starting", "running"):
+                    self._fill()
 
     # -- close ----------------------------------------------------------------------------------
 
@@ -276,6 +355,7 @@ class ServerSet:
         with self._machine.condition:
             if self._connections:  # another thread's close is still at work
                 return
+            self._replaced = frozenset()
             self._machine.move("closed")
         _open_sets.discard(self)
         if self._owns_registry:
@@ -304,9 +384,11 @@ class ServerSet:
             self._forget(connection)
 
     def _forget(self, connection: ServerConnection) -> None:
+        """Free the name of an ended (or abandoned) connection and drop it from the map."""
         if connection.lease is not None:
             connection.lease.release()
         with self._machine.condition:
+            self._replaced -= {connection}
             if self._connections.get(connection.name) is connection:
                 self._connections = {
                     name: other for name, other in self._connections.items() if other is not connection
@@ -317,6 +399,8 @@ class ServerSet:
             connection.features.end()  # its resources and prompts go before anyone hears of the state
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+        if connection.state in ("failed", "disconnected", "closed"):
+            self._ended(connection)
         if (
             connection.state == "disconnected"
             and connection.config.reconnect is not None
@@ -327,22 +411,27 @@ class ServerSet:
     # -- restart and reconnection -----------------------------------------------------------------
 
     def restart(self, name: str) -> None:
-        """Replace one server's connection with a new one (after a sign-in); returns once it is ready or
-        failed. Does nothing unless the hub is running and has that server."""
+        """Replace one server's connection with a new one of the current configuration (after a
+        sign-in); returns once it is ready or failed. Does nothing unless the hub is running and has
+        that server; once a reload removed it, nothing comes back."""
         with self._machine.condition:
             self.check_usable()
             old = self._connections.get(name)
             if self._machine.state != "running" or old is None:
                 return
-            self._stop_reconnectors(name)
-        self._stop([old], abort=False)
+            self._replace([old])
+        try:
+            self._stop([old], abort=False)
+        finally:
+            with self._machine.condition:
+                if self._machine.state in ("starting", "running"):
+                    self._fill()
         with self._machine.condition:
             if self._machine.state != "running":
                 raise MCPSyncError("the hub was closed while the server restarted")
-            if name in self._connections:  # another thread restarted it meanwhile
-                return
-            launched = self._launch([old.config])
-        _wait_ready(launched)
+            new = self._connections.get(name)
+        if new is not None and new is not old:
+            _wait_ready([new])
 
     def _start_reconnecting(self, connection: ServerConnection) -> None:
         """Start reconnecting a server whose ready connection dropped (its loop thread calls this), also
@@ -375,8 +464,8 @@ class ServerSet:
         with self._machine.condition:
             if not self._wants(reconnector) or name in self._connections:
                 return None
-            [connection] = self._launch([reconnector.config])
-            return connection
+            launched = self._fill()
+            return next((connection for connection in launched if connection.name == name), None)
 
     def _wants(self, reconnector: Reconnector) -> bool:
         return (
@@ -420,12 +509,14 @@ class ServerSet:
         _open_sets.discard(self)
 
 
-def _wait_ready(connections: list[ServerConnection]) -> None:
-    """Wait until every connection is ready or ended, bounded by the slowest connect deadline."""
+def _wait_ready(connections: list[ServerConnection]) -> bool:
+    """Wait until every connection is ready or ended, bounded by the slowest connect deadline; True if
+    each is."""
     if not connections:
-        return
+        return True
     timeout = max(connection.config.connect_timeout for connection in connections) + _START_GRACE
-    concurrent.futures.wait([connection.ready for connection in connections], timeout)
+    _done, pending = concurrent.futures.wait([connection.ready for connection in connections], timeout)
+    return not pending
 
 
 _open_sets: weakref.WeakSet[ServerSet] = weakref.WeakSet()
@@ -433,8 +524,14 @@ _open_sets: weakref.WeakSet[ServerSet] = weakref.WeakSet()
 
 def _close_at_exit() -> None:
     """Close the hubs the program left open, before non-daemon threads are joined; starts no thread
-    (Python 3.12 refuses new threads at shutdown). Servers still alive at the deadline are killed."""
-    connections = [connection for server_set in list(_open_sets) for connection in server_set.begin_close()]
+    (Python 3.12 refuses new threads at shutdown). Servers still alive at the deadline are killed.
+
+    Each hub is taken out of `_open_sets` as it is closed, so the hook's second registration (the
+    `atexit` fallback) finds nothing left to wait for, instead of waiting out a stuck server again."""
+    server_sets = list(_open_sets)
+    for server_set in server_sets:
+        _open_sets.discard(server_set)
+    connections = [connection for server_set in server_sets for connection in server_set.begin_close()]
     deadline = time.monotonic() + _EXIT_CLOSE_TIMEOUT
     for connection in connections:
         connection.wait(max(0.0, deadline - time.monotonic()))

@@ -5,6 +5,11 @@ server) nor on the thread that changed the registry (one that calls back into
 the hub could deadlock). Events are queued in order by whoever makes the
 change, while it still holds its lock, and one daemon thread delivers them.
 An exception in a callback is logged and contained.
+
+After `os.fork()` the child has no callback thread, whatever the parent's was doing: every
+dispatcher forgets the parent's thread, queue and lock there, and the child's first event starts a
+thread of its own (a registry made before the fork, as a pre-fork server's app module makes it, is
+then used in the child as in any process).
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
+
+from .lifecycle import on_fork_in_child
 
 __all__ = ["CallbackDispatcher", "ListenerSet", "ProgressCallback"]
 
@@ -52,6 +60,15 @@ class CallbackDispatcher:
         # The callback being run and since when (monotonic), for the slow-callback report.
         self._running: tuple[Callable[..., object], float] | None = None
         self._reported: Callable[..., object] | None = None
+        _dispatchers.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's thread does not exist here, and its queue holds the parent's
+        events; start afresh (the lock too: a parent thread may have held it at the fork)."""
+        self._queue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread = None
+        self._running = self._reported = None
 
     def post(self, callbacks: Sequence[Callable[..., object]], *args: Any) -> None:
         """Queue `callback(*args)` for each callback; never blocks, never runs them here."""
@@ -135,6 +152,18 @@ class CallbackDispatcher:
                     logger.exception("callback %r raised; continuing", callback)
                 finally:
                     self._running = None
+
+
+_dispatchers: weakref.WeakSet[CallbackDispatcher] = weakref.WeakSet()
+"""Every live dispatcher, for the fork hook below."""
+
+
+def _forget_parent_threads() -> None:
+    for dispatcher in list(_dispatchers):
+        dispatcher._after_fork()
+
+
+on_fork_in_child(_forget_parent_threads)
 
 
 class ListenerSet(Generic[T]):

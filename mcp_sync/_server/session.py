@@ -138,9 +138,8 @@ class Session:
             RESULT_VALIDATION.start()
             async with AsyncExitStack() as stack:
                 try:
-                    async with asyncio.timeout(self._config.connect_timeout):
+                    async with asyncio.timeout(self._config.connect_timeout) as deadline:
                         await self._connect(stack)
-                    await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 except TimeoutError:
                     not_mcp = self.process.not_mcp_note()
                     raise TimeoutError(
@@ -150,6 +149,11 @@ class Session:
                             + (f"; {not_mcp}" if not_mcp else "")
                         )
                     ) from None
+                # Worth waiting for (first calls then skip the import), but never past the connect deadline:
+                # the server is connected and listed, and without it the first calls import lazily.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout_at(deadline.when()):
+                        await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
                 self._connection._set_state("ready")
                 await self._wake.wait()
                 if self._output_ended and not self._stopping and self._end_cause is None:
