@@ -46,6 +46,10 @@ PARENT = {
         "SIGNING_PRIVATE_PEM",
         "YOUTUBE_COOKIE",
         "SUPABASE_JWT",
+        "GITHUB_PAT",
+        "airtable-pat",
+        "SENTRY_DSN",
+        "AZURE_STORAGE_CONNECTION_STRING",
         "npm_config__authToken",
         "my_api_key",
         "Secret",
@@ -84,6 +88,8 @@ def test_credential_match_ignores_case(name: str) -> None:
         "SSL_CERT_FILE",
         "DISPLAY",
         "NODE_PATH",
+        "PATTERN",
+        "XDG_DATA_DIRS",
     ],
 )
 def test_ordinary_variable_is_kept(name: str) -> None:
@@ -169,9 +175,9 @@ def test_filtered_is_the_default() -> None:
 
 
 def test_filtered_passes_secrets_in_innocent_names() -> None:
-    env = child_environment(parent={"DATABASE_URL": "postgres://u:p@h/db", "GITHUB_PAT": "ghp"})
+    env = child_environment(parent={"DATABASE_URL": "postgres://u:p@h/db", "GH_PERSONAL": "ghp"})
 
-    assert env == {"DATABASE_URL": "postgres://u:p@h/db", "GITHUB_PAT": "ghp"}
+    assert env == {"DATABASE_URL": "postgres://u:p@h/db", "GH_PERSONAL": "ghp"}
 
 
 def test_unknown_mode_is_refused() -> None:

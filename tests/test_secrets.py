@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator
 import httpx2
 import pytest
 
-from mcp_sync import MCPHub
+from mcp_sync import MCPHub, ToolCallError
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
-from tests.support import HttpServer, Records, stdio_config
+from tests.support import HttpServer, Records, exception_texts, stdio_config
 
 TOKEN = "tok-7Hq2-never-print-this"
 PASSWORD = "pw-Zx81-never-print-this"
@@ -172,6 +172,19 @@ def test_plain_settings_in_a_stdio_env_are_not_secrets_but_the_credentials_in_th
 
     assert "db-pass-61" in found
     assert not {"json", "/home/someone", "postgres://app:db-pass-61@h/db"} & found
+
+
+def test_a_personal_access_token_in_a_stdio_env_stays_out_of_a_tool_error_that_echoes_it() -> None:
+    config = stdio_config("fx", env={"GITHUB_PAT": TOKEN, "SENTRY_DSN": "https://k3y9@o1.ingest.example/1"})
+    texts = []
+    with MCPHub([config]) as hub:
+        for name in ("GITHUB_PAT", "SENTRY_DSN"):
+            with pytest.raises(ToolCallError) as refused:
+                hub.call_tool("mcp__fx__fail_with_env", {"name": name})
+            texts += exception_texts(refused.value)
+
+    assert "GITHUB_PAT=***" in "\n".join(texts)
+    assert not [text for text in texts if TOKEN in text or "k3y9" in text]
 
 
 def test_an_env_value_read_from_a_variable_named_like_a_credential_is_a_secret(

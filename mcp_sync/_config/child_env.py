@@ -18,12 +18,19 @@ environment, or start the host with a trimmed environment.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Literal
 
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-__all__ = ["CREDENTIAL_NAME_PATTERNS", "MINIMAL_ENV_NAMES", "child_environment", "is_credential_name"]
+__all__ = [
+    "CREDENTIAL_NAME_PATTERNS",
+    "CREDENTIAL_NAME_WORDS",
+    "MINIMAL_ENV_NAMES",
+    "child_environment",
+    "is_credential_name",
+]
 
 MINIMAL_ENV_NAMES: tuple[str, ...] = tuple(DEFAULT_INHERITED_ENV_VARS)
 """What `inherit_env: minimal` passes on: the variables the `mcp` SDK's stdio client passes by default."""
@@ -50,13 +57,24 @@ CREDENTIAL_NAME_PATTERNS: tuple[str, ...] = (
     "PRIVATE",  # private material not named *KEY: SIGNING_PRIVATE_PEM
     "COOKIE",  # a session cookie is a login: YOUTUBE_COOKIE, *_COOKIES
     "JWT",  # signed bearer tokens not named *TOKEN: SUPABASE_JWT
+    "CONNECTION_STRING",  # a database or bus address with its login: AZURE_STORAGE_CONNECTION_STRING
+)
+# Whole words of a name (split at `_`, `-` and `.`), too short to match anywhere in it: PAT is in PATH.
+CREDENTIAL_NAME_WORDS: frozenset[str] = frozenset(
+    {
+        "PAT",  # personal access tokens: GITHUB_PAT, AIRTABLE_PAT, AZURE_DEVOPS_PAT
+        "DSN",  # a data source name holds the login: SENTRY_DSN, DATABASE_DSN
+    }
 )
 
 
 def is_credential_name(name: str) -> bool:
-    """True when the variable name contains one of `CREDENTIAL_NAME_PATTERNS`, ignoring case."""
+    """True when the variable name contains one of `CREDENTIAL_NAME_PATTERNS`, or has one of
+    `CREDENTIAL_NAME_WORDS` as a word of its own, ignoring case."""
     upper = name.upper()
-    return any(pattern in upper for pattern in CREDENTIAL_NAME_PATTERNS)
+    if any(pattern in upper for pattern in CREDENTIAL_NAME_PATTERNS):
+        return True
+    return not CREDENTIAL_NAME_WORDS.isdisjoint(re.split(r"[_.-]", upper))
 
 
 def child_environment(
