@@ -25,6 +25,7 @@ from mcp_sync import (
     load_config_entries,
     load_host_entries,
 )
+from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host
 from tests.support import FIXTURE_SERVER, PYTHON, EventLog, HttpServer, Records
 
@@ -331,6 +332,18 @@ def test_gemini_expands_a_bare_dollar_variable_as_gemini_does(tmp_path: Path) ->
 
     assert isinstance(config, StdioServerConfig)
     assert dict(config.env) == {"API_KEY": "t0k", "KEPT": "pa$UNSET", "BRACED": "t0k"}
+
+
+def test_gemini_bare_dollar_credential_is_a_secret_like_its_braced_form(tmp_path: Path) -> None:
+    token = "ghp_R7dK2mQ9vX4pL8sT1wZ6yB3nC5"
+    servers = {"gh": {"command": "gh-mcp", "args": ["--token", "$GITHUB_TOKEN"]}}
+    write(tmp_path / ".gemini" / "settings.json", json.dumps({"mcpServers": servers}))
+
+    [config] = load_host_entries("gemini", home=tmp_path, environ={"GITHUB_TOKEN": token}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.args == ("--token", token)
+    assert token in secrets_of(config)
 
 
 def test_other_hosts_keep_a_bare_dollar_as_written(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ is a problem naming the field, never a silent empty string.
 variable `input_variable_name(ID)` (`api-key` -> `API_KEY`). An input given by neither is a
 `MissingInput` problem naming its id; elsewhere `${input:ID}` is a malformed reference.
 
-A value taken from a variable named like a credential (`${GITHUB_TOKEN}`) is a secret of the entry
-wherever it lands, whatever the name of the field it fills.
+A value taken from a variable named like a credential (`${GITHUB_TOKEN}`, or Gemini's `$GITHUB_TOKEN`)
+is a secret of the entry wherever it lands, whatever the name of the field it fills.
 """
 
 from __future__ import annotations
@@ -95,7 +95,10 @@ def _interpolate_string(
         if whole == "$${":
             return "${"
         if bare and match.group(2) is not None:
-            return environ.get(match.group(2), whole)
+            bare_value = environ.get(match.group(2))
+            if bare_value and secrets is not None and is_credential_name(match.group(2)):
+                secrets.add(bare_value)  # `$GITHUB_TOKEN` is as secret as `${GITHUB_TOKEN}`
+            return whole if bare_value is None else bare_value
         inner = match.group(1)
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
