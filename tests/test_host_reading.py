@@ -394,6 +394,61 @@ def test_a_project_server_starts_in_the_project_folder(tmp_path: Path) -> None:
     assert (plain.cwd, sub.cwd) == (os.fspath(project), os.fspath(project / "tools"))
 
 
+USER_FILES = {
+    "gemini": (".gemini/settings.json", json.dumps({"mcpServers": {"fs": {"command": "x", "args": ["."]}}})),
+    "codex": (".codex/config.toml", '[mcp_servers.fs]\ncommand = "x"\nargs = ["."]\n'),
+    "cursor": (".cursor/mcp.json", json.dumps({"mcpServers": {"fs": {"command": "x", "args": ["."]}}})),
+}
+
+
+@pytest.mark.parametrize("host", sorted(USER_FILES))
+def test_a_user_file_without_a_project_starts_its_servers_where_the_caller_runs(
+    tmp_path: Path, host: str
+) -> None:
+    place, text = USER_FILES[host]
+    write(tmp_path / place, text)
+
+    [config] = load_host_entries(host, home=tmp_path, environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd is None
+
+
+@pytest.mark.parametrize("host", sorted(USER_FILES))
+def test_a_user_file_given_by_its_path_has_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str
+) -> None:
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+    place, text = USER_FILES[host]
+
+    [config] = load_config_entries(write(tmp_path / place, text), environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd is None
+
+
+def test_a_user_file_with_a_project_starts_its_servers_in_the_project(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    place, text = USER_FILES["gemini"]
+    write(home / place, text)
+
+    [config] = load_host_entries("gemini", project, home=home, environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd == os.fspath(project)
+
+
+def test_workspace_folder_in_a_user_file_without_a_project_is_not_the_home_folder(tmp_path: Path) -> None:
+    servers = {"fs": {"command": "x", "args": ["${workspaceFolder}"]}}
+    write(tmp_path / ".cursor" / "mcp.json", json.dumps({"mcpServers": servers}))
+
+    [invalid] = load_host_entries("cursor", home=tmp_path, environ={}).invalid
+
+    expected = "field 'args[0]' references ${workspaceFolder}, which names the project folder"
+    assert expected in str(invalid.error)
+
+
 def test_claude_code_local_scope_is_found_through_a_symlinked_project(tmp_path: Path) -> None:
     real, link, home = tmp_path / "real", tmp_path / "link", tmp_path / "home"
     real.mkdir()

@@ -44,6 +44,9 @@ _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _BARE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{|\$([A-Za-z_][A-Za-z0-9_]*)")
 _INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
+# The editors' variables that name the project folder: unset when a user's file is read without one.
+_PROJECT_VARIABLES = frozenset({"workspaceFolder", "workspaceFolderBasename"})
+_NO_PROJECT = "names the project folder, and the file is read without one (give `project=` or `--project`)"
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
 
 
@@ -117,7 +120,8 @@ def _interpolate_string(
         if default is not None:
             return value if value else default  # like the shell: unset or empty takes the default
         if value is None:
-            problems.append(f"field '{where}' references ${{{name}}}, which is not set")
+            why = _NO_PROJECT if name in _PROJECT_VARIABLES else "is not set"
+            problems.append(f"field '{where}' references ${{{name}}}, which {why}")
             return ""
         return value
 
