@@ -24,9 +24,10 @@ from mcp_sync import (
     StdioServerConfig,
     load_config_entries,
     load_host_entries,
+    parse_server_entries,
 )
 from mcp_sync._config.secrets import secrets_of
-from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host
+from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host, server_names_from_host
 from tests.support import FIXTURE_SERVER, PYTHON, EventLog, HttpServer, Records
 
 START_TIMEOUT = 60.0  # a stdio or HTTP server starting on a loaded 2-core machine: "does not hang"
@@ -202,6 +203,41 @@ def test_names_that_normalise_alike_stay_distinct() -> None:
     assert server_name_from_host("a b") != server_name_from_host("a.b")
     assert server_name_from_host("a b") != "a_b"
     assert server_name_from_host("x" * 40) != server_name_from_host("x" * 41)
+
+
+def test_a_name_written_as_another_names_normalised_form_loads_under_a_name_of_its_own() -> None:
+    written = server_name_from_host("Dev Box")  # copied from `hub.servers` into a second entry
+
+    entries = parse_server_entries({"mcpServers": {"Dev Box": {"command": "x"}, written: {"command": "y"}}})
+
+    assert not entries.invalid
+    names = [config.server_name for config in entries.configs]
+    assert names[0] == written and names[1] != written
+    assert [config.original_name for config in entries.configs] == ["Dev Box", written]
+
+
+def test_names_from_different_files_of_one_host_do_not_clash(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "shop"
+    written = server_name_from_host("Dev Box")
+    write(home / ".cursor" / "mcp.json", json.dumps({"mcpServers": {"Dev Box": {"command": "x"}}}))
+    write(project / ".cursor" / "mcp.json", json.dumps({"mcpServers": {written: {"command": "y"}}}))
+
+    entries = load_host_entries("cursor", project, home=home, environ={})
+
+    assert not entries.invalid
+    assert len({config.server_name for config in entries.configs}) == 2
+
+
+def test_server_names_from_host_hash_a_chain_of_written_normalised_forms() -> None:
+    first = "Dev Box"
+    second = server_name_from_host(first)
+    third = server_name_from_host(second, hashed=True)
+
+    names = server_names_from_host([first, second, third, "context7"])
+
+    assert len(set(names.values())) == 4
+    assert names["context7"] == "context7"
+    assert all(len(name) <= SERVER_NAME_MAX_LENGTH for name in names.values())
 
 
 def test_a_valid_name_is_kept_as_it_is() -> None:

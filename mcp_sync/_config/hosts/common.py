@@ -82,8 +82,8 @@ def warn_unsupported(where: str, key: str, why: str, consequence: str = "") -> N
 class EntryMapper:
     """Builds one host entry in our keys: the map key as the server name, then renamed keys.
 
-    A map key the host accepts but that is not a valid server name is normalised
-    (`server_name_from_host`); the entry keeps the key as its `original_name`.
+    A map key the host accepts but that is not a valid server name is normalised (the entry's
+    `host_name`, else `server_name_from_host`); the entry keeps the key as its `original_name`.
     """
 
     def __init__(self, entry: RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
@@ -91,8 +91,11 @@ class EntryMapper:
         self.out: dict[Any, Any] = {}
         if "server_name" not in data and "serverName" not in data:
             name = entry.map_key
-            if isinstance(name, str) and server_name_from_host(name) != name:
-                entry.original_name, name = name, server_name_from_host(name)
+            made = entry.host_name
+            if made is None and isinstance(name, str):
+                made = server_name_from_host(name)
+            if made is not None and made != name:
+                entry.original_name, name = name, made
             self.out["server_name"] = name
             entry.key_names["server_name"] = MAP_KEY
 
