@@ -24,8 +24,10 @@ from mcp_sync import (
     StdioServerConfig,
     load_config_entries,
     load_host_entries,
+    parse_server_entries,
 )
-from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host
+from mcp_sync._config.secrets import secrets_of
+from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host, server_names_from_host
 from tests.support import FIXTURE_SERVER, PYTHON, EventLog, HttpServer, Records
 
 START_TIMEOUT = 60.0  # a stdio or HTTP server starting on a loaded 2-core machine: "does not hang"
@@ -203,6 +205,41 @@ def test_names_that_normalise_alike_stay_distinct() -> None:
     assert server_name_from_host("x" * 40) != server_name_from_host("x" * 41)
 
 
+def test_a_name_written_as_another_names_normalised_form_loads_under_a_name_of_its_own() -> None:
+    written = server_name_from_host("Dev Box")  # copied from `hub.servers` into a second entry
+
+    entries = parse_server_entries({"mcpServers": {"Dev Box": {"command": "x"}, written: {"command": "y"}}})
+
+    assert not entries.invalid
+    names = [config.server_name for config in entries.configs]
+    assert names[0] == written and names[1] != written
+    assert [config.original_name for config in entries.configs] == ["Dev Box", written]
+
+
+def test_names_from_different_files_of_one_host_do_not_clash(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "shop"
+    written = server_name_from_host("Dev Box")
+    write(home / ".cursor" / "mcp.json", json.dumps({"mcpServers": {"Dev Box": {"command": "x"}}}))
+    write(project / ".cursor" / "mcp.json", json.dumps({"mcpServers": {written: {"command": "y"}}}))
+
+    entries = load_host_entries("cursor", project, home=home, environ={})
+
+    assert not entries.invalid
+    assert len({config.server_name for config in entries.configs}) == 2
+
+
+def test_server_names_from_host_hash_a_chain_of_written_normalised_forms() -> None:
+    first = "Dev Box"
+    second = server_name_from_host(first)
+    third = server_name_from_host(second, hashed=True)
+
+    names = server_names_from_host([first, second, third, "context7"])
+
+    assert len(set(names.values())) == 4
+    assert names["context7"] == "context7"
+    assert all(len(name) <= SERVER_NAME_MAX_LENGTH for name in names.values())
+
+
 def test_a_valid_name_is_kept_as_it_is() -> None:
     assert server_name_from_host("context7") == "context7"
 
@@ -333,6 +370,18 @@ def test_gemini_expands_a_bare_dollar_variable_as_gemini_does(tmp_path: Path) ->
     assert dict(config.env) == {"API_KEY": "t0k", "KEPT": "pa$UNSET", "BRACED": "t0k"}
 
 
+def test_gemini_bare_dollar_credential_is_a_secret_like_its_braced_form(tmp_path: Path) -> None:
+    token = "ghp_R7dK2mQ9vX4pL8sT1wZ6yB3nC5"
+    servers = {"gh": {"command": "gh-mcp", "args": ["--token", "$GITHUB_TOKEN"]}}
+    write(tmp_path / ".gemini" / "settings.json", json.dumps({"mcpServers": servers}))
+
+    [config] = load_host_entries("gemini", home=tmp_path, environ={"GITHUB_TOKEN": token}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.args == ("--token", token)
+    assert token in secrets_of(config)
+
+
 def test_other_hosts_keep_a_bare_dollar_as_written(tmp_path: Path) -> None:
     write(
         tmp_path / ".cursor" / "mcp.json",
@@ -379,6 +428,61 @@ def test_a_project_server_starts_in_the_project_folder(tmp_path: Path) -> None:
     assert isinstance(plain, StdioServerConfig)
     assert isinstance(sub, StdioServerConfig)
     assert (plain.cwd, sub.cwd) == (os.fspath(project), os.fspath(project / "tools"))
+
+
+USER_FILES = {
+    "gemini": (".gemini/settings.json", json.dumps({"mcpServers": {"fs": {"command": "x", "args": ["."]}}})),
+    "codex": (".codex/config.toml", '[mcp_servers.fs]\ncommand = "x"\nargs = ["."]\n'),
+    "cursor": (".cursor/mcp.json", json.dumps({"mcpServers": {"fs": {"command": "x", "args": ["."]}}})),
+}
+
+
+@pytest.mark.parametrize("host", sorted(USER_FILES))
+def test_a_user_file_without_a_project_starts_its_servers_where_the_caller_runs(
+    tmp_path: Path, host: str
+) -> None:
+    place, text = USER_FILES[host]
+    write(tmp_path / place, text)
+
+    [config] = load_host_entries(host, home=tmp_path, environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd is None
+
+
+@pytest.mark.parametrize("host", sorted(USER_FILES))
+def test_a_user_file_given_by_its_path_has_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str
+) -> None:
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+    place, text = USER_FILES[host]
+
+    [config] = load_config_entries(write(tmp_path / place, text), environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd is None
+
+
+def test_a_user_file_with_a_project_starts_its_servers_in_the_project(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    place, text = USER_FILES["gemini"]
+    write(home / place, text)
+
+    [config] = load_host_entries("gemini", project, home=home, environ={}).configs
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.cwd == os.fspath(project)
+
+
+def test_workspace_folder_in_a_user_file_without_a_project_is_not_the_home_folder(tmp_path: Path) -> None:
+    servers = {"fs": {"command": "x", "args": ["${workspaceFolder}"]}}
+    write(tmp_path / ".cursor" / "mcp.json", json.dumps({"mcpServers": servers}))
+
+    [invalid] = load_host_entries("cursor", home=tmp_path, environ={}).invalid
+
+    expected = "field 'args[0]' references ${workspaceFolder}, which names the project folder"
+    assert expected in str(invalid.error)
 
 
 def test_claude_code_local_scope_is_found_through_a_symlinked_project(tmp_path: Path) -> None:

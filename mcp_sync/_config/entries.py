@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from .._values.errors import ConfigError, UnresolvedInputError
+from .._values.naming import server_names_from_host
 from .fields import SERVER_NAME_RE
 from .hosts import document_entries
 from .interpolation import (
@@ -298,6 +299,23 @@ def _config_error(message: str, input_ids: tuple[str, ...]) -> ConfigError:
     return UnresolvedInputError(message, input_ids) if input_ids else ConfigError(message)
 
 
+def _name_map_keys(raw_entries: list[RawEntry]) -> None:
+    """Choose the server names of the entries named by their map key, all at once: no two alike.
+
+    `Dev_Box_345271fc9fef` written beside `Dev Box` (whose normalised form it is) is hashed too.
+    """
+    named = [
+        entry
+        for entry in raw_entries
+        if entry.format is not None
+        and isinstance(entry.map_key, str)
+        and not (isinstance(entry.data, Mapping) and {"server_name", "serverName"} & entry.data.keys())
+    ]
+    names = server_names_from_host(entry.map_key for entry in named)
+    for entry in named:
+        entry.host_name = names[entry.map_key]
+
+
 def build_entries(
     raw_entries: list[RawEntry], environ: Mapping[str, str], source: str | None, *, strict: bool
 ) -> ConfigEntries:
@@ -307,6 +325,7 @@ def build_entries(
     Either way a disabled entry is never an error: when invalid, it is left out with a log line.
     """
     prefix = f"{source}: " if source else ""
+    _name_map_keys(raw_entries)
     results: list[ServerConfig | InvalidServerEntry | None] = []
     failures: list[tuple[int, str]] = []
     missing_inputs: dict[int, tuple[str, ...]] = {}  # entry index -> the `${input:ID}`s nothing gave

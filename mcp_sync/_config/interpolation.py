@@ -10,8 +10,8 @@ is a problem naming the field, never a silent empty string.
 variable `input_variable_name(ID)` (`api-key` -> `API_KEY`). An input given by neither is a
 `MissingInput` problem naming its id; elsewhere `${input:ID}` is a malformed reference.
 
-A value taken from a variable named like a credential (`${GITHUB_TOKEN}`) is a secret of the entry
-wherever it lands, whatever the name of the field it fills.
+A value taken from a variable named like a credential (`${GITHUB_TOKEN}`, or Gemini's `$GITHUB_TOKEN`)
+is a secret of the entry wherever it lands, whatever the name of the field it fills.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _BARE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{|\$([A-Za-z_][A-Za-z0-9_]*)")
 _INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
+# The editors' variables that name the project folder: unset when a user's file is read without one.
+_PROJECT_VARIABLES = frozenset({"workspaceFolder", "workspaceFolderBasename"})
+_NO_PROJECT = "names the project folder, and the file is read without one (give `project=` or `--project`)"
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
 
 
@@ -95,7 +98,10 @@ def _interpolate_string(
         if whole == "$${":
             return "${"
         if bare and match.group(2) is not None:
-            return environ.get(match.group(2), whole)
+            bare_value = environ.get(match.group(2))
+            if bare_value and secrets is not None and is_credential_name(match.group(2)):
+                secrets.add(bare_value)  # `$GITHUB_TOKEN` is as secret as `${GITHUB_TOKEN}`
+            return whole if bare_value is None else bare_value
         inner = match.group(1)
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
@@ -114,7 +120,8 @@ def _interpolate_string(
         if default is not None:
             return value if value else default  # like the shell: unset or empty takes the default
         if value is None:
-            problems.append(f"field '{where}' references ${{{name}}}, which is not set")
+            why = _NO_PROJECT if name in _PROJECT_VARIABLES else "is not set"
+            problems.append(f"field '{where}' references ${{{name}}}, which {why}")
             return ""
         return value
 

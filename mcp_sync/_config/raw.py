@@ -56,6 +56,8 @@ class RawEntry:
     secrets: set[str] = field(default_factory=set)
     project: Path | None = None  # the project folder its file belongs to: relative paths start there
     original_name: str | None = None  # the host's name, when not a valid server name
+    # The server name its map key becomes, chosen with the other entries' (`server_names_from_host`).
+    host_name: str | None = None
     bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
     lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
     literal: bool = False  # no `${VAR}` at all: the host reads values as written (Codex)

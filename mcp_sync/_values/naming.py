@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "PUBLIC_NAME_MAX_LENGTH",
@@ -23,6 +24,7 @@ __all__ = [
     "SERVER_NAME_MAX_LENGTH",
     "public_tool_name",
     "server_name_from_host",
+    "server_names_from_host",
     "server_namespace",
 ]
 
@@ -66,16 +68,36 @@ def server_namespace(server_name: str) -> str:
     return f"{PUBLIC_NAME_PREFIX}{server_name}__"
 
 
-def server_name_from_host(name: str) -> str:
+def server_name_from_host(name: str, *, hashed: bool = False) -> str:
     """A valid server name for a name another host accepts (`io.github.upstash/context7`, `Dev Box`).
 
-    A valid name is itself; any other is normalised as tool names are (each UTF-16 code unit outside
-    [A-Za-z0-9_-] becomes `_`), cut to fit 32 characters with `_` and the first 12 hex digits of
-    SHA-256 of the name (UTF-8) appended: deterministic, and two names never give the same one.
+    A valid name is itself (unless `hashed`); any other is normalised as tool names are (each UTF-16
+    code unit outside [A-Za-z0-9_-] becomes `_`), cut to fit 32 characters with `_` and the first
+    12 hex digits of SHA-256 of the name (UTF-8) appended. Deterministic; but a valid name kept as
+    it is may equal another name's normalised form (`Dev_Box_345271fc9fef` and `Dev Box`), so a
+    loader names a configuration's servers with `server_names_from_host`, which rules that out.
     """
     as_js = _as_js_string(name)
     normalized = _UNSAFE.sub(_replace_code_units, as_js)
-    if normalized == as_js and 0 < len(normalized) <= SERVER_NAME_MAX_LENGTH:
+    if not hashed and normalized == as_js and 0 < len(normalized) <= SERVER_NAME_MAX_LENGTH:
         return normalized
-    digest = hashlib.sha256(as_js.encode()).hexdigest()[:_HASH_HEX_DIGITS]
+    # The name's own code points: two names JavaScript would read alike still differ here.
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_HEX_DIGITS]
     return f"{normalized[:_SERVER_KEEP_LENGTH]}_{digest}"
+
+
+def server_names_from_host(names: Iterable[str]) -> dict[str, str]:
+    """Each of one configuration's host names as a valid server name (`server_name_from_host`), no two alike.
+
+    A valid name is kept as it is unless it is the normalised form of another of `names`; then it
+    is hashed too (and so on, should that clash again). Distinct names then give distinct server
+    names, unless two SHA-256 digests agree in their first 12 hex digits.
+    """
+    unique = list(dict.fromkeys(names))
+    hashed = {name for name in unique if server_name_from_host(name) != name}
+    while True:
+        made = {server_name_from_host(name, hashed=True) for name in hashed}
+        clashing = {name for name in unique if name not in hashed and name in made}
+        if not clashing:
+            return {name: server_name_from_host(name, hashed=name in hashed) for name in unique}
+        hashed |= clashing

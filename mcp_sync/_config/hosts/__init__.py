@@ -54,12 +54,15 @@ def document_entries(
 ) -> list[RawEntry]:
     """The raw entries of a configuration document: `host`'s map when given, else by its shape.
 
+    With `host`, the caller found the file and `context.project` is the project (None for a user's
+    file read without one); without it, a project file's place gives its project (`project_of`).
+
     A host's file without servers (Gemini's `settings.json` and Codex's `config.toml` exist before
     any server is added) is zero servers, as for the host.
     """
     context = context if context is not None else LoadContext()
-    if context.project is None and project_of(source) is not None:
-        context = replace(context, project=project_of(source))
+    if host is None and context.project is None:  # a file given by its path: its place says its project
+        context = replace(context, project=project_of(source, context.home_folder()))
     if context.host is None and (host or host_of(source)) is not None:
         context = replace(context, host=host or host_of(source))
     environ = environ if environ is not None else {}
@@ -147,6 +150,8 @@ def _mcp_servers_entries(
 
 # The folder a host's project file sits in, by the file's place: `.cursor/mcp.json`, `.mcp.json`.
 _PROJECT_FOLDERS = (".vscode", ".cursor", ".gemini", ".codex")
+# In the home folder these hold the user's own file (`~/.cursor/mcp.json`), not a project's.
+_USER_FOLDERS = (".cursor", ".gemini", ".codex")
 # The host a file belongs to, by its folder (or its name), for the variables its values may use.
 _HOST_FOLDERS: Mapping[str, str] = MappingProxyType(
     {".vscode": "vscode", ".cursor": "cursor", ".gemini": "gemini", ".codex": "codex", "windsurf": "windsurf"}
@@ -168,11 +173,22 @@ def host_of(source: str | None) -> str | None:
     return _HOST_FILE_NAMES.get(path.name) or _HOST_FOLDERS.get(path.parent.name)
 
 
-def project_of(source: str | None) -> Path | None:
-    """The project a file belongs to when it is a host's project file, else None."""
+def project_of(source: str | None, home: str) -> Path | None:
+    """The project a file belongs to when it is a host's project file, else None.
+
+    A user's file (`~/.gemini/settings.json`, `~/.codex/config.toml`, `~/.cursor/mcp.json`) has none:
+    the hosts start its servers where they are started, and `${workspaceFolder}` is not the home folder.
+    """
     if source is None:
         return None
     path = Path(source).expanduser().absolute()
+    if path.parent.name in _USER_FOLDERS and _same_folder(path.parent.parent, Path(home)):
+        return None
     if path.parent.name in _PROJECT_FOLDERS:
         return path.parent.parent
     return path.parent if path.name == ".mcp.json" else None
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    """Whether two paths name one folder, through symlinks (a home folder behind a link)."""
+    return os.path.realpath(a) == os.path.realpath(b.expanduser())

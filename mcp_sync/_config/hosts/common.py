@@ -5,13 +5,12 @@ key as written), or is skipped with a log line naming it (never its value): at d
 it changes nothing about how the server runs (an approval policy, a note, a key the host itself
 does not read), at warning level when mcp_sync cannot honour it (the server may then behave
 differently than in the host) or when it looks like a misspelt key. Also shared: the map key made
-a valid server name (`server_name_from_host`), `envFile` read as a dotenv file, and the editors'
+a valid server name (`server_name_from_host`), `envFile` read as VS Code reads it, and the editors'
 predefined variables (`${workspaceFolder}`, `${userHome}`).
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,17 +19,17 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from dotenv import dotenv_values
 from pydantic.alias_generators import to_camel
 
 from ..._values.naming import server_name_from_host
 from ..messages import did_you_mean
 from ..models import MODELS
 from ..raw import MAP_KEY, RawEntry
+from .envfile import parse_env_file
 
 _log = logging.getLogger("mcp_sync.config")
 
-_MAX_ENV_FILE_BYTES = 1 << 20  # a dotenv file is a few lines; anything near this is not one
+_MAX_ENV_FILE_BYTES = 1 << 20  # an env file is a few lines; anything near this is not one
 
 # The keys of a host's OAuth object (Claude Code's and Gemini CLI's `oauth`, Cursor's `auth`) that
 # mean what one of ours means; the others (endpoints we discover, audiences) are skipped with a warning.
@@ -82,8 +81,8 @@ def warn_unsupported(where: str, key: str, why: str, consequence: str = "") -> N
 class EntryMapper:
     """Builds one host entry in our keys: the map key as the server name, then renamed keys.
 
-    A map key the host accepts but that is not a valid server name is normalised
-    (`server_name_from_host`); the entry keeps the key as its `original_name`.
+    A map key the host accepts but that is not a valid server name is normalised (the entry's
+    `host_name`, else `server_name_from_host`); the entry keeps the key as its `original_name`.
     """
 
     def __init__(self, entry: RawEntry, data: Mapping[Any, Any], problems: list[str]) -> None:
@@ -91,8 +90,11 @@ class EntryMapper:
         self.out: dict[Any, Any] = {}
         if "server_name" not in data and "serverName" not in data:
             name = entry.map_key
-            if isinstance(name, str) and server_name_from_host(name) != name:
-                entry.original_name, name = name, server_name_from_host(name)
+            made = entry.host_name
+            if made is None and isinstance(name, str):
+                made = server_name_from_host(name)
+            if made is not None and made != name:
+                entry.original_name, name = name, made
             self.out["server_name"] = name
             entry.key_names["server_name"] = MAP_KEY
 
@@ -143,29 +145,21 @@ def host_auth(key: str, value: Any, where: str, problems: list[str]) -> dict[str
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """The variables of a dotenv file as VS Code and Cursor read an `envFile`: quotes, `#` comments, `export`.
+    """The variables of an `envFile` as VS Code and Cursor read it (`parse_env_file`: VS Code's grammar).
 
-    Parsed by python-dotenv without interpolation (the hosts do not expand `${...}` in it); a name
-    without `=` has no value and is left out. VS Code's parser (a port of Node's dotenv) also takes
-    backticks as quotes, which python-dotenv leaves in place: they are taken off here.
+    A line VS Code cannot read (no `=` or `:`) defines nothing; no `${...}` is expanded in it.
     """
     with open(path, "rb") as handle:
         raw = handle.read(_MAX_ENV_FILE_BYTES + 1)
     if len(raw) > _MAX_ENV_FILE_BYTES:
-        raise ValueError("too large to be a dotenv file")
-    # A line python-dotenv cannot parse is skipped and logged by its number (never its text).
-    parsed = dotenv_values(stream=io.StringIO(raw.decode("utf-8-sig")), interpolate=False)
-    return {name: _unquote_backticks(value) for name, value in parsed.items() if value is not None}
-
-
-def _unquote_backticks(value: str) -> str:
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == "`" else value
+        raise ValueError("too large to be an env file")
+    return parse_env_file(raw.decode("utf-8-sig"))
 
 
 def merge_env_file(entry: RawEntry, value: Any, out: dict[Any, Any], problems: list[str]) -> None:
     """Put the variables of `envFile` under `env`; the entry's own `env` wins, as in VS Code and Cursor."""
     if not isinstance(value, str) or not value:
-        problems.append("field 'envFile': must be the path of a dotenv file")
+        problems.append("field 'envFile': must be the path of an env file")
         return
     path = Path(os.path.expanduser(value))
     if not path.is_absolute():

@@ -2,9 +2,9 @@
 
 As documented in VS Code's "MCP configuration reference": a top-level `servers` map (server name
 to settings) and an optional `inputs` list. A server has `type` (`stdio`, `http`, `sse`); stdio
-servers `command`, `args`, `env`, `envFile` (a dotenv file whose variables `env` overrides) and
-`cwd`; remote ones `url` and `headers`. `dev` (watch and debug a server under development) and
-the `sandbox` settings are VS Code's own: skipped with a warning.
+servers `command`, `args`, `env`, `envFile` (an env file in VS Code's grammar, whose variables
+`env` overrides) and `cwd`; remote ones `url` and `headers`. `dev` (watch and debug a server under
+development) and the `sandbox` settings are VS Code's own: skipped with a warning.
 
 Values may use `${input:ID}` (the value of the input with that id: from the caller's inputs, else
 the environment variable `input_variable_name(ID)`, else the input's `default`),
