@@ -294,6 +294,31 @@ def test_text_that_is_not_mcp_is_quoted_without_the_servers_secrets() -> None:
     assert "the first: 'hanging: SERVICE_TOKEN=***'" in error
 
 
+
+# A credential with a backslash (escaping would double it) and the pad that puts it across the 200-character
+# cut of the quoted line ("hanging: " + pad + "SERVICE_TOKEN=" + secret from the 191st character on).
+BACKSLASH_SECRET = "Zq8v1Lr0\\PwX7mKc2Ne5tYb9HsAd4"
+
+
+@pytest.mark.parametrize("pad", [0, 167], ids=["within_the_quote", "across_the_cut"])
+def test_a_quoted_line_never_shows_a_secret_with_a_backslash_or_across_the_cut(pad: int) -> None:
+    config = not_mcp_config(
+        "leaky",
+        "--stdout-lines",
+        "2",
+        "--stdout-env",
+        "SERVICE_TOKEN",
+        "--stdout-pad",
+        str(pad),
+        "--exit-after-output",
+        env={"SERVICE_TOKEN": BACKSLASH_SECRET},
+        connect_timeout_ms=NEVER,
+    )
+    with started_hub(config) as hub:
+        error = str(hub.servers["leaky"].error)
+    assert BACKSLASH_SECRET[:4] not in error, error
+    assert f"the first: 'hanging: {'x' * pad}SERVICE_TOKEN=***'" in error, error
+
 # -- notification floods ----------------------------------------------------------------------------
 
 FLOOD = 5000

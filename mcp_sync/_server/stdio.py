@@ -39,6 +39,8 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from .._values.secrets import scrub
+
 __all__ = ["NOT_MCP_LINE_LIMIT", "STDERR_TAIL_MARKER", "StdioProcess", "TransportStreams", "open_stdio"]
 
 logger = logging.getLogger("mcp_sync")
@@ -122,11 +124,9 @@ class StdioProcess:
             return ""
         count = self._not_mcp_lines
         first = self._first_not_mcp
-        if len(first) > _NOT_MCP_QUOTE_CHARS:
-            first = first[: _NOT_MCP_QUOTE_CHARS - 1] + "…"
         if count == 1:
-            return f"it wrote 1 line to stdout that is not an MCP message: {first!r}"
-        return f"it wrote {count} lines to stdout that are not MCP messages, the first: {first!r}"
+            return f"it wrote 1 line to stdout that is not an MCP message: '{first}'"
+        return f"it wrote {count} lines to stdout that are not MCP messages, the first: '{first}'"
 
     def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
         """Count a line of stdout; True (once) when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP
@@ -145,7 +145,7 @@ class StdioProcess:
             return False
         self._not_mcp_lines += 1
         if self._first_not_mcp is None:
-            self._first_not_mcp = line.strip()[: _NOT_MCP_QUOTE_CHARS + 1]  # a line may be megabytes
+            self._first_not_mcp = _quotable(line)
         return self._not_mcp_lines == NOT_MCP_LINE_LIMIT
 
     def kill(self) -> None:
@@ -399,6 +399,16 @@ def _decode_stdout(line: bytes, process: StdioProcess) -> str:
             process._undecodable_lines,
         )
         return line.decode(errors="replace")
+
+
+def _quotable(line: str) -> str:
+    """A line of the server's output as an error may quote it: scrubbed of secrets while whole (a cut
+    could split a secret, and escaping could change one, so that it no longer matches), then cut to
+    `_NOT_MCP_QUOTE_CHARS`, with control characters shown as escapes (never sent to a terminal)."""
+    text = scrub(line.strip())
+    if len(text) > _NOT_MCP_QUOTE_CHARS:
+        text = text[: _NOT_MCP_QUOTE_CHARS - 1] + "…"
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def _parse(line: str) -> SessionMessage | Exception:

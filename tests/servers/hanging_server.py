@@ -13,6 +13,7 @@ Flags
                    (``hanging: not MCP, line <i>``), as a program that is not an MCP server does.
 --stdout-env NAME  the first of those lines is ``hanging: NAME=<its value>`` instead: a program
                    that prints its configuration.
+--stdout-pad N     put N ``x`` characters before ``NAME=`` in that line (to place the value at a cut).
 --exit-after-output  exit (status 2) once those lines are written, instead of reading stdin.
 """
 
@@ -30,6 +31,7 @@ def main() -> None:
     parser.add_argument("--events", default=None)
     parser.add_argument("--stdout-lines", type=int, default=0)
     parser.add_argument("--stdout-env", default=None)
+    parser.add_argument("--stdout-pad", type=int, default=0)
     parser.add_argument("--exit-after-output", action="store_true")
     args = parser.parse_args()
 
@@ -50,7 +52,8 @@ def main() -> None:
     record("ready", pid=os.getpid())
     for index in range(args.stdout_lines):
         if index == 0 and args.stdout_env is not None:
-            print(f"hanging: {args.stdout_env}={os.environ.get(args.stdout_env, '')}")
+            pad = "x" * args.stdout_pad
+            print(f"hanging: {pad}{args.stdout_env}={os.environ.get(args.stdout_env, '')}")
         else:
             print(f"hanging: not MCP, line {index + 1}")
     sys.stdout.flush()
