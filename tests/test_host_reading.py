@@ -489,6 +489,16 @@ def test_when_neither_transport_answers_the_error_is_what_streamable_http_was_to
     assert "HTTP 404 Not Found from POST" in error
 
 
+
+def test_a_fallback_that_fails_logs_no_sse_deprecation_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server: Callable[..., HttpServer], records: Records
+) -> None:
+    # A wrong path: 404 to the POST, so SSE is tried, and 404 to its GET: the server uses no SSE at all.
+    state, _ = start_gemini(tmp_path, monkeypatch, {"url": http_server().url + "/nope"})
+
+    assert state == "failed"
+    assert DEPRECATION not in records.text()
+
 def test_our_own_streamable_http_entry_never_falls_back(sse_server: HttpServer, records: Records) -> None:
     hub = MCPHub([{"server_name": "s", "transport": "streamable-http", "url": sse_server.url}])
     try:

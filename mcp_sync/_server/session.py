@@ -49,7 +49,7 @@ from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
 from .tool_sync import ToolSync
-from .transports import HttpObservations, open_transport
+from .transports import HttpObservations, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
 
 __all__ = ["Session", "SessionHost"]
@@ -192,11 +192,12 @@ class Session:
             streamable = (self._config, self.http)
             self._config, self.http = self._config.as_sse(), HttpObservations()
             try:
-                client = await self._open_client(stack, auth)
+                client = await self._open_client(stack, auth, sse_notice=False)
             except Exception:
                 # Neither transport: what Streamable HTTP was told says more than the SSE attempt.
                 self._config, self.http = streamable
                 raise streamable_error from None
+            warn_legacy_sse(self._name)  # only now: a fallback that failed says nothing about SSE
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
@@ -216,7 +217,9 @@ class Session:
         if features is not None:
             await features.connected(client, task_group)
 
-    async def _open_client(self, stack: AsyncExitStack, auth: httpx2.Auth | None) -> Client:
+    async def _open_client(
+        self, stack: AsyncExitStack, auth: httpx2.Auth | None, *, sse_notice: bool = True
+    ) -> Client:
         """The SDK client on the configured transport, connected (initialized)."""
         transport = open_transport(
             self._config,
@@ -226,6 +229,7 @@ class Session:
             on_refused=self.check_alive,
             on_not_mcp=self._not_speaking_mcp,
             auth=auth,
+            sse_notice=sse_notice,
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
