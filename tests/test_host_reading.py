@@ -240,6 +240,26 @@ def test_hub_servers_show_the_original_name(tmp_path: Path, monkeypatch: pytest.
     )
 
 
+
+def test_a_connection_error_names_the_server_as_its_file_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = {"command": os.fspath(tmp_path / "no-such-server")}
+    write(tmp_path / ".cursor" / "mcp.json", json.dumps({"mcpServers": {"Dev Box MCP": entry}}))
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+
+    hub = MCPHub.from_host("cursor")
+    try:
+        hub.start()
+        [connection] = hub.servers.values()
+        error = str(connection.error)
+    finally:
+        hub.close()
+
+    assert error.startswith(
+        f"server '{server_name_from_host('Dev Box MCP')}' (named 'Dev Box MCP' in its file) could not start: "
+    ), error
+
 # --------------------------------------------------------------------------- keys
 
 
