@@ -69,7 +69,6 @@ def test_call_from_a_host_takes_the_tool_and_its_arguments(cursor_home: tuple[Pa
     assert done.stdout == "from cursor\n"
 
 
-
 GALLERY_NAME = "io.github.upstash/context7"  # as VS Code's gallery writes it: not a valid server name
 
 
@@ -101,6 +100,7 @@ def test_servers_table_shows_the_name_the_hosts_file_wrote_beside_the_name(
     header, row = done.stdout.splitlines()
     assert header.split() == ["SERVER", "NAME", "IN", "FILE", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
     assert row.split()[:4] == [server_name_from_host(GALLERY_NAME), GALLERY_NAME, "stdio", "ready"]
+
 
 def test_a_host_without_its_file_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:
     done = mcp_sync_cli(tmp_path, "servers", "--from", "windsurf", "--json")

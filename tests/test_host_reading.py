@@ -240,7 +240,6 @@ def test_hub_servers_show_the_original_name(tmp_path: Path, monkeypatch: pytest.
     )
 
 
-
 def test_a_connection_error_names_the_server_as_its_file_wrote_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -259,6 +258,7 @@ def test_a_connection_error_names_the_server_as_its_file_wrote_it(
     assert error.startswith(
         f"server '{server_name_from_host('Dev Box MCP')}' (named 'Dev Box MCP' in its file) could not start: "
     ), error
+
 
 # --------------------------------------------------------------------------- keys
 
@@ -509,7 +509,6 @@ def test_when_neither_transport_answers_the_error_is_what_streamable_http_was_to
     assert "HTTP 404 Not Found from POST" in error
 
 
-
 def test_a_fallback_that_fails_logs_no_sse_deprecation_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server: Callable[..., HttpServer], records: Records
 ) -> None:
@@ -518,6 +517,7 @@ def test_a_fallback_that_fails_logs_no_sse_deprecation_warning(
 
     assert state == "failed"
     assert DEPRECATION not in records.text()
+
 
 def test_our_own_streamable_http_entry_never_falls_back(sse_server: HttpServer, records: Records) -> None:
     hub = MCPHub([{"server_name": "s", "transport": "streamable-http", "url": sse_server.url}])

@@ -294,7 +294,6 @@ def test_text_that_is_not_mcp_is_quoted_without_the_servers_secrets() -> None:
     assert "the first: 'hanging: SERVICE_TOKEN=***'" in error
 
 
-
 # A credential with a backslash (escaping would double it) and the pad that puts it across the 200-character
 # cut of the quoted line ("hanging: " + pad + "SERVICE_TOKEN=" + secret from the 191st character on).
 BACKSLASH_SECRET = "Zq8v1Lr0\\PwX7mKc2Ne5tYb9HsAd4"
@@ -318,6 +317,7 @@ def test_a_quoted_line_never_shows_a_secret_with_a_backslash_or_across_the_cut(p
         error = str(hub.servers["leaky"].error)
     assert BACKSLASH_SECRET[:4] not in error, error
     assert f"the first: 'hanging: {'x' * pad}SERVICE_TOKEN=***'" in error, error
+
 
 # -- notification floods ----------------------------------------------------------------------------
 
