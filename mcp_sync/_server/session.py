@@ -287,8 +287,9 @@ class Session:
             self._wake.set()
 
     def _not_speaking_mcp(self) -> None:
-        """The server writes only text that is not MCP to its stdout: while connecting, fail now with what it
-        wrote, rather than wait for an answer that will not come (see `NOT_MCP_LINE_LIMIT`)."""
+        """The server keeps writing text that is not MCP to its stdout instead of answering: while connecting,
+        fail now with what it wrote, rather than wait for an answer that will not come (see
+        `StdioProcess._count_line`)."""
         if self._stopping or self._connection.state != "connecting" or self._owner is None:
             return
         self._end_cause = self._end_cause or ServerDisconnectedError(
