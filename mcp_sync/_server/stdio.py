@@ -74,10 +74,11 @@ _STDERR_LINE_LIMIT = 64 * 1024
 # What is kept of stderr to explain an exit: the last lines, within a byte budget.
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 4096
-# A server that has kept writing lines of stdout that are not MCP messages for this long since our first
-# request, and at least `NOT_MCP_LINE_LIMIT` of them, with no MCP message before them, does not speak MCP
-# there (see `StdioProcess._count_line`). A banner, however long, is written at once and proves nothing.
+# How long a server may keep writing lines of stdout that are not MCP messages (timed from the first after
+# our first request, with no MCP message before them) before that proves it does not speak MCP there (see
+# `StdioProcess._count_line`). A banner, however long, is written at once and proves nothing.
 NOT_MCP_PATIENCE = 5.0
+# The fewest such lines that prove it: a line now and then over that time may be a slow start's progress.
 NOT_MCP_LINE_LIMIT = 10
 # How much of the first such line an error message quotes.
 _NOT_MCP_QUOTE_CHARS = 200
@@ -152,8 +153,8 @@ class StdioProcess:
         server will not answer: with no MCP message before them, they have kept coming for
         `NOT_MCP_PATIENCE` since the first of them after our first request, `NOT_MCP_LINE_LIMIT` at least.
 
-        That is a program that is not an MCP server and logs to stdout, one that answers every request with
-        text, or one that writes its log there. Lines written at once prove nothing, however many: a
+        That is a program that is not an MCP server and logs to stdout, or a server that writes its log
+        there and never reads its stdin. Lines written at once prove nothing, however many: a
         server may print a banner and then answer (every host passes over such lines, and so does the
         session); they are named in the error if the server then exits or the connection times out.
         After the first MCP message nothing is counted: a session that works is not ended for noise.
