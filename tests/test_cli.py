@@ -210,6 +210,7 @@ def test_servers_json_is_machine_readable(cli: Runs) -> None:
     assert json.loads(done.stdout) == [
         {
             "name": "demo",
+            "original_name": None,
             "transport": "stdio",
             "enabled": True,
             "state": "ready",

@@ -13,6 +13,7 @@ import pytest
 
 from mcp_sync._cli.parser import HOST_NAMES
 from mcp_sync._config import HOSTS
+from mcp_sync._values.naming import server_name_from_host
 from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT
 
 pytestmark = pytest.mark.timeout(180)
@@ -66,6 +67,39 @@ def test_call_from_a_host_takes_the_tool_and_its_arguments(cursor_home: tuple[Pa
     done = mcp_sync_cli(home, "call", "--from", "cursor", "mcp__alpha__echo", '{"text": "from cursor"}')
     assert done.returncode == 0, done.stderr
     assert done.stdout == "from cursor\n"
+
+
+GALLERY_NAME = "io.github.upstash/context7"  # as VS Code's gallery writes it: not a valid server name
+
+
+@pytest.fixture
+def vscode_gallery_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A home without files and a project whose `.vscode/mcp.json` holds a server under a gallery name."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    entry = {"type": "stdio", "command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {GALLERY_NAME: entry}}))
+    return home, project
+
+
+def test_servers_json_gives_the_name_the_hosts_file_wrote(vscode_gallery_project: tuple[Path, Path]) -> None:
+    home, project = vscode_gallery_project
+    done = mcp_sync_cli(home, "servers", "--from", "vscode", "--project", os.fspath(project), "--json")
+    assert done.returncode == 0, done.stderr
+    [record] = json.loads(done.stdout)
+    assert (record["name"], record["original_name"]) == (server_name_from_host(GALLERY_NAME), GALLERY_NAME)
+
+
+def test_servers_table_shows_the_name_the_hosts_file_wrote_beside_the_name(
+    vscode_gallery_project: tuple[Path, Path],
+) -> None:
+    home, project = vscode_gallery_project
+    done = mcp_sync_cli(home, "servers", "--from", "vscode", "--project", os.fspath(project))
+    assert done.returncode == 0, done.stderr
+    header, row = done.stdout.splitlines()
+    assert header.split() == ["SERVER", "NAME", "IN", "FILE", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
+    assert row.split()[:4] == [server_name_from_host(GALLERY_NAME), GALLERY_NAME, "stdio", "ready"]
 
 
 def test_a_host_without_its_file_is_a_config_error_naming_where_it_looked(tmp_path: Path) -> None:

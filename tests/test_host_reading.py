@@ -277,6 +277,26 @@ def test_hub_servers_show_the_original_name(tmp_path: Path, monkeypatch: pytest.
     )
 
 
+def test_a_connection_error_names_the_server_as_its_file_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = {"command": os.fspath(tmp_path / "no-such-server")}
+    write(tmp_path / ".cursor" / "mcp.json", json.dumps({"mcpServers": {"Dev Box MCP": entry}}))
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+
+    hub = MCPHub.from_host("cursor")
+    try:
+        hub.start()
+        [connection] = hub.servers.values()
+        error = str(connection.error)
+    finally:
+        hub.close()
+
+    assert error.startswith(
+        f"server '{server_name_from_host('Dev Box MCP')}' (named 'Dev Box MCP' in its file) could not start: "
+    ), error
+
+
 # --------------------------------------------------------------------------- keys
 
 
@@ -591,6 +611,16 @@ def test_when_neither_transport_answers_the_error_is_what_streamable_http_was_to
 
     assert state == "failed"
     assert "HTTP 404 Not Found from POST" in error
+
+
+def test_a_fallback_that_fails_logs_no_sse_deprecation_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_server: Callable[..., HttpServer], records: Records
+) -> None:
+    # A wrong path: 404 to the POST, so SSE is tried, and 404 to its GET: the server uses no SSE at all.
+    state, _ = start_gemini(tmp_path, monkeypatch, {"url": http_server().url + "/nope"})
+
+    assert state == "failed"
+    assert DEPRECATION not in records.text()
 
 
 def test_our_own_streamable_http_entry_never_falls_back(sse_server: HttpServer, records: Records) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import re
 import signal
 import socket
 import threading
@@ -248,15 +249,27 @@ def not_mcp_config(name: str, *flags: str, **overrides: object) -> dict[str, obj
     return stdio_config(name, *flags, script=HANGING_SERVER, **overrides)
 
 
-def test_a_server_that_writes_only_text_that_is_not_mcp_fails_at_once_with_what_it_wrote() -> None:
-    config = not_mcp_config("printer", "--stdout-lines", "12", connect_timeout_ms=NEVER)
+def test_a_server_that_keeps_writing_text_that_is_not_mcp_fails_before_its_timeout_with_what_it_wrote() -> (
+    None
+):
+    # It writes a line every 50 ms and never answers: it fails once it has kept at it for NOT_MCP_PATIENCE.
+    config = not_mcp_config("printer", "--stdout-lines", "1", "--stdout-forever", connect_timeout_ms=NEVER)
     with started_hub(config, stdio_config("bystander")) as hub:
         assert hub.servers["printer"].state == "failed"
-        assert str(hub.servers["printer"].error) == (
-            "server 'printer' does not speak MCP on its stdout: it wrote 10 lines to stdout that are not MCP "
-            "messages, the first: 'hanging: not MCP, line 1'"
+        error = str(hub.servers["printer"].error)
+        pattern = (
+            r"server 'printer' does not speak MCP on its stdout: "
+            r"it wrote \d+ lines to stdout that are not MCP messages, the first: 'hanging: not MCP, line 1'"
         )
+        assert re.fullmatch(pattern, error), error
         assert_bystander_fine(hub)
+
+
+def test_a_server_that_prints_a_long_banner_and_then_answers_is_ready() -> None:
+    # More lines than NOT_MCP_LINE_LIMIT, written at once before serving: a banner, not a refusal to answer.
+    with started_hub(stdio_config("banner", "--stdout-banner", "12", connect_timeout_ms=NEVER)) as hub:
+        assert hub.servers["banner"].state == "ready", hub.servers["banner"].error
+        assert hub.call_tool("mcp__banner__echo", {"text": "after the banner"}).text == "after the banner"
 
 
 def test_a_server_that_prints_and_exits_names_what_it_wrote() -> None:
@@ -285,6 +298,7 @@ def test_text_that_is_not_mcp_is_quoted_without_the_servers_secrets() -> None:
         "10",
         "--stdout-env",
         "SERVICE_TOKEN",
+        "--exit-after-output",
         env={"SERVICE_TOKEN": NOT_MCP_SECRET},
         connect_timeout_ms=NEVER,
     )
@@ -292,6 +306,31 @@ def test_text_that_is_not_mcp_is_quoted_without_the_servers_secrets() -> None:
         error = str(hub.servers["leaky"].error)
     assert NOT_MCP_SECRET not in error
     assert "the first: 'hanging: SERVICE_TOKEN=***'" in error
+
+
+# A credential with a backslash (escaping would double it) and the pad that puts it across the 200-character
+# cut of the quoted line ("hanging: " + pad + "SERVICE_TOKEN=" + secret from the 191st character on).
+BACKSLASH_SECRET = "Zq8v1Lr0\\PwX7mKc2Ne5tYb9HsAd4"
+
+
+@pytest.mark.parametrize("pad", [0, 167], ids=["within_the_quote", "across_the_cut"])
+def test_a_quoted_line_never_shows_a_secret_with_a_backslash_or_across_the_cut(pad: int) -> None:
+    config = not_mcp_config(
+        "leaky",
+        "--stdout-lines",
+        "2",
+        "--stdout-env",
+        "SERVICE_TOKEN",
+        "--stdout-pad",
+        str(pad),
+        "--exit-after-output",
+        env={"SERVICE_TOKEN": BACKSLASH_SECRET},
+        connect_timeout_ms=NEVER,
+    )
+    with started_hub(config) as hub:
+        error = str(hub.servers["leaky"].error)
+    assert BACKSLASH_SECRET[:4] not in error, error
+    assert f"the first: 'hanging: {'x' * pad}SERVICE_TOKEN=***'" in error, error
 
 
 # -- notification floods ----------------------------------------------------------------------------

@@ -86,6 +86,7 @@ def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dic
     if isinstance(entry, InvalidServerEntry):
         return {
             "name": entry.server_name,
+            "original_name": None,  # an invalid entry is named as written
             "transport": None,
             "enabled": True,
             "state": "failed",
@@ -97,6 +98,7 @@ def _server_record(entry: ServerConfig | InvalidServerEntry, hub: MCPHub) -> dic
     not_started = "not started" if entry.enabled else "disabled"
     return {
         "name": entry.server_name,
+        "original_name": entry.original_name,
         "transport": entry.transport,
         "enabled": entry.enabled,
         "state": connection.state if connection is not None else not_started,
@@ -111,9 +113,12 @@ def servers(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
     if args.json:
         print_json(records)
     else:
+        # A column for the names as the host's file wrote them, only when one was made into a server name.
+        renamed = any(record["original_name"] is not None for record in records)
         rows = [
             (
                 printable(record["name"]),
+                *([printable(record["original_name"] or "-")] if renamed else []),
                 record["transport"] or "-",
                 record["state"],
                 str(record["tools"]) if record["enabled"] else "-",
@@ -121,7 +126,8 @@ def servers(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
             )
             for entry, record in zip(entries.entries, records, strict=True)
         ]
-        print_table(("SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"), rows)
+        headers = ("SERVER", *(["NAME IN FILE"] if renamed else []), "TRANSPORT", "STATE", "TOOLS", "ERROR")
+        print_table(headers, rows)
     invalid = _report_invalid_entries(entries)
     return invalid or (EXIT_SERVER if failed_servers(hub) else EXIT_OK)
 

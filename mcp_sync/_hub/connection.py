@@ -33,6 +33,7 @@ from .._runtime.loop_thread import LoopThread
 from .._server.features import ServerFeatures
 from .._server.session import Session
 from .._values.errors import MCPSyncError, ServerDisconnectedError
+from .._values.naming import server_label
 from .._values.results import ToolResult
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import register as register_secrets
@@ -151,8 +152,9 @@ class ServerConnection:
         self.ready.add_done_callback(lambda _future: callback())
 
     def not_ready_error(self, public_name: str) -> MCPSyncError:
+        label = server_label(self.name, self.original_name)
         return ServerDisconnectedError(
-            f"server {self.name!r} is {self.state}; cannot call {public_name}", tool=public_name
+            f"server {label} is {self.state}; cannot call {public_name}", tool=public_name
         )
 
     # -- lifecycle (caller threads) -------------------------------------------------------------------

@@ -42,6 +42,7 @@ from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out
 from .._runtime.lifecycle import ConnectionState
 from .._values.errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError, describe
+from .._values.naming import server_label
 from .._values.results import ToolResult, complete_result_of, from_call_tool_result
 from .._values.secrets import SecretHandle, scrub
 from .._values.tool import Tool
@@ -49,7 +50,7 @@ from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
 from .tool_sync import ToolSync
-from .transports import HttpObservations, open_transport
+from .transports import HttpObservations, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
 
 __all__ = ["Session", "SessionHost"]
@@ -74,6 +75,7 @@ class SessionHost(Protocol):
     """What a session reads from and reports to: its connection (`ServerConnection`)."""
 
     name: str
+    original_name: str | None
     config: ServerConfig
     protocol_version: str | None
     server_info: types.Implementation | None
@@ -105,6 +107,8 @@ class Session:
     def __init__(self, connection: SessionHost, dispatcher: CallbackDispatcher) -> None:
         self._connection = connection
         self._name = connection.name
+        self._label = server_label(connection.name, connection.original_name)
+        """The server as messages name it: with the name its host's file gave it, when that differs."""
         self._config = connection.config
         self._dispatcher = dispatcher
         self.process = StdioProcess(self._name)
@@ -144,7 +148,7 @@ class Session:
                     not_mcp = self.process.not_mcp_note()
                     raise TimeoutError(
                         scrub(
-                            f"server {self._name!r} did not connect and list its tools within "
+                            f"server {self._label} did not connect and list its tools within "
                             f"{self._config.connect_timeout:g} s (connect_timeout_ms)"
                             + (f"; {not_mcp}" if not_mcp else "")
                         )
@@ -192,11 +196,12 @@ class Session:
             streamable = (self._config, self.http)
             self._config, self.http = self._config.as_sse(), HttpObservations()
             try:
-                client = await self._open_client(stack, auth)
+                client = await self._open_client(stack, auth, sse_notice=False)
             except Exception:
                 # Neither transport: what Streamable HTTP was told says more than the SSE attempt.
                 self._config, self.http = streamable
                 raise streamable_error from None
+            warn_legacy_sse(self._name)  # only now: a fallback that failed says nothing about SSE
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
@@ -216,7 +221,9 @@ class Session:
         if features is not None:
             await features.connected(client, task_group)
 
-    async def _open_client(self, stack: AsyncExitStack, auth: httpx2.Auth | None) -> Client:
+    async def _open_client(
+        self, stack: AsyncExitStack, auth: httpx2.Auth | None, *, sse_notice: bool = True
+    ) -> Client:
         """The SDK client on the configured transport, connected (initialized)."""
         transport = open_transport(
             self._config,
@@ -226,6 +233,7 @@ class Session:
             on_refused=self.check_alive,
             on_not_mcp=self._not_speaking_mcp,
             auth=auth,
+            sse_notice=sse_notice,
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
@@ -279,12 +287,13 @@ class Session:
             self._wake.set()
 
     def _not_speaking_mcp(self) -> None:
-        """The server writes only text that is not MCP to its stdout: while connecting, fail now with what it
-        wrote, rather than wait for an answer that will not come (see `NOT_MCP_LINE_LIMIT`)."""
+        """The server keeps writing text that is not MCP to its stdout instead of answering: while connecting,
+        fail now with what it wrote, rather than wait for an answer that will not come (see
+        `StdioProcess._count_line`)."""
         if self._stopping or self._connection.state != "connecting" or self._owner is None:
             return
         self._end_cause = self._end_cause or ServerDisconnectedError(
-            scrub(f"server {self._name!r} does not speak MCP on its stdout: {self.process.not_mcp_note()}")
+            scrub(f"server {self._label} does not speak MCP on its stdout: {self.process.not_mcp_note()}")
         )
         self._owner.cancel()
 
@@ -298,7 +307,7 @@ class Session:
             # stops the SDK's writer), so fail now, with what the transport saw, rather than wait it out.
             ended = self._end_details()
             self._end_cause = self._end_cause or ServerDisconnectedError(
-                scrub(f"server {self._name!r} went away while connecting{ended}")
+                scrub(f"server {self._label} went away while connecting{ended}")
             )
             self._owner.cancel()
         else:  # HTTP: nothing more to learn
@@ -316,7 +325,7 @@ class Session:
     def _lose(self, problem: str) -> None:
         """End the session as disconnected, with `problem` as the cause."""
         if not self._stopping and self._end_cause is None:
-            self._end_cause = ServerDisconnectedError(scrub(f"server {self._name!r} {problem}"))
+            self._end_cause = ServerDisconnectedError(scrub(f"server {self._label} {problem}"))
             self._loss = (self._end_cause, problem)
         if self._wake is not None:
             self._wake.set()
@@ -333,9 +342,9 @@ class Session:
         if self._stopping:
             self._connection._set_state("closed")
         elif self._connection.state == "connecting":
-            self._connection._set_state("failed", _describe_failure(self._name, cause, self._end_details()))
+            self._connection._set_state("failed", _describe_failure(self._label, cause, self._end_details()))
         else:
-            self._connection._set_state("disconnected", _describe_loss(self._name, cause))
+            self._connection._set_state("disconnected", _describe_loss(self._label, cause))
         self.calls.end()
 
     def _end_details(self) -> str:
@@ -364,11 +373,11 @@ class Session:
         if self._loss is not None and self._loss[0] is self._end_cause:
             during = f"the call to {label}" if label else "a call"
             return ServerDisconnectedError(
-                scrub(f"server {self._name!r} disconnected during {during}: it {self._loss[1]}"),
+                scrub(f"server {self._label} disconnected during {during}: it {self._loss[1]}"),
                 tool=label or None,
             )
         error: BaseException = self._end_cause or ServerDisconnectedError(
-            f"server {self._name!r} is {self._connection.state}; the call was abandoned"
+            f"server {self._label} is {self._connection.state}; the call was abandoned"
         )
         # A call that ended the session for want of a sign-in (a 403 insufficient_scope) says so itself.
         return error if isinstance(error, ToolCallError | AuthError) else ServerDisconnectedError(str(error))
@@ -423,7 +432,7 @@ class Session:
                 exc, ValueError | RuntimeError
             ):  # the answer failed validation (schema or protocol)
                 raise ToolCallError(
-                    scrub(f"server {self._name!r} sent an invalid result for {public_name}: {describe(exc)}"),
+                    scrub(f"server {self._label} sent an invalid result for {public_name}: {describe(exc)}"),
                     tool=public_name,
                 ) from exc
             raise _our_bug(public_name, exc) from exc
@@ -468,28 +477,28 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def _describe_loss(name: str, cause: BaseException | None) -> BaseException:
+def _describe_loss(label: str, cause: BaseException | None) -> BaseException:
     """Why a ready server ended, as a `ServerDisconnectedError` (the transport's own error as its cause)."""
     if isinstance(cause, MCPSyncError):
         return cause
     loss = ServerDisconnectedError(
-        scrub(f"server {name!r} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
+        scrub(f"server {label} connection lost" + (f": {describe(cause)}" if cause is not None else ""))
     )
     loss.__cause__ = cause
     return loss
 
 
-def _describe_failure(name: str, cause: BaseException | None, ended: str) -> BaseException:
+def _describe_failure(label: str, cause: BaseException | None, ended: str) -> BaseException:
     """Why a server never became ready: its own typed error, or a `ServerDisconnectedError` that says
     how its process ended and what it last wrote to stderr."""
     if isinstance(cause, MCPSyncError | TimeoutError):
         return cause
     if isinstance(cause, asyncio.CancelledError):
-        return ServerDisconnectedError(f"server {name!r} was stopped while connecting")
+        return ServerDisconnectedError(f"server {label} was stopped while connecting")
     if isinstance(cause, FileNotFoundError):
-        return ServerDisconnectedError(scrub(f"server {name!r} could not start: {cause}"))
+        return ServerDisconnectedError(scrub(f"server {label} could not start: {cause}"))
     if cause is None or (ended and isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED):
-        return ServerDisconnectedError(scrub(f"server {name!r} went away while connecting{ended}"))
-    failure = ServerDisconnectedError(scrub(f"server {name!r} failed to connect: {describe(cause)}{ended}"))
+        return ServerDisconnectedError(scrub(f"server {label} went away while connecting{ended}"))
+    failure = ServerDisconnectedError(scrub(f"server {label} failed to connect: {describe(cause)}{ended}"))
     failure.__cause__ = cause
     return failure

@@ -14,7 +14,8 @@ connection needs and the SDK keeps to itself:
 - a decoding policy: a line that is not valid UTF-8 is decoded with replacement characters
   and a warning, instead of ending the reader and leaving a session that looks alive;
 - what it wrote to stdout that is not MCP before its first message, to explain a server that
-  never answers (see `NOT_MCP_LINE_LIMIT`).
+  never answers, and to fail one that keeps writing such text instead of answering (see
+  `NOT_MCP_PATIENCE`).
 
 Shutdown follows the protocol's order, every wait bounded: close stdin, wait, SIGTERM to
 the process group, wait, SIGKILL. Once the server's own process has gone, what is left of its
@@ -39,7 +40,16 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-__all__ = ["NOT_MCP_LINE_LIMIT", "STDERR_TAIL_MARKER", "StdioProcess", "TransportStreams", "open_stdio"]
+from .._values.secrets import scrub
+
+__all__ = [
+    "NOT_MCP_LINE_LIMIT",
+    "NOT_MCP_PATIENCE",
+    "STDERR_TAIL_MARKER",
+    "StdioProcess",
+    "TransportStreams",
+    "open_stdio",
+]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -64,8 +74,11 @@ _STDERR_LINE_LIMIT = 64 * 1024
 # What is kept of stderr to explain an exit: the last lines, within a byte budget.
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_BYTES = 4096
-# Lines of stdout that are not MCP messages, before any that is, which prove the server does not speak
-# MCP there (see `StdioProcess._count_line`).
+# How long a server may keep writing lines of stdout that are not MCP messages (timed from the first after
+# our first request, with no MCP message before them) before that proves it does not speak MCP there (see
+# `StdioProcess._count_line`). A banner, however long, is written at once and proves nothing.
+NOT_MCP_PATIENCE = 5.0
+# The fewest such lines that prove it: a line now and then over that time may be a slow start's progress.
 NOT_MCP_LINE_LIMIT = 10
 # How much of the first such line an error message quotes.
 _NOT_MCP_QUOTE_CHARS = 200
@@ -90,6 +103,10 @@ class StdioProcess:
         self._saw_message = False
         self._not_mcp_lines = 0
         self._first_not_mcp: str | None = None
+        self._first_request_at: float | None = None
+        self._lines_since_request = 0
+        self._writing_since: float | None = None
+        self._proved_not_mcp = False
 
     async def wait_for_exit(self, timeout: float) -> None:
         """Wait (bounded) until the child has exited and its stderr has been read to the end, so that
@@ -122,21 +139,25 @@ class StdioProcess:
             return ""
         count = self._not_mcp_lines
         first = self._first_not_mcp
-        if len(first) > _NOT_MCP_QUOTE_CHARS:
-            first = first[: _NOT_MCP_QUOTE_CHARS - 1] + "…"
         if count == 1:
-            return f"it wrote 1 line to stdout that is not an MCP message: {first!r}"
-        return f"it wrote {count} lines to stdout that are not MCP messages, the first: {first!r}"
+            return f"it wrote 1 line to stdout that is not an MCP message: '{first}'"
+        return f"it wrote {count} lines to stdout that are not MCP messages, the first: '{first}'"
 
-    def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
-        """Count a line of stdout; True (once) when it makes `NOT_MCP_LINE_LIMIT` lines that are not MCP
-        with no MCP message before them.
+    def _sent_request(self, now: float) -> None:
+        """Note the time our first message reached the server's stdin (its answer is due from then)."""
+        if self._first_request_at is None:
+            self._first_request_at = now
 
-        That is when it is clear the server will not answer: a program that is not an MCP server, one
-        that logs to stdout, an HTTP server configured as a stdio one. Fewer lines prove nothing, since a
-        server may print a banner line or two and then answer (every host passes over them, and so does
-        the session); they are named in the error if the server then exits or the connection times
-        out. After the first MCP message nothing is counted: a session that works is not ended for noise.
+    def _count_line(self, line: str, parsed: SessionMessage | Exception, now: float) -> bool:
+        """Count a line of stdout read at `now`; True (once) when the lines that are not MCP prove that the
+        server will not answer: with no MCP message before them, they have kept coming for
+        `NOT_MCP_PATIENCE` since the first of them after our first request, `NOT_MCP_LINE_LIMIT` at least.
+
+        That is a program that is not an MCP server and logs to stdout, or a server that writes its log
+        there and never reads its stdin. Lines written at once prove nothing, however many: a
+        server may print a banner and then answer (every host passes over such lines, and so does the
+        session); they are named in the error if the server then exits or the connection times out.
+        After the first MCP message nothing is counted: a session that works is not ended for noise.
         """
         if not isinstance(parsed, Exception):
             self._saw_message = True
@@ -145,8 +166,16 @@ class StdioProcess:
             return False
         self._not_mcp_lines += 1
         if self._first_not_mcp is None:
-            self._first_not_mcp = line.strip()[: _NOT_MCP_QUOTE_CHARS + 1]  # a line may be megabytes
-        return self._not_mcp_lines == NOT_MCP_LINE_LIMIT
+            self._first_not_mcp = _quotable(line)
+        if self._first_request_at is None or self._proved_not_mcp:
+            return False
+        self._lines_since_request += 1
+        if self._writing_since is None:
+            self._writing_since = now
+        self._proved_not_mcp = (
+            self._lines_since_request >= NOT_MCP_LINE_LIMIT and now - self._writing_since >= NOT_MCP_PATIENCE
+        )
+        return self._proved_not_mcp
 
     def kill(self) -> None:
         """SIGKILL the child's process group now, from any thread, whether or not the child itself is
@@ -202,7 +231,8 @@ async def open_stdio(
     on_not_mcp: Callable[[], None],
 ) -> AsyncIterator[TransportStreams]:
     """Start the server and yield its message streams; `on_end()` fires once its stdout has ended,
-    `on_not_mcp()` once it has written `NOT_MCP_LINE_LIMIT` lines that are not MCP and none that is.
+    `on_not_mcp()` once the text that is not MCP it keeps writing proves it will not answer (see
+    `StdioProcess._count_line`).
 
     Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError).
     """
@@ -234,7 +264,7 @@ async def open_stdio(
                         continue
                     text = _decode_stdout(line, process)
                     parsed = _parse(text)
-                    if process._count_line(text, parsed):
+                    if process._count_line(text, parsed, anyio.current_time()):
                         on_not_mcp()
                     try:
                         await read_writer.send(parsed)
@@ -267,6 +297,7 @@ async def open_stdio(
                 async for message in write_reader:
                     payload = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await child.stdin.send((payload + "\n").encode())
+                    process._sent_request(anyio.current_time())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The child may still run: close the read side so the session sees the end, not a hang.
             await read_writer.aclose()
@@ -399,6 +430,16 @@ def _decode_stdout(line: bytes, process: StdioProcess) -> str:
             process._undecodable_lines,
         )
         return line.decode(errors="replace")
+
+
+def _quotable(line: str) -> str:
+    """A line of the server's output as an error may quote it: scrubbed of secrets while whole (a cut
+    could split a secret, and escaping could change one, so that it no longer matches), then cut to
+    `_NOT_MCP_QUOTE_CHARS`, with control characters shown as escapes (never sent to a terminal)."""
+    text = scrub(line.strip())
+    if len(text) > _NOT_MCP_QUOTE_CHARS:
+        text = text[: _NOT_MCP_QUOTE_CHARS - 1] + "…"
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def _parse(line: str) -> SessionMessage | Exception:

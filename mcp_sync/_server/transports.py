@@ -29,7 +29,7 @@ from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
-__all__ = ["HttpObservations", "TransportStreams", "open_transport"]
+__all__ = ["HttpObservations", "TransportStreams", "open_transport", "warn_legacy_sse"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -94,12 +94,16 @@ async def open_transport(
     on_refused: Callable[[], None],
     on_not_mcp: Callable[[], None] = lambda: None,
     auth: httpx2.Auth | None = None,
+    sse_notice: bool = True,
 ) -> AsyncIterator[Any]:
     """Open the server's transport; `on_end` fires when it ends by itself, `on_refused` when an HTTP
     server refuses a connection, `on_not_mcp` when a stdio server proves it does not speak MCP on its
     stdout. A stdio child is described by `process` (pid, exit, stderr, what it wrote that is not MCP),
-    an HTTP server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own)."""
+    an HTTP server's errors by `http`. `auth` signs the HTTP requests in (OAuth, or the host's own).
+    `sse_notice=False` leaves the SSE deprecation warning to the caller (a fallback warns once it works)."""
     if isinstance(config, SseServerConfig):
+        if sse_notice:
+            warn_legacy_sse(config.server_name)
         async with _open_sse(config, http=http, on_end=on_end, on_refused=on_refused, auth=auth) as streams:
             yield streams
         return
@@ -126,6 +130,15 @@ async def open_transport(
         yield _ObservedReadStream(read_stream, on_end), write_stream
 
 
+def warn_legacy_sse(server_name: str) -> None:
+    """The one deprecation warning of a connection over the legacy SSE transport."""
+    logger.warning(
+        "server %r uses the legacy SSE transport (deprecated in MCP 2025-03-26); "
+        "prefer streamable-http if the server offers it",
+        server_name,
+    )
+
+
 @asynccontextmanager
 async def _open_sse(
     config: SseServerConfig,
@@ -135,12 +148,7 @@ async def _open_sse(
     on_refused: Callable[[], None],
     auth: httpx2.Auth | None,
 ) -> AsyncIterator[Any]:
-    """The SDK's legacy SSE client on an observed HTTP client, after a one-line deprecation notice."""
-    logger.warning(
-        "server %r uses the legacy SSE transport (deprecated in MCP 2025-03-26); "
-        "prefer streamable-http if the server offers it",
-        config.server_name,
-    )
+    """The SDK's legacy SSE client on an observed HTTP client."""
     http.usual_path = "/sse"
 
     def client(

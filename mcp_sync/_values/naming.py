@@ -23,6 +23,7 @@ __all__ = [
     "PUBLIC_NAME_PREFIX",
     "SERVER_NAME_MAX_LENGTH",
     "public_tool_name",
+    "server_label",
     "server_name_from_host",
     "server_names_from_host",
     "server_namespace",
@@ -101,3 +102,12 @@ def server_names_from_host(names: Iterable[str]) -> dict[str, str]:
         if not clashing:
             return {name: server_name_from_host(name, hashed=name in hashed) for name in unique}
         hashed |= clashing
+
+
+def server_label(server_name: str, original_name: str | None) -> str:
+    """How a message names a server: `'ctx7'`, or with the name its host's file gave it when `server_name`
+    was made from that one (`'io_github_upstash_c_3f1e1de449a6' (named 'io.github.upstash/context7' in
+    its file)`), so that the user recognises the server they wrote."""
+    if original_name is None or original_name == server_name:
+        return repr(server_name)
+    return f"{server_name!r} (named {original_name!r} in its file)"

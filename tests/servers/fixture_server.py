@@ -36,6 +36,8 @@ Flags
 --invalid-utf8     (stdio only) before the first response, write one line that is not valid UTF-8
                          (bytes 0xff 0xfe inside it), then answer normally.
 --stderr-lines K         write K lines ``fixture stderr line <i>`` to stderr at start-up.
+--stdout-banner K        (stdio only) write K lines ``fixture banner line <i>`` to stdout at start-up,
+                         before serving: a server that prints a banner where its messages go.
 --resources N            add N extra resources ``fixture://extra/00000`` ... (text/plain);
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
@@ -227,6 +229,7 @@ class Options:
     stderr_env: str | None = None
     refuse_messages: int = 0
     media: bool = False
+    stdout_banner: int = 0
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -255,9 +258,12 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-env", default=None)
     parser.add_argument("--refuse-messages", type=int, default=0)
     parser.add_argument("--media", action="store_true")
+    parser.add_argument("--stdout-banner", type=int, default=0)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
+    if ns.stdout_banner and ns.transport != "stdio":
+        parser.error("--stdout-banner is for --transport stdio only")
     if ns.helper and ns.transport != "stdio":
         parser.error("--helper is for --transport stdio only")
     return Options(
@@ -285,6 +291,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_env=ns.stderr_env,
         refuse_messages=ns.refuse_messages,
         media=ns.media,
+        stdout_banner=ns.stdout_banner,
     )
 
 
@@ -1166,6 +1173,9 @@ def main(argv: list[str] | None = None) -> None:
         value = os.environ.get(options.stderr_env, "")
         print(f"fixture config {options.stderr_env}={value}", file=sys.stderr)
     sys.stderr.flush()
+    for i in range(options.stdout_banner):
+        print(f"fixture banner line {i + 1}")
+    sys.stdout.flush()
     install_signal_handlers(options, events)
     RUNTIME_FAULTS.failing_listings = options.fail_listings
     if options.hold_start is not None:
