@@ -116,11 +116,13 @@ def _python_wrapper_dir(socket_path: str) -> str:
     """The folder (beside the launcher's socket) holding the ``python`` wrapper for `socket_path`."""
     directory = os.path.join(os.path.dirname(socket_path), "bin")
     wrapper = os.path.join(directory, "python")
-    if not os.path.exists(wrapper):
+    with _launcher_lock:
+        if os.path.exists(wrapper):
+            return directory
         os.makedirs(directory, exist_ok=True)
         patterns = "|".join(f"{script}|*/{script}" for script in WARM_SCRIPTS)
         text = _PYTHON_WRAPPER.format(patterns=patterns, python=PYTHON, shim=WARM_SHIM, socket=socket_path)
-        temporary = f"{wrapper}.{os.getpid()}"
+        temporary = f"{wrapper}.{os.getpid()}.{threading.get_ident()}"  # processes share the folder
         with open(temporary, "w") as file:
             file.write(text)
         os.chmod(temporary, 0o755)
@@ -154,6 +156,18 @@ def launcher_socket() -> str | None:
                 _launcher_socket = _start_launcher()
                 os.environ[LAUNCHER_SOCKET_ENV] = _launcher_socket
         return _launcher_socket
+
+
+def warm_server_pid(shim_pid: int) -> int | None:
+    """The pid of the server a warm-launched shim stands in for (the launcher records it), or None when
+    `shim_pid` is no shim of this test process's launcher."""
+    socket_path = _launcher_socket
+    if socket_path is None:
+        return None
+    try:
+        return int(Path(socket_path).parent.joinpath("pids", str(shim_pid)).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def python_command(
@@ -518,13 +532,17 @@ class HttpServer:
         return self
 
     def kill(self) -> None:
-        """SIGKILL the server and reap it: the server goes away without a goodbye."""
+        """SIGKILL the server and reap it: the server goes away without a goodbye. A warm-launched
+        server goes with its shim (the launcher kills it): this waits until it has gone too."""
         if self._process is None:
             return
+        server = warm_server_pid(self._process.pid)
         if self._process.poll() is None:
             self._process.send_signal(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL cannot be ignored
             self._process.wait(timeout=5)
+        if server is not None:
+            wait_until(lambda: not pid_alive(server), timeout=5, message=f"server {server} outlived kill()")
 
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM, wait up to `timeout` seconds, then SIGKILL; always reaps."""
@@ -649,6 +667,7 @@ __all__: Sequence[str] = [
     "stdio_config",
     "stdio_params",
     "wait_until",
+    "warm_server_pid",
 ]
 
 

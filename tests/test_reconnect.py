@@ -213,6 +213,7 @@ def test_a_server_that_drops_while_another_is_still_starting_is_reconnected(tmp_
         starter.join(10)
 
 
+@pytest.mark.real_processes  # the server's own process must be gone when close() returns
 def test_close_while_starting_stops_a_reconnection_armed_during_the_start(tmp_path: Path) -> None:
     gate = tmp_path / "never"
     slow = EventLog(tmp_path / "slow.jsonl")

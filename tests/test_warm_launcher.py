@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +14,22 @@ import pytest
 
 from tests.support import (
     FIXTURE_SERVER,
+    REPO_ROOT,
     WARM_SHIM,
     EventLog,
+    HttpServer,
     launcher_socket,
     pid_alive,
     python_command,
     stdio_config,
     wait_until,
+    warm_server_pid,
+)
+
+DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("MCP_SYNC_TEST_WARM") == "0", reason="warm launching is off (MCP_SYNC_TEST_WARM=0)"
 )
 
 INITIALIZE = (
@@ -119,3 +129,84 @@ def test_a_script_that_cannot_be_read_fails_as_in_a_real_interpreter(tmp_path: P
     real = subprocess.run(python_command(missing, warm=False), capture_output=True, timeout=30)
     assert (warm.returncode, warm.stderr) == (real.returncode, real.stderr) == (2, real.stderr)
     assert b"can't open file" in real.stderr
+
+
+def run_both(argv: list[str], **kwargs: object) -> tuple[subprocess.CompletedProcess[bytes], ...]:
+    """Run `argv` (a script and its arguments) warm and in a real interpreter."""
+    script, *args = argv
+    return tuple(
+        subprocess.run(  # type: ignore[call-overload]
+            python_command(script, *args, warm=warm), capture_output=True, timeout=60, **kwargs
+        )
+        for warm in (True, False)
+    )
+
+
+def test_a_relative_script_is_the_one_in_the_servers_working_directory(tmp_path: Path) -> None:
+    for name, status in (("a", 3), ("b", 4)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "srv.py").write_text(f"raise SystemExit({status})\n")
+    for name, status in (("a", 3), ("b", 4)):
+        warm, real = run_both(["srv.py"], cwd=tmp_path / name, stdin=subprocess.DEVNULL)
+        assert warm.returncode == real.returncode == status
+
+
+def test_a_signal_ignored_at_start_stays_ignored(tmp_path: Path) -> None:
+    script = tmp_path / "hup.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGHUP)\nprint('survived')\n")
+    ignoring = {"preexec_fn": lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)}
+    warm, real = run_both([str(script)], stdin=subprocess.DEVNULL, **ignoring)
+    assert (warm.returncode, warm.stdout) == (real.returncode, real.stdout) == (0, b"survived\n")
+
+
+def test_a_server_whose_environment_sets_the_interpreter_up_differently_runs_cold(tmp_path: Path) -> None:
+    (tmp_path / "extra_module_for_warm_test.py").write_text("VALUE = 'imported'\n")
+    script = tmp_path / "uses_path.py"
+    script.write_text("import extra_module_for_warm_test as m\nprint(m.VALUE)\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    warm, real = run_both([str(script)], env=env, stdin=subprocess.DEVNULL, cwd="/")
+    assert warm.stdout == real.stdout == b"imported\n"
+
+
+def test_uncaught_errors_print_as_in_a_real_interpreter(tmp_path: Path) -> None:
+    script = tmp_path / "fails.py"
+    script.write_text("def f():\n    raise ValueError('no')\nf()\n")
+    warm, real = run_both([str(script)], stdin=subprocess.DEVNULL)
+    assert (warm.returncode, warm.stderr) == (real.returncode, real.stderr)
+
+
+def test_the_demo_server_configures_its_own_logging(tmp_path: Path) -> None:
+    env = dict(os.environ, LOG_LEVEL="DEBUG")
+    runs = [
+        subprocess.run(
+            python_command(DEMO_SERVER, warm=warm), input=INITIALIZE, capture_output=True, timeout=60, env=env
+        )
+        for warm in (True, False)
+    ]
+    assert [b"DEBUG" in run.stderr for run in runs] == [True, True]
+
+
+def test_a_shim_gone_before_its_answer_leaves_the_launcher_serving(events: EventLog) -> None:
+    path = launcher_socket()
+    assert path is not None
+    for _ in range(5):  # connect, send half a request, vanish
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as early:
+            early.connect(path)
+            early.sendall(b"\x00\x00\x10\x00{")
+    shim = start(events=events)
+    try:
+        assert events.wait_for("ready", timeout=15)["client_pid"] == shim.pid
+    finally:
+        shim.kill()
+        shim.wait(timeout=5)
+
+
+def test_killing_an_http_server_waits_for_the_warm_server_itself(events: EventLog) -> None:
+    server = HttpServer(events=events).start()
+    try:
+        forked = warm_server_pid(server.pid)
+        assert forked == events.wait_for("ready")["pid"]
+        server.kill()
+        assert not pid_alive(forked)
+    finally:
+        server.close()

@@ -3,42 +3,53 @@ server from there, so a fixture server answers in milliseconds instead of after 
 
 Every server is still a process of its own, with its own pipes, exit status and process group. The
 command a test configures runs ``warm_shim.py`` (an interpreter started with ``-I -S``, a few
-milliseconds): the shim sends its stdin, stdout and stderr, its command line, working directory and
-environment over a Unix socket; the launcher forks a child that starts a session of its own, takes
-those three descriptors as its own 0, 1 and 2, becomes that directory and environment, and runs the
-script as ``__main__``. The shim then stands in for the server towards whoever started it:
+milliseconds): the shim sends its stdin, stdout and stderr, its command line, working directory,
+environment and the signals it was started with ignored over a Unix socket; the launcher forks a child
+that starts a session of its own, takes those three descriptors as its own 0, 1 and 2, becomes that
+directory and environment, and runs the script as ``__main__``. The shim then stands in for the server
+towards whoever started it:
 
 - it relays the signals it gets (SIGTERM, SIGINT, SIGHUP, ...) to the server's process group, as a
   signal to the shim's own group would have reached a real server;
 - it exits as the server did: the same status, or killed by the same signal;
 - if the shim itself is killed (SIGKILL cannot be relayed), the launcher sees its connection end and
-  SIGKILLs the server's process group.
+  SIGKILLs the server's process group; this comes a moment after the shim's death, so a test that
+  checks the server's own pid right after killing its client's child is marked ``real_processes``.
 
-What a forked server cannot be is a child or a process-group member of whoever started the shim, so
-tests about those (process groups, helpers, signals a server ignores) run real interpreters: see
-``tests.support.python_command``.
+What a forked server cannot be is a child or a process-group member of whoever started the shim, nor
+a fresh interpreter: tests about those (process groups, helpers, signals a server ignores) run real
+interpreters (``tests.support.python_command``), and so does a server whose environment sets a
+``PYTHON*`` variable the interpreter reads at start-up differently from the launcher's (the shim is told
+to run it cold).
+
+The server's environment is the shim's, with ``MCP_SYNC_TEST_SHIM_PID`` naming the shim (the process
+its client started; the fixture server reports it as ``client_pid``). For each server the launcher
+writes its pid to ``<socket's folder>/pids/<shim pid>``, so a test can wait for the server itself.
 
 Run as ``python warm_launcher.py SOCKET OWNER_PID``: the process forks once more and returns at once
 (the server processes must not be the test process's children); the forked launcher prints ``READY``
-on the inherited stdout when it listens, and exits when the process OWNER_PID ends.
-
-The server's environment is the shim's, with ``MCP_SYNC_TEST_SHIM_PID`` naming the shim (the process
-its client started; the fixture server reports it as ``client_pid``).
+on the inherited stdout when it listens, and exits when the process OWNER_PID ends, killing what it
+started and removing the socket's folder.
 
 Protocol on a connection: the shim sends a 4-byte big-endian length and a JSON object ``{"argv",
-"cwd", "env"}``, with the three descriptors attached (SCM_RIGHTS) to its first byte; the launcher
-answers ``{"pid": N}`` once the server is forked and ``{"status": S}`` (``os.waitpid``'s raw status)
-once it has been reaped, each on a line of its own, then closes the connection.
+"cwd", "env", "ignored"}``, with the three descriptors attached (SCM_RIGHTS) to its first byte; the
+launcher answers ``{"pid": N}`` once the server is forked (or ``{"error": ...}``: the shim then runs a
+real interpreter) and ``{"status": S}`` (``os.waitpid``'s raw status) once it has been reaped, each on
+a line of its own, then closes the connection. No step of one connection blocks the others.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
 import builtins
 import contextlib
+import importlib
+import io
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -47,13 +58,12 @@ import threading
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
-# Bound on reading one request: a shim sends it whole right after connecting.
-REQUEST_TIMEOUT = 5.0
 # Requests carry a whole environment; a larger one is refused.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-# What a server in this suite imports, so that no forked server imports it again.
+# What a server in this suite imports, so that no forked server imports it again (with the imports of
+# `PRELOAD_SCRIPTS`).
 PRELOAD_MODULES = (
     "anyio",
     "uvicorn",
@@ -70,24 +80,63 @@ PRELOAD_MODULES = (
     "mcp.server.sse",
     "mcp.server.streamable_http",
     "mcp.server.streamable_http_manager",
-    "mcp.server.auth.provider",
-    "mcp.server.auth.routes",
-    "mcp.server.auth.settings",
 )
-# The servers whose own module bodies are run once here (definitions only: each keeps its work in
-# `main()` under ``if __name__ == "__main__"``), so their imports are warm.
+# The servers whose top-level imports are run here (only the imports: a module body may configure
+# logging or other process state the server must set up itself).
 PRELOAD_SCRIPTS = ("fixture_server.py", "oauth_server.py", "../../examples/demo_server.py")
+# Signals a server starts with as a fresh interpreter has them (unless its shim was started with one
+# ignored): the launcher's own handlers are not the server's.
+_RESET_SIGNALS = (
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGALRM,
+    signal.SIGINT,
+)
 
 
 @dataclass(eq=False)
 class _Connection:
-    """One shim: its socket and, once forked, its server's pid (and a pidfd to see it exit)."""
+    """One shim: its socket, its request as it arrives, and once forked its server (pid and pidfd)."""
 
     sock: socket.socket
+    data: bytearray = field(default_factory=bytearray)
+    fds: list[int] = field(default_factory=list)
     pid: int | None = None
     pidfd: int | None = None
     reaped: bool = False
-    buffer: bytearray = field(default_factory=bytearray)
+    closed: bool = False
+
+    def request(self) -> dict[str, Any] | None:
+        """The request once it has arrived whole, else None."""
+        if len(self.data) < 4:
+            return None
+        (length,) = struct.unpack(">I", self.data[:4])
+        if len(self.data) < 4 + length:
+            return None
+        request = json.loads(self.data[4 : 4 + length])
+        assert isinstance(request, dict)
+        return request
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send one line to the shim; False if it has gone."""
+        try:
+            self.sock.sendall(json.dumps(message).encode() + b"\n")
+        except OSError:
+            return False
+        return True
+
+    def kill_server(self) -> None:
+        """SIGKILL the server and its process group, also before the server has made its group."""
+        if self.pid is None or self.reaped:
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
 
 _compiled: dict[tuple[str, int, int], types.CodeType] = {}
@@ -105,20 +154,9 @@ def _code_of(script: str) -> types.CodeType:
     return code
 
 
-def _receive_request(sock: socket.socket) -> tuple[dict[str, object], list[int]]:
-    sock.settimeout(REQUEST_TIMEOUT)
-    data = bytearray()
-    fds: list[int] = []
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk, received, _, _ = socket.recv_fds(sock, 65536, 3)
-        fds += received
-        if not chunk:
-            raise ConnectionError("the shim closed its connection before sending its request")
-        data += chunk
-        if len(data) > MAX_REQUEST_BYTES:
-            raise ConnectionError("request too large")
-    sock.settimeout(None)
-    return json.loads(data[4:]), fds
+def _interpreter_settings(env: dict[str, str]) -> dict[str, str]:
+    """The variables the interpreter reads at start-up (PYTHONPATH, PYTHONIOENCODING, ...)."""
+    return {name: value for name, value in env.items() if name.startswith("PYTHON")}
 
 
 def _exit_status(code: object) -> int:
@@ -131,9 +169,25 @@ def _exit_status(code: object) -> int:
     return 1
 
 
+def _fresh_stdio() -> None:
+    """Standard streams made as the interpreter makes them at start-up, on the server's descriptors."""
+    encoding, errors = sys.stdout.encoding, sys.stdout.errors
+    sys.stdin = sys.__stdin__ = open(0, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(  # noqa: SIM115
+        1, "w", buffering=1 if os.isatty(1) else -1, encoding=encoding, errors=errors, closefd=False
+    )
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
+        encoding=encoding,
+        errors="backslashreplace",
+        line_buffering=True,
+        write_through=True,
+    )
+
+
 def _run_script(code: types.CodeType, argv: list[str]) -> int:
     """Run the script as a fresh interpreter would run it as ``__main__``; its exit status."""
-    script = os.path.abspath(argv[0])
+    script = code.co_filename
     sys.argv = list(argv)
     sys.path[0] = os.path.dirname(script)
     main = types.ModuleType("__main__")
@@ -145,20 +199,25 @@ def _run_script(code: types.CodeType, argv: list[str]) -> int:
         status = 0
     except SystemExit as exc:
         status = _exit_status(exc.code)
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        status = -signal.SIGINT
-    except BaseException:
-        sys.excepthook(*sys.exc_info())
-        status = 1
+    except BaseException as exc:
+        # As the interpreter reports it: from the script's own frame on, not this function's.
+        if exc.__traceback__ is not None:
+            exc = exc.with_traceback(exc.__traceback__.tb_next)
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        status = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
     # The interpreter's own exit: non-daemon threads joined, then the atexit handlers.
-    threading._shutdown()  # type: ignore[attr-defined]
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]
+    except BaseException:
+        print("Exception ignored in: <module 'threading'>", file=sys.stderr)
+        traceback.print_exc()
     atexit._run_exitfuncs()
     return status
 
 
-def _become_server(request: dict[str, object], fds: list[int], code: types.CodeType) -> NoReturn:
-    """In the forked child: take the shim's descriptors, directory and environment, run the script."""
+def _become_server(request: dict[str, Any], fds: list[int], code: types.CodeType) -> NoReturn:
+    """In the forked child: take the shim's descriptors, directory, environment and ignored signals,
+    run the script."""
     status = 1
     try:
         os.setsid()
@@ -168,19 +227,14 @@ def _become_server(request: dict[str, object], fds: list[int], code: types.CodeT
             if int(name) > 2:
                 with contextlib.suppress(OSError):
                     os.close(int(name))
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        env = request["env"]
-        assert isinstance(env, dict)
+        for signum in _RESET_SIGNALS:
+            default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else default)
         os.environ.clear()
-        os.environ.update(env)
-        cwd = request["cwd"]
-        assert isinstance(cwd, str)
-        os.chdir(cwd)
-        argv = request["argv"]
-        assert isinstance(argv, list)
-        status = _run_script(code, [str(arg) for arg in argv])
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        _fresh_stdio()
+        status = _run_script(code, [str(arg) for arg in request["argv"]])
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()
@@ -197,76 +251,102 @@ def _become_server(request: dict[str, object], fds: list[int], code: types.CodeT
 class Launcher:
     """The accept loop: one selector over the listening socket, the owner, every shim and server."""
 
-    def __init__(self, listener: socket.socket, owner_pidfd: int) -> None:
+    def __init__(self, listener: socket.socket, owner_pidfd: int, pids_dir: str) -> None:
         self.listener = listener
+        self.pids_dir = pids_dir
+        self.settings = _interpreter_settings(dict(os.environ))
         self.selector = selectors.DefaultSelector()
-        self.selector.register(listener, selectors.EVENT_READ, "accept")
-        self.selector.register(owner_pidfd, selectors.EVENT_READ, "owner")
+        self.selector.register(listener, selectors.EVENT_READ, ("accept", None))
+        self.selector.register(owner_pidfd, selectors.EVENT_READ, ("owner", None))
         self.connections: set[_Connection] = set()
 
     def serve(self) -> None:
         while True:
             for key, _ in self.selector.select():
-                kind, data = (key.data, None) if isinstance(key.data, str) else key.data
+                kind, connection = key.data
                 if kind == "accept":
                     self._accept()
                 elif kind == "owner":
                     return
                 elif kind == "shim":
-                    self._shim_readable(data)
+                    self._shim_readable(connection)
                 elif kind == "exited":
-                    self._reap(data)
+                    self._reap(connection)
 
     def shutdown(self) -> None:
         """The owner has gone: no server outlives it."""
         for connection in self.connections:
-            if connection.pid is not None and not connection.reaped:
-                with contextlib.suppress(OSError):
-                    os.killpg(connection.pid, signal.SIGKILL)
+            connection.kill_server()
 
     def _accept(self) -> None:
-        sock, _ = self.listener.accept()
-        fds: list[int] = []
         try:
-            request, fds = _receive_request(sock)
-            argv = request["argv"]
-            assert isinstance(argv, list) and len(fds) == 3
-            code = _code_of(os.path.abspath(str(argv[0])))
+            sock, _ = self.listener.accept()
+        except OSError:
+            return
+        sock.setblocking(False)
+        connection = _Connection(sock=sock)
+        self.connections.add(connection)
+        self.selector.register(sock, selectors.EVENT_READ, ("shim", connection))
+
+    def _shim_readable(self, connection: _Connection) -> None:
+        try:
+            chunk, fds, _, _ = socket.recv_fds(connection.sock, 65536, 3)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk, fds = b"", []
+        connection.fds += fds
+        if connection.pid is None and chunk:
+            connection.data += chunk
+            try:
+                request = connection.request()
+            except ValueError:
+                request = {}
+            if request is not None and len(connection.data) <= MAX_REQUEST_BYTES:
+                self._spawn(connection, request)
+            elif len(connection.data) > MAX_REQUEST_BYTES:
+                self._refuse(connection, "request too large")
+            return
+        if chunk:
+            return  # the shim says nothing after its request
+        # The shim has gone (killed, most likely): so does its server, as a real one killed would.
+        connection.kill_server()
+        self._close(connection)
+
+    def _refuse(self, connection: _Connection, why: str) -> None:
+        """Answer with an error (the shim then runs a real interpreter) and forget the connection."""
+        connection.send({"error": why})
+        self._close(connection)
+
+    def _spawn(self, connection: _Connection, request: dict[str, Any]) -> None:
+        try:
+            argv, env, cwd = request["argv"], request["env"], request["cwd"]
+            assert isinstance(argv, list) and argv and isinstance(env, dict) and isinstance(cwd, str)
+            assert len(connection.fds) == 3, "the shim's three descriptors did not arrive"
+            if _interpreter_settings(env) != self.settings:
+                raise ValueError("the server's environment sets the interpreter up differently")
+            code = _code_of(os.path.join(cwd, str(argv[0])))  # a relative path is the shim's
+            request.setdefault("ignored", [])
         except Exception as exc:
-            # A script that cannot be read (gone, say): the shim runs a real interpreter, which fails
-            # as it would have.
-            for fd in fds:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                sock.sendall(json.dumps({"error": repr(exc)}).encode() + b"\n")
-            sock.close()
+            self._refuse(connection, repr(exc))
             return
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         pid = os.fork()
         if pid == 0:
-            _become_server(request, fds, code)
-        for fd in fds:
+            _become_server(request, connection.fds, code)
+        for fd in connection.fds:
             os.close(fd)
-        connection = _Connection(sock=sock, pid=pid, pidfd=os.pidfd_open(pid))
-        self.connections.add(connection)
-        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        self.selector.register(sock, selectors.EVENT_READ, ("shim", connection))
+        connection.fds = []
+        connection.pid, connection.pidfd = pid, os.pidfd_open(pid)
         self.selector.register(connection.pidfd, selectors.EVENT_READ, ("exited", connection))
-
-    def _shim_readable(self, connection: _Connection) -> None:
-        try:
-            data = connection.sock.recv(4096)
-        except OSError:
-            data = b""
-        if data:
-            return
-        # The shim is gone (killed, most likely): so is its server, as with a real one killed.
-        self.selector.unregister(connection.sock)
-        if not connection.reaped and connection.pid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(connection.pid, signal.SIGKILL)
-        self._forget_if_done(connection)
+        shim = env.get("MCP_SYNC_TEST_SHIM_PID")
+        if shim:
+            with contextlib.suppress(OSError), open(os.path.join(self.pids_dir, shim), "w") as record:
+                record.write(str(pid))
+        if not connection.send({"pid": pid}):
+            connection.kill_server()
+            self._close(connection)
 
     def _reap(self, connection: _Connection) -> None:
         assert connection.pid is not None and connection.pidfd is not None
@@ -274,30 +354,46 @@ class Launcher:
         connection.reaped = True
         self.selector.unregister(connection.pidfd)
         os.close(connection.pidfd)
-        with contextlib.suppress(OSError):
-            connection.sock.sendall(json.dumps({"status": status}).encode() + b"\n")
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(connection.sock)
-        self._forget_if_done(connection, close=True)
+        connection.pidfd = None
+        if not connection.closed:
+            connection.send({"status": status})
+            self._close(connection)
+        self.connections.discard(connection)
 
-    def _forget_if_done(self, connection: _Connection, close: bool = False) -> None:
-        if close or connection.reaped:
+    def _close(self, connection: _Connection) -> None:
+        """Stop listening to the shim; the connection is forgotten once its server is reaped too."""
+        if not connection.closed:
+            connection.closed = True
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(connection.sock)
             connection.sock.close()
-        if connection.reaped:
+            for fd in connection.fds:
+                os.close(fd)
+            connection.fds = []
+        if connection.pid is None or connection.reaped:
             self.connections.discard(connection)
 
 
 def _preload() -> None:
-    import importlib
-    import runpy
-
+    """Import what the servers import: `PRELOAD_MODULES`, and the top-level imports of each script."""
     for name in PRELOAD_MODULES:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     here = os.path.dirname(os.path.abspath(__file__))
     for script in PRELOAD_SCRIPTS:
-        path = os.path.join(here, script)
-        runpy.run_path(path, run_name="_warm_preload")
+        path = os.path.normpath(os.path.join(here, script))
+        with open(path, "rb") as source:
+            tree = ast.parse(source.read(), path)
+        imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+        sys.path.insert(0, os.path.dirname(path))
+        try:
+            for node in imports:
+                if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                    continue
+                with contextlib.suppress(ImportError):
+                    exec(compile(ast.Module([node], []), path, "exec"), {})
+        finally:
+            sys.path.pop(0)
         _code_of(path)
 
 
@@ -306,20 +402,24 @@ def main() -> None:
     if os.fork() > 0:
         os._exit(0)  # the starter reaps this one; the launcher is nobody's child in the tests
     owner_pidfd = os.pidfd_open(owner)
-    _preload()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(socket_path)
-    listener.listen(64)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    print("READY", flush=True)
-    os.dup2(devnull, 1)  # the starter's pipe: it reads READY, then end of file
-    launcher = Launcher(listener, owner_pidfd)
+    folder = os.path.dirname(socket_path)
+    pids_dir = os.path.join(folder, "pids")
+    os.makedirs(pids_dir, exist_ok=True)
     try:
-        launcher.serve()
+        _preload()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(socket_path)
+        listener.listen(64)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        print("READY", flush=True)
+        os.dup2(devnull, 1)  # the starter's pipe: it reads READY, then end of file
+        launcher = Launcher(listener, owner_pidfd, pids_dir)
+        try:
+            launcher.serve()
+        finally:
+            launcher.shutdown()
     finally:
-        launcher.shutdown()
-        with contextlib.suppress(OSError):
-            os.unlink(socket_path)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

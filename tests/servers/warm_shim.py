@@ -61,7 +61,10 @@ def _exit_as(status: int) -> None:
 def main() -> None:
     socket_path, *argv = sys.argv[1:]
     env = dict(os.environ, MCP_SYNC_TEST_SHIM_PID=str(os.getpid()))
-    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env}).encode()
+    # A signal this process was started with ignored stays ignored, here and in the server (as an
+    # interpreter started that way keeps it ignored).
+    ignored = [int(signum) for signum in RELAYED if signal.getsignal(signum) is signal.SIG_IGN]
+    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env, "ignored": ignored}).encode()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:
@@ -89,7 +92,8 @@ def main() -> None:
             os.killpg(pid, signum)
 
     for signum in RELAYED:
-        signal.signal(signum, relay)
+        if signum not in ignored:
+            signal.signal(signum, relay)
     for message in lines:
         if "status" in message:
             _exit_as(message["status"])
