@@ -18,6 +18,11 @@ name, on behalf of one connection. Once the lease has ended (the connection
 closed, disconnected or was replaced) its writes are refused, so a re-sync that
 was still running when its server went away cannot bring the tools back.
 
+After `os.fork()` the servers belong to the parent: in the child every lease ends and every
+server's tools and name go (listeners hear of the removals), and the host's own tools stay. So a
+registry made before the fork is used in the child as in any process: a hub of the child's own can
+connect the same server names, and no name leads to a connection that only the parent runs.
+
 The registry is data plus change events: it knows nothing of hubs, connections,
 agent loops or notebooks, which read it.
 """
@@ -26,10 +31,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from .._runtime.callbacks import CallbackDispatcher, ListenerSet
+from .._runtime.lifecycle import on_fork_in_child
 from .._values.errors import ConfigError, ToolListError
 from .._values.html import tools_html
 from .._values.tool import NativeFunction, Tool, ToolChanges, function_specs, sorted_tools
@@ -99,6 +106,21 @@ class ToolRegistry:
         self._added: ListenerSet[Tool] = ListenerSet()
         self._removed: ListenerSet[Tool] = ListenerSet()
         self._changed: ListenerSet[Tool] = ListenerSet()
+        _registries.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the servers' connections are the parent's (no thread runs them here), so
+        their leases end and their tools and names go; the host's own tools stay. The lock is renewed:
+        a parent thread may have held it at the fork."""
+        self._lock = threading.RLock()
+        for lease in self._leases.values():
+            lease._active = False
+        stale = [tool for tools in self._by_server.values() for tool in tools.values()]
+        self._leases = {}
+        self._by_server = {}
+        self._tools = {name: tool for name, tool in self._tools.items() if name in self._native}
+        if stale:
+            self._announce(ToolChanges(removed=sorted_tools(stale)))
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -330,6 +352,20 @@ class ToolRegistry:
     def _repr_html_(self) -> str:
         """The tools as an HTML table, for notebooks."""
         return tools_html(self.tools())
+
+
+_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+"""Every live registry, for the fork hook below."""
+
+
+def _forget_parent_servers() -> None:
+    # Runs after `_runtime.callbacks` renewed every dispatcher (it registered its hook first, on
+    # import), so the removals go to the child's own callback thread.
+    for registry in list(_registries):
+        registry._after_fork()
+
+
+on_fork_in_child(_forget_parent_servers)
 
 
 def _namespaces_overlap(first: str, second: str) -> bool:

@@ -13,6 +13,11 @@ told): its callback thread is alive when the pool forks. Each worker's task star
 that registry and calls a tool with a progress callback; the report says which progress the callback
 saw by the time the call returned, and which tools the registry's listener heard of.
 
+MODE ``started``: the app module makes a `ToolRegistry`, registers a function, and starts a hub on it
+(server ``app``) before the pool forks. Each worker's task lists the registry it inherited, starts a
+hub of its own on it with a server of the same name and calls both tools, and calls the parent's
+connection of ``app`` directly. The parent's hub answers again once the workers are done.
+
 The parent prints ``REPORT <json>``: each worker's view, and the servers the workers started.
 """
 
@@ -28,7 +33,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from mcp_sync import MCPHub, ToolRegistry
+from mcp_sync import MCPHub, MCPSyncError, ToolCallTimeoutError, ToolRegistry
 from tests.hosts._common import mcp_threads, report
 from tests.support import stdio_config
 
@@ -38,6 +43,8 @@ warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*fork\
 MODE, WORKDIR = sys.argv[1], Path(sys.argv[2])
 # How long a worker's task may take: a hub's start and a call (the pool waits for both tasks).
 TASK_LIMIT = 90.0
+# A call's timeout: generous, so that only a call that can never be answered reaches it.
+CALL_TIMEOUT = 30.0
 
 # -- the app module: what a pre-fork server imports once, before forking its workers --------------------
 
@@ -54,6 +61,7 @@ def _heard(tool: Any) -> None:
 
 
 REGISTRY.on_tool_added(_heard)
+STARTED: MCPHub | None = None  # MODE "started": the app module's hub, started before the fork
 
 
 def host_tool(text: str) -> str:
@@ -102,7 +110,34 @@ def registry_task(index: int) -> dict[str, Any]:
     }
 
 
+def started_task(index: int) -> dict[str, Any]:
+    assert STARTED is not None
+    out: dict[str, Any] = {"pid": os.getpid(), "inherited_tools": sorted(tool.name for tool in REGISTRY)}
+    parent_connection: Any = STARTED.servers["app"]  # what `hub.servers` hands out, from the parent
+    try:
+        parent_connection.call("echo", {"text": "x"}, public_name="mcp__app__echo", timeout=CALL_TIMEOUT)
+        out["parent_connection"] = "answered"
+    except ToolCallTimeoutError as exc:
+        out["parent_connection"] = f"timed out: {exc}"
+    except MCPSyncError as exc:
+        out["parent_connection"] = f"refused: {exc}"
+    with MCPHub([stdio_config("app", events=WORKDIR / f"app{index}.jsonl")], registry=REGISTRY) as hub:
+        server = hub.servers["app"]
+        out["state"] = server.state
+        out["error"] = str(server.error) if server.error is not None else None
+        out["server_pid"] = server.pid
+        out["tools"] = sorted(tool.name for tool in hub.tools())
+        calls = (("mcp__app__echo", {"text": f"worker {index}"}), ("host_tool", {"text": "host"}))
+        for name, arguments in calls:
+            try:
+                out[name] = hub.call_tool(name, arguments, timeout=CALL_TIMEOUT).text
+            except MCPSyncError as exc:
+                out[name] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
 def main() -> None:
+    global STARTED
     out: dict[str, Any] = {"mode": MODE, "parent_pid": os.getpid()}
     if MODE == "registry":
         REGISTRY.register_function(host_tool)
@@ -110,9 +145,13 @@ def main() -> None:
         # The callback thread stays alive for a few seconds once idle: the fork below inherits it.
         alive = [thread.name for thread in threading.enumerate() if thread.name == "mcp-sync:callbacks"]
         out["callback_thread_alive_at_fork"] = bool(alive)
+    if MODE == "started":
+        REGISTRY.register_function(host_tool)
+        STARTED = MCPHub([stdio_config("app", events=WORKDIR / "parent.jsonl")], registry=REGISTRY).start()
+        out["parent_tools"] = sorted(tool.name for tool in REGISTRY)
     pool = multiprocessing.get_context("fork").Pool(2, initializer=start_in_worker if MODE == "hub" else None)
     try:
-        task = hub_task if MODE == "hub" else registry_task
+        task = {"hub": hub_task, "registry": registry_task, "started": started_task}[MODE]
         out["workers"] = pool.map_async(task, [0, 1]).get(timeout=TASK_LIMIT)
     except Exception as exc:
         out["workers_error"] = repr(exc)
@@ -120,6 +159,11 @@ def main() -> None:
     pool.close()
     pool.join()
     out["parent_hub_state"] = HUB.state if HUB is not None else None
+    if STARTED is not None:
+        with STARTED:
+            echo = STARTED.call_tool("mcp__app__echo", {"text": "parent"}, timeout=CALL_TIMEOUT)
+            out["parent_echo_after"] = echo.text
+            out["parent_server_pid"] = STARTED.servers["app"].pid
     report(out)
 
 
