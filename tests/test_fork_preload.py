@@ -109,7 +109,8 @@ def test_a_worker_connects_a_server_of_the_same_name_as_the_parents_on_the_inher
 def test_an_inherited_registry_lists_only_the_hosts_own_tools_in_the_worker(
     started_on_registry: dict[str, Any],
 ) -> None:
-    assert "mcp__app__echo" in started_on_registry["parent_tools"], started_on_registry
+    parent_tools = started_on_registry["parent_tools"]
+    assert "mcp__app__echo" in parent_tools and "mcp__app__read_resource" in parent_tools, parent_tools
     for worker in workers(started_on_registry):
         assert worker["inherited_tools"] == ["host_tool"], worker
 
@@ -128,3 +129,10 @@ def test_a_call_on_the_parents_connection_in_a_worker_is_refused_at_once(
     for worker in workers(started_on_registry):
         outcome = worker["parent_connection"]
         assert outcome.startswith("refused: ") and "(a fork)" in outcome, worker
+
+
+def test_a_workers_own_hub_offers_its_resource_tool_in_place_of_the_parents(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for worker in workers(started_on_registry):
+        assert worker["mcp__app__read_resource"] == "item fig", worker

@@ -14,9 +14,9 @@ that registry and calls a tool with a progress callback; the report says which p
 saw by the time the call returned, and which tools the registry's listener heard of.
 
 MODE ``started``: the app module makes a `ToolRegistry`, registers a function, and starts a hub on it
-(server ``app``) before the pool forks. Each worker's task lists the registry it inherited, starts a
-hub of its own on it with a server of the same name and calls both tools, and calls the parent's
-connection of ``app`` directly. The parent's hub answers again once the workers are done.
+(server ``app``, with its resource tool) before the pool forks. Each worker's task lists the registry
+it inherited, starts a hub of its own on it with a server of the same name and calls its tools, and
+calls the parent's connection of ``app`` directly. The parent's hub answers again once the workers are done.
 
 The parent prints ``REPORT <json>``: each worker's view, and the servers the workers started.
 """
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_sync import MCPHub, MCPSyncError, ToolCallTimeoutError, ToolRegistry
-from tests.hosts._common import mcp_threads, report
+from tests.hosts._common import mcp_threads, poll, report
 from tests.support import stdio_config
 
 # Python 3.12+ warns that forking a multi-threaded process may deadlock: that is the scenario.
@@ -45,6 +45,9 @@ MODE, WORKDIR = sys.argv[1], Path(sys.argv[2])
 TASK_LIMIT = 90.0
 # A call's timeout: generous, so that only a call that can never be answered reaches it.
 CALL_TIMEOUT = 30.0
+# A hub's resource tool is registered on the callback thread once its server is ready: bound that wait.
+RESOURCE_TOOL_TIMEOUT = 30.0
+RESOURCE_TOOL = "mcp__app__read_resource"
 
 # -- the app module: what a pre-fork server imports once, before forking its workers --------------------
 
@@ -121,13 +124,19 @@ def started_task(index: int) -> dict[str, Any]:
         out["parent_connection"] = f"timed out: {exc}"
     except MCPSyncError as exc:
         out["parent_connection"] = f"refused: {exc}"
-    with MCPHub([stdio_config("app", events=WORKDIR / f"app{index}.jsonl")], registry=REGISTRY) as hub:
+    config = stdio_config("app", events=WORKDIR / f"app{index}.jsonl")
+    with MCPHub([config], registry=REGISTRY, resource_tools=True) as hub:
+        poll(lambda: RESOURCE_TOOL in REGISTRY, RESOURCE_TOOL_TIMEOUT)
         server = hub.servers["app"]
         out["state"] = server.state
         out["error"] = str(server.error) if server.error is not None else None
         out["server_pid"] = server.pid
         out["tools"] = sorted(tool.name for tool in hub.tools())
-        calls = (("mcp__app__echo", {"text": f"worker {index}"}), ("host_tool", {"text": "host"}))
+        calls = (
+            ("mcp__app__echo", {"text": f"worker {index}"}),
+            ("host_tool", {"text": "host"}),
+            (RESOURCE_TOOL, {"uri": "fixture://items/fig"}),
+        )
         for name, arguments in calls:
             try:
                 out[name] = hub.call_tool(name, arguments, timeout=CALL_TIMEOUT).text
@@ -147,7 +156,9 @@ def main() -> None:
         out["callback_thread_alive_at_fork"] = bool(alive)
     if MODE == "started":
         REGISTRY.register_function(host_tool)
-        STARTED = MCPHub([stdio_config("app", events=WORKDIR / "parent.jsonl")], registry=REGISTRY).start()
+        config = stdio_config("app", events=WORKDIR / "parent.jsonl")
+        STARTED = MCPHub([config], registry=REGISTRY, resource_tools=True).start()
+        poll(lambda: RESOURCE_TOOL in REGISTRY, RESOURCE_TOOL_TIMEOUT)
         out["parent_tools"] = sorted(tool.name for tool in REGISTRY)
     pool = multiprocessing.get_context("fork").Pool(2, initializer=start_in_worker if MODE == "hub" else None)
     try:
