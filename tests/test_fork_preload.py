@@ -115,6 +115,15 @@ def test_an_inherited_registry_lists_only_the_hosts_own_tools_in_the_worker(
         assert worker["inherited_tools"] == ["host_tool"], worker
 
 
+def test_tool_listeners_in_a_worker_hear_that_the_parents_server_tools_left_the_inherited_registry(
+    started_on_registry: dict[str, Any],
+) -> None:
+    gone = {name for name in started_on_registry["parent_tools"] if name != "host_tool"}
+    for worker in workers(started_on_registry):
+        assert gone <= set(worker["heard_removed"]), worker
+        assert "host_tool" not in worker["heard_removed"], worker
+
+
 def test_a_native_tool_registered_before_the_fork_answers_in_the_worker_beside_its_own_server(
     started_on_registry: dict[str, Any],
 ) -> None:

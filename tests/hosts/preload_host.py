@@ -15,8 +15,9 @@ saw by the time the call returned, and which tools the registry's listener heard
 
 MODE ``started``: the app module makes a `ToolRegistry`, registers a function, and starts a hub on it
 (server ``app``, with its resource tool) before the pool forks. Each worker's task lists the registry
-it inherited, starts a hub of its own on it with a server of the same name and calls its tools, and
-calls the parent's connection of ``app`` directly. The parent's hub answers again once the workers are done.
+it inherited and what its removal listener heard, starts a hub of its own on it with a server of the
+same name and calls its tools, and calls the parent's connection of ``app`` directly. The parent's
+hub answers again once the workers are done.
 
 The parent prints ``REPORT <json>``: each worker's view, and the servers the workers started.
 """
@@ -45,7 +46,7 @@ MODE, WORKDIR = sys.argv[1], Path(sys.argv[2])
 TASK_LIMIT = 90.0
 # A call's timeout: generous, so that only a call that can never be answered reaches it.
 CALL_TIMEOUT = 30.0
-# A hub's resource tool is registered on the callback thread once its server is ready: bound that wait.
+# A hub's resource tool is registered, and listeners told, on the callback thread: bound those waits.
 RESOURCE_TOOL_TIMEOUT = 30.0
 RESOURCE_TOOL = "mcp__app__read_resource"
 
@@ -65,6 +66,14 @@ def _heard(tool: Any) -> None:
 
 REGISTRY.on_tool_added(_heard)
 STARTED: MCPHub | None = None  # MODE "started": the app module's hub, started before the fork
+REMOVED: list[str] = []
+
+
+def _removed(tool: Any) -> None:
+    REMOVED.append(tool.name)
+
+
+REGISTRY.on_tool_removed(_removed)
 
 
 def host_tool(text: str) -> str:
@@ -116,6 +125,9 @@ def registry_task(index: int) -> dict[str, Any]:
 def started_task(index: int) -> dict[str, Any]:
     assert STARTED is not None
     out: dict[str, Any] = {"pid": os.getpid(), "inherited_tools": sorted(tool.name for tool in REGISTRY)}
+    # The listener hears, on the worker's callback thread, of what the fork took out of the registry.
+    poll(lambda: "mcp__app__echo" in REMOVED, RESOURCE_TOOL_TIMEOUT)
+    out["heard_removed"] = sorted(set(REMOVED))
     parent_connection: Any = STARTED.servers["app"]  # what `hub.servers` hands out, from the parent
     try:
         parent_connection.call("echo", {"text": "x"}, public_name="mcp__app__echo", timeout=CALL_TIMEOUT)
