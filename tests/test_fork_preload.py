@@ -145,3 +145,10 @@ def test_a_workers_own_hub_offers_its_resource_tool_in_place_of_the_parents(
 ) -> None:
     for worker in workers(started_on_registry):
         assert worker["mcp__app__read_resource"] == "item fig", worker
+
+
+def test_a_request_through_the_parents_connection_features_in_a_worker_fails_at_once(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for worker in workers(started_on_registry):
+        assert worker["parent_features"].startswith("refused: ServerDisconnectedError"), worker

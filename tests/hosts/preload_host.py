@@ -16,8 +16,8 @@ saw by the time the call returned, and which tools the registry's listener heard
 MODE ``started``: the app module makes a `ToolRegistry`, registers a function, and starts a hub on it
 (server ``app``, with its resource tool) before the pool forks. Each worker's task lists the registry
 it inherited and what its removal listener heard, starts a hub of its own on it with a server of the
-same name and calls its tools, and calls the parent's connection of ``app`` directly. The parent's
-hub answers again once the workers are done.
+same name and calls its tools, and calls the parent's connection of ``app`` (a tool, and a resource
+through its features) directly. The parent's hub answers again once the workers are done.
 
 The parent prints ``REPORT <json>``: each worker's view, and the servers the workers started.
 """
@@ -136,6 +136,18 @@ def started_task(index: int) -> dict[str, Any]:
         out["parent_connection"] = f"timed out: {exc}"
     except MCPSyncError as exc:
         out["parent_connection"] = f"refused: {exc}"
+    try:
+        parent_connection.features.request(
+            lambda client: client.read_resource("fixture://items/fig"),
+            label="read fixture://items/fig",
+            timeout=CALL_TIMEOUT,
+            cancel=None,
+        )
+        out["parent_features"] = "answered"
+    except ToolCallTimeoutError as exc:
+        out["parent_features"] = f"timed out: {exc}"
+    except MCPSyncError as exc:
+        out["parent_features"] = f"refused: {type(exc).__name__}: {exc}"
     config = stdio_config("app", events=WORKDIR / f"app{index}.jsonl")
     with MCPHub([config], registry=REGISTRY, resource_tools=True) as hub:
         poll(lambda: RESOURCE_TOOL in REGISTRY, RESOURCE_TOOL_TIMEOUT)
