@@ -1,7 +1,7 @@
 """A pre-fork server (gunicorn ``--preload``, Celery prefork): the app module builds a hub or a
 registry once, and the workers forked from it use them (tests/hosts/preload_host.py, with a real
-``multiprocessing`` fork pool). A hub that was *started* before the fork still refuses in the child:
-tests/test_hosts.py holds those tests."""
+``multiprocessing`` fork pool). A hub that was *started* before the fork still refuses in the child
+(tests/test_hosts.py holds those tests), and the registry it wrote to forgets its servers there."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ def preloaded_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     yield run_preload_host("registry", tmp_path_factory.mktemp("preload-registry"))
 
 
+@pytest.fixture(scope="module")
+def started_on_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    yield run_preload_host("started", tmp_path_factory.mktemp("preload-started"))
+
+
 def test_a_hub_created_before_a_fork_starts_and_answers_in_each_pool_worker(
     preloaded_hub: dict[str, Any],
 ) -> None:
@@ -88,3 +93,62 @@ def test_tool_listeners_of_a_registry_made_before_a_fork_hear_of_tools_added_in_
     for index, worker in enumerate(workers(preloaded_registry)):
         assert f"mcp__kid{index}__progress" in worker["heard"], worker
         assert "host_tool" in worker["heard"], worker  # heard in the parent, before the fork
+
+
+def test_a_worker_connects_a_server_of_the_same_name_as_the_parents_on_the_inherited_registry(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for index, worker in enumerate(workers(started_on_registry)):
+        assert (worker["state"], worker["error"]) == ("ready", None), worker
+        assert worker["mcp__app__echo"] == f"worker {index}", worker
+        assert worker["server_pid"] != started_on_registry["parent_server_pid"], worker
+    # The parent's server of that name is untouched.
+    assert started_on_registry["parent_echo_after"] == "parent", started_on_registry
+
+
+def test_an_inherited_registry_lists_only_the_hosts_own_tools_in_the_worker(
+    started_on_registry: dict[str, Any],
+) -> None:
+    parent_tools = started_on_registry["parent_tools"]
+    assert "mcp__app__echo" in parent_tools and "mcp__app__read_resource" in parent_tools, parent_tools
+    for worker in workers(started_on_registry):
+        assert worker["inherited_tools"] == ["host_tool"], worker
+
+
+def test_tool_listeners_in_a_worker_hear_that_the_parents_server_tools_left_the_inherited_registry(
+    started_on_registry: dict[str, Any],
+) -> None:
+    gone = {name for name in started_on_registry["parent_tools"] if name != "host_tool"}
+    for worker in workers(started_on_registry):
+        assert gone <= set(worker["heard_removed"]), worker
+        assert "host_tool" not in worker["heard_removed"], worker
+
+
+def test_a_native_tool_registered_before_the_fork_answers_in_the_worker_beside_its_own_server(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for index, worker in enumerate(workers(started_on_registry)):
+        assert "host_tool" in worker["tools"] and "mcp__app__echo" in worker["tools"], worker
+        assert (worker["host_tool"], worker["mcp__app__echo"]) == ("host", f"worker {index}"), worker
+
+
+def test_a_call_on_the_parents_connection_in_a_worker_is_refused_at_once(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for worker in workers(started_on_registry):
+        outcome = worker["parent_connection"]
+        assert outcome.startswith("refused: ") and "(a fork)" in outcome, worker
+
+
+def test_a_workers_own_hub_offers_its_resource_tool_in_place_of_the_parents(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for worker in workers(started_on_registry):
+        assert worker["mcp__app__read_resource"] == "item fig", worker
+
+
+def test_a_request_through_the_parents_connection_features_in_a_worker_fails_at_once(
+    started_on_registry: dict[str, Any],
+) -> None:
+    for worker in workers(started_on_registry):
+        assert worker["parent_features"].startswith("refused: ServerDisconnectedError"), worker

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
 import threading
+import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -324,3 +330,57 @@ def test_only_overlapping_server_names_can_spell_the_same_public_name(
         registry.reserve_server(first, "first")
         with pytest.raises(ConfigError, match="overlap"):
             registry.reserve_server(second, "second")
+
+
+# How long a forked child may take to report the registry it inherited (it only reads it).
+FORK_REPORT_TIMEOUT = 30.0
+
+
+def registry_in_a_forked_child(registry: ToolRegistry) -> list[str]:
+    """Fork, and return the names the child's copy of `registry` lists (the child reports and leaves
+    with os._exit, running nothing of the test runner's)."""
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the scenario
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_end)
+            os.write(write_end, json.dumps([tool.name for tool in registry]).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    try:
+        readable, _, _ = select.select([read_end], [], [], FORK_REPORT_TIMEOUT)
+        data = os.read(read_end, 65536) if readable else b""
+    finally:
+        os.close(read_end)
+        reap(pid)
+    assert data, "the forked child did not report"
+    names: list[str] = json.loads(data)
+    return names
+
+
+def reap(pid: int) -> None:
+    """Wait for a forked child to exit, bounded; one still there at the deadline is killed."""
+    deadline = time.monotonic() + FORK_REPORT_TIMEOUT
+    while time.monotonic() < deadline:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_drops_the_servers_tools_and_per_process_native_tools_and_keeps_the_others(
+    registry: ToolRegistry,
+) -> None:
+    registry.register_native("host", lambda: "host")
+    registry.register_native("per_process", lambda: "parent only", per_process=True)
+    replace(registry, "srv", [mcp_tool("srv", "echo")])
+    assert registry_in_a_forked_child(registry) == ["host"]
+    assert [tool.name for tool in registry] == ["host", "mcp__srv__echo", "per_process"]  # the parent's

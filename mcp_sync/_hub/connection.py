@@ -7,6 +7,9 @@ its state and hand calls to the loop; they wait on `concurrent.futures.Future`s 
 they change, on the loop thread: an end state ends the lease (the tools go, later writes
 are refused) before anyone hears of it.
 
+A connection belongs to the process that made it: in a forked child its loop thread does not
+exist, so a call on it fails at once instead of waiting for an answer that cannot come.
+
 Stopping is bounded: `close()` asks the session to stop, `join()` waits for the loop thread
 and, past its timeout, kills the child's process group and cancels the owner.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,7 +32,7 @@ from .._config import ServerConfig
 from .._config.secrets import secrets_of
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import NO_LIMIT, CallSlot, checked_arguments
-from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
+from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine, fork_generation
 from .._runtime.loop_thread import LoopThread
 from .._server.features import ServerFeatures
 from .._server.session import Session
@@ -81,6 +85,7 @@ class ServerConnection:
         self.ready = concurrent.futures.Future[None]()
         """Resolved once the connection is no longer connecting (ready, failed or closed)."""
         self.lease: ServerLease | None = None
+        self._fork_generation, self._pid = fork_generation(), os.getpid()
         self._session = Session(self, self._dispatcher)
         self._thread = LoopThread(f"mcp-sync:{self.name}", self._session.run)
         if features is not None:
@@ -151,6 +156,15 @@ class ServerConnection:
         """Call `callback()` (on any thread) once the connection is no longer connecting."""
         self.ready.add_done_callback(lambda _future: callback())
 
+    def forked_error(self) -> MCPSyncError | None:
+        """The error for a call in a process forked from the one this connection runs in; None here."""
+        if self._fork_generation == fork_generation():
+            return None
+        return MCPSyncError(
+            f"server {self.name!r} was connected in process {self._pid}, and this is process "
+            f"{os.getpid()} (a fork): its connection belongs to the parent; create a new MCPHub in the child"
+        )
+
     def not_ready_error(self, public_name: str) -> MCPSyncError:
         label = server_label(self.name, self.original_name)
         return ServerDisconnectedError(
@@ -219,6 +233,10 @@ class ServerConnection:
         the request on the server). The loop keeps the call's time: nobody waits for it here."""
         args = checked_arguments(arguments, public_name)
         future = concurrent.futures.Future[ToolResult]()
+        forked = self.forked_error()
+        if forked is not None:
+            future.set_exception(forked)
+            return future
         # The Future stays pending while it runs, so that cancel() works; a cancelled Future must
         # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
         future.add_done_callback(_notify_waiters_if_cancelled)
@@ -241,6 +259,9 @@ class ServerConnection:
     ) -> ToolResult:
         """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
         kept by this thread: the call is abandoned (cancelled on the server) when it runs out."""
+        forked = self.forked_error()
+        if forked is not None:
+            raise forked
         args = checked_arguments(arguments, public_name)
         slot = CallSlot[ToolResult]()
         calls = self._session.calls

@@ -325,6 +325,7 @@ class FeatureHub:
             make_resource_tool(read),
             description=resource_tool_description(server, uris, templates),
             input_schema=resource_tool_schema(),
+            per_process=True,  # it reads through this hub's connections: a forked child drops it
         )
         registered[server] = name
 

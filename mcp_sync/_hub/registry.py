@@ -18,6 +18,12 @@ name, on behalf of one connection. Once the lease has ended (the connection
 closed, disconnected or was replaced) its writes are refused, so a re-sync that
 was still running when its server went away cannot bring the tools back.
 
+After `os.fork()` the servers belong to the parent: in the child every lease ends and every
+server's tools and name go, with the native tools registered `per_process` (such as a hub's
+resource tools; listeners hear of the removals), and the host's own tools stay. So a
+registry made before the fork is used in the child as in any process: a hub of the child's own can
+connect the same server names, and no name leads to a connection that only the parent runs.
+
 The registry is data plus change events: it knows nothing of hubs, connections,
 agent loops or notebooks, which read it.
 """
@@ -26,10 +32,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from .._runtime.callbacks import CallbackDispatcher, ListenerSet
+from .._runtime.lifecycle import on_fork_in_child
 from .._values.errors import ConfigError, ToolListError
 from .._values.html import tools_html
 from .._values.tool import NativeFunction, Tool, ToolChanges, function_specs, sorted_tools
@@ -93,12 +101,31 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
         self._native: dict[str, NativeTool] = {}
+        self._per_process: frozenset[str] = frozenset()  # native tools a forked child drops
         self._by_server: dict[str, dict[str, Tool]] = {}
         self._leases: dict[str, ServerLease] = {}
         self._dispatcher = CallbackDispatcher()
         self._added: ListenerSet[Tool] = ListenerSet()
         self._removed: ListenerSet[Tool] = ListenerSet()
         self._changed: ListenerSet[Tool] = ListenerSet()
+        _registries.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the servers' connections are the parent's (no thread runs them here), so
+        their leases end and their tools and names go, with the native tools marked `per_process`; the
+        host's own tools stay. The lock is renewed: a parent thread may have held it at the fork."""
+        self._lock = threading.RLock()
+        for lease in self._leases.values():
+            lease._active = False
+        stale = [tool for tools in self._by_server.values() for tool in tools.values()]
+        stale += [self._tools[name] for name in self._per_process if name in self._tools]
+        self._leases = {}
+        self._by_server = {}
+        dropped, self._per_process = self._per_process, frozenset()
+        self._native = {name: native for name, native in self._native.items() if name not in dropped}
+        self._tools = {name: tool for name, tool in self._tools.items() if name in self._native}
+        if stale:
+            self._announce(ToolChanges(removed=sorted_tools(stale)))
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -160,12 +187,17 @@ class ToolRegistry:
         *,
         description: str | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        per_process: bool = False,
     ) -> Tool:
-        """Add a host tool; a name that is already taken raises `ValueError`."""
+        """Add a host tool; a name that is already taken raises `ValueError`. `per_process=True` marks a
+        function that works only in this process (it calls a hub's servers, as a hub's resource tool
+        does): a forked child drops it, as it drops the servers' tools."""
         tool = Tool(name, description, dict(input_schema or {"type": "object", "properties": {}}))
         with self._lock:
             if name in self._tools:
                 raise ValueError(f"a tool named {name!r} is already registered")
+            if per_process:
+                self._per_process = self._per_process | {name}
             self._native = {**self._native, name: NativeTool(function)}
             self._tools = {**self._tools, name: tool}
             self._announce(ToolChanges(added=(tool,)))
@@ -176,6 +208,7 @@ class ToolRegistry:
             if name not in self._native:
                 raise KeyError(name)
             self._native = {key: value for key, value in self._native.items() if key != name}
+            self._per_process = self._per_process - {name}
             tools = dict(self._tools)
             tool = tools.pop(name)
             self._tools = tools
@@ -330,6 +363,20 @@ class ToolRegistry:
     def _repr_html_(self) -> str:
         """The tools as an HTML table, for notebooks."""
         return tools_html(self.tools())
+
+
+_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+"""Every live registry, for the fork hook below."""
+
+
+def _forget_parent_servers() -> None:
+    # Runs after `_runtime.callbacks` renewed every dispatcher (it registered its hook first, on
+    # import), so the removals go to the child's own callback thread.
+    for registry in list(_registries):
+        registry._after_fork()
+
+
+on_fork_in_child(_forget_parent_servers)
 
 
 def _namespaces_overlap(first: str, second: str) -> bool:

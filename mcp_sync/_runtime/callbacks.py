@@ -9,7 +9,8 @@ An exception in a callback is logged and contained.
 After `os.fork()` the child has no callback thread, whatever the parent's was doing: every
 dispatcher forgets the parent's thread, queue and lock there, and the child's first event starts a
 thread of its own (a registry made before the fork, as a pre-fork server's app module makes it, is
-then used in the child as in any process).
+then used in the child as in any process; the registry forgets the parent's servers there, see
+`_hub.registry`).
 """
 
 from __future__ import annotations

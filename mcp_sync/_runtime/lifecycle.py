@@ -47,7 +47,8 @@ close by `CLOSE_TIMEOUT` (then its process group is killed), a hub's close by th
 of its connections' closes.
 
 Host hooks live here too: a fork makes every hub the parent started "forked" in the child (one
-created and not started is the child's to start; callback threads start afresh there), and
+created and not started is the child's to start; callback threads start afresh there, and each
+registry forgets the parent's servers), and
 hubs close before the interpreter joins non-daemon threads (as `concurrent.futures` does),
 so a thread-pool worker blocked in a call is released instead of holding the exit up.
 And the process's one-time work (`OncePerProcess`): it runs on a thread of its own, so no

@@ -7,6 +7,9 @@ before `atexit` handlers run, and a loop thread waiting for its server would
 hang the exit. It is always joined with a timeout, on its own "finished" event:
 on CPython 3.11 a `KeyboardInterrupt` that interrupts `Thread.join()` can leave
 the thread marked stopped while it still runs.
+
+In a child forked from the process that made it, the thread does not exist: nothing can be handed to
+its loop there (`call_soon` says False at once), so no call waits for an answer that cannot come.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+from .lifecycle import fork_generation
 
 __all__ = ["LoopThread"]
 
@@ -33,6 +38,7 @@ class LoopThread:
         self._main = main
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._finished = threading.Event()
+        self._fork_generation = fork_generation()
 
     @property
     def name(self) -> str:
@@ -42,7 +48,10 @@ class LoopThread:
         self._thread.start()
 
     def call_soon(self, callback: Callable[..., object], *args: Any) -> bool:
-        """Schedule `callback(*args)` on the loop from any thread; False once the loop has closed."""
+        """Schedule `callback(*args)` on the loop from any thread; False once the loop has closed, and in
+        a forked child (the loop's thread is the parent's)."""
+        if self._fork_generation != fork_generation():
+            return False
         try:
             self.loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:  # the loop is closed: its work is over

@@ -13,6 +13,12 @@ told): its callback thread is alive when the pool forks. Each worker's task star
 that registry and calls a tool with a progress callback; the report says which progress the callback
 saw by the time the call returned, and which tools the registry's listener heard of.
 
+MODE ``started``: the app module makes a `ToolRegistry`, registers a function, and starts a hub on it
+(server ``app``, with its resource tool) before the pool forks. Each worker's task lists the registry
+it inherited and what its removal listener heard, starts a hub of its own on it with a server of the
+same name and calls its tools, and calls the parent's connection of ``app`` (a tool, and a resource
+through its features) directly. The parent's hub answers again once the workers are done.
+
 The parent prints ``REPORT <json>``: each worker's view, and the servers the workers started.
 """
 
@@ -28,8 +34,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from mcp_sync import MCPHub, ToolRegistry
-from tests.hosts._common import mcp_threads, report
+from mcp_sync import MCPHub, MCPSyncError, ToolCallTimeoutError, ToolRegistry
+from tests.hosts._common import mcp_threads, poll, report
 from tests.support import stdio_config
 
 # Python 3.12+ warns that forking a multi-threaded process may deadlock: that is the scenario.
@@ -38,6 +44,11 @@ warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*fork\
 MODE, WORKDIR = sys.argv[1], Path(sys.argv[2])
 # How long a worker's task may take: a hub's start and a call (the pool waits for both tasks).
 TASK_LIMIT = 90.0
+# A call's timeout: generous, so that only a call that can never be answered reaches it.
+CALL_TIMEOUT = 30.0
+# A hub's resource tool is registered, and listeners told, on the callback thread: bound those waits.
+RESOURCE_TOOL_TIMEOUT = 30.0
+RESOURCE_TOOL = "mcp__app__read_resource"
 
 # -- the app module: what a pre-fork server imports once, before forking its workers --------------------
 
@@ -54,6 +65,15 @@ def _heard(tool: Any) -> None:
 
 
 REGISTRY.on_tool_added(_heard)
+STARTED: MCPHub | None = None  # MODE "started": the app module's hub, started before the fork
+REMOVED: list[str] = []
+
+
+def _removed(tool: Any) -> None:
+    REMOVED.append(tool.name)
+
+
+REGISTRY.on_tool_removed(_removed)
 
 
 def host_tool(text: str) -> str:
@@ -102,7 +122,55 @@ def registry_task(index: int) -> dict[str, Any]:
     }
 
 
+def started_task(index: int) -> dict[str, Any]:
+    assert STARTED is not None
+    out: dict[str, Any] = {"pid": os.getpid(), "inherited_tools": sorted(tool.name for tool in REGISTRY)}
+    # The listener hears, on the worker's callback thread, of what the fork took out of the registry.
+    poll(lambda: "mcp__app__echo" in REMOVED, RESOURCE_TOOL_TIMEOUT)
+    out["heard_removed"] = sorted(set(REMOVED))
+    parent_connection: Any = STARTED.servers["app"]  # what `hub.servers` hands out, from the parent
+    try:
+        parent_connection.call("echo", {"text": "x"}, public_name="mcp__app__echo", timeout=CALL_TIMEOUT)
+        out["parent_connection"] = "answered"
+    except ToolCallTimeoutError as exc:
+        out["parent_connection"] = f"timed out: {exc}"
+    except MCPSyncError as exc:
+        out["parent_connection"] = f"refused: {exc}"
+    try:
+        parent_connection.features.request(
+            lambda client: client.read_resource("fixture://items/fig"),
+            label="read fixture://items/fig",
+            timeout=CALL_TIMEOUT,
+            cancel=None,
+        )
+        out["parent_features"] = "answered"
+    except ToolCallTimeoutError as exc:
+        out["parent_features"] = f"timed out: {exc}"
+    except MCPSyncError as exc:
+        out["parent_features"] = f"refused: {type(exc).__name__}: {exc}"
+    config = stdio_config("app", events=WORKDIR / f"app{index}.jsonl")
+    with MCPHub([config], registry=REGISTRY, resource_tools=True) as hub:
+        poll(lambda: RESOURCE_TOOL in REGISTRY, RESOURCE_TOOL_TIMEOUT)
+        server = hub.servers["app"]
+        out["state"] = server.state
+        out["error"] = str(server.error) if server.error is not None else None
+        out["server_pid"] = server.pid
+        out["tools"] = sorted(tool.name for tool in hub.tools())
+        calls = (
+            ("mcp__app__echo", {"text": f"worker {index}"}),
+            ("host_tool", {"text": "host"}),
+            (RESOURCE_TOOL, {"uri": "fixture://items/fig"}),
+        )
+        for name, arguments in calls:
+            try:
+                out[name] = hub.call_tool(name, arguments, timeout=CALL_TIMEOUT).text
+            except MCPSyncError as exc:
+                out[name] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
 def main() -> None:
+    global STARTED
     out: dict[str, Any] = {"mode": MODE, "parent_pid": os.getpid()}
     if MODE == "registry":
         REGISTRY.register_function(host_tool)
@@ -110,9 +178,15 @@ def main() -> None:
         # The callback thread stays alive for a few seconds once idle: the fork below inherits it.
         alive = [thread.name for thread in threading.enumerate() if thread.name == "mcp-sync:callbacks"]
         out["callback_thread_alive_at_fork"] = bool(alive)
+    if MODE == "started":
+        REGISTRY.register_function(host_tool)
+        config = stdio_config("app", events=WORKDIR / "parent.jsonl")
+        STARTED = MCPHub([config], registry=REGISTRY, resource_tools=True).start()
+        poll(lambda: RESOURCE_TOOL in REGISTRY, RESOURCE_TOOL_TIMEOUT)
+        out["parent_tools"] = sorted(tool.name for tool in REGISTRY)
     pool = multiprocessing.get_context("fork").Pool(2, initializer=start_in_worker if MODE == "hub" else None)
     try:
-        task = hub_task if MODE == "hub" else registry_task
+        task = {"hub": hub_task, "registry": registry_task, "started": started_task}[MODE]
         out["workers"] = pool.map_async(task, [0, 1]).get(timeout=TASK_LIMIT)
     except Exception as exc:
         out["workers_error"] = repr(exc)
@@ -120,6 +194,11 @@ def main() -> None:
     pool.close()
     pool.join()
     out["parent_hub_state"] = HUB.state if HUB is not None else None
+    if STARTED is not None:
+        with STARTED:
+            echo = STARTED.call_tool("mcp__app__echo", {"text": "parent"}, timeout=CALL_TIMEOUT)
+            out["parent_echo_after"] = echo.text
+            out["parent_server_pid"] = STARTED.servers["app"].pid
     report(out)
 
 
