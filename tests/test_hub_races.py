@@ -234,6 +234,23 @@ def test_ctrl_c_during_reload_brings_back_a_removed_server_and_stops_an_added_on
         assert "mcp__added__echo" not in hub.registry
 
 
+def test_ctrl_c_during_reload_stops_a_server_whose_previous_entry_was_invalid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The previous configuration held an entry that could not be used: the server the interrupted reload
+    started for that name stops, and the name is failed again, as before the reload."""
+    with MCPHub([stdio_config("a"), {**stdio_config("x"), "no_such_key": 1}]) as hub:
+        assert hub.servers["x"].state == "failed"
+        interrupt_reload_at(monkeypatch, "waiting")
+        with pytest.raises(KeyboardInterrupt):
+            hub.reload([stdio_config("a"), stdio_config("x")])
+        monkeypatch.undo()
+        wait_until(lambda: hub.servers["x"].state == "failed", timeout=EVENT_TIMEOUT)
+        assert "no_such_key" in str(hub.servers["x"].error)
+        assert not [tool.name for tool in hub.registry if tool.server_name == "x"]
+        assert hub.call_tool("mcp__a__echo", {"text": "still"}).text == "still"
+
+
 def test_a_reload_after_an_interrupted_one_applies_its_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     first = stdio_config("first")
     with MCPHub([first]) as hub:

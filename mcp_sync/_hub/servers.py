@@ -271,6 +271,7 @@ class ServerSet:
         with self._machine.condition:
             self.check_usable()
             previous = self._generation
+            previous_connections = frozenset(self._connections.values())
             if self._machine.state == "created":
                 self._generation = Generation(previous.number + 1, tuple(configs), tuple(invalid))
                 return ReloadResult()
@@ -301,20 +302,26 @@ class ServerSet:
                 ]
             _wait_ready(launched)
         except BaseException:
-            self._restore(previous)
+            self._restore(previous, previous_connections)
             raise
         if self._machine.state not in ("starting", "running"):
             raise MCPSyncError("the hub was closed during reload()")
         return plan.result(launched)
 
-    def _restore(self, previous: Generation) -> None:
+    def _restore(self, previous: Generation, previous_connections: frozenset[ServerConnection]) -> None:
         """Make `previous` current again after an interrupted reload, without waiting: servers the reload
-        added stop, and those it replaced or removed come back on their previous entry."""
+        added stop, and those it replaced or removed come back on their previous entry.
+
+        A connection the reload launched is outdated whatever `previous` says of its name: an entry that
+        was invalid there must not keep it running as if it were a server that entry failed to replace."""
         with self._machine.condition:
             if self._machine.state not in ("starting", "running"):
                 return
             logger.info("reload() was interrupted; going back to the previous configuration")
-            plan = plan_reload(self._connections, previous.configs, previous.invalid, self._replaced)
+            launched = {c for c in self._connections.values() if c not in previous_connections}
+            plan = plan_reload(
+                self._connections, previous.configs, previous.invalid, self._replaced | launched
+            )
             self._generation = plan.generation(self._generation.number + 1, previous.configs)
             self._set_unusable(plan.unusable)
             self._replace(plan.outdated)
