@@ -728,7 +728,8 @@ class HubModel(RuleBasedStateMachine):
     def ctrl_c_during_reload(self, data: st.DataObject, step: str) -> None:
         """Ctrl-C in `reload()`, once it has stopped the servers it replaces or while it waits for their
         replacements: the previous configuration stays, every server of it comes back (a changed or
-        removed one on its previous entry), and one the reload added goes."""
+        removed one on its previous entry; one whose entry there could not be used is failed again),
+        and one the reload added goes."""
         hub = self.live_hub()
         previous = dict(self.configured)
         self.change_one(data)
