@@ -298,6 +298,9 @@ class HubModel(RuleBasedStateMachine):
         """Server name -> whether its entry is the changed variant (it leaves out the tool `blocks`)."""
         self.down: set[str] = set()
         """Configured servers of the running hub that must not be ready (crashed, or cannot start)."""
+        self.invalid: set[str] = set()
+        """Servers whose entry in the hub's configuration cannot be used (a reload gave a crashed server an
+        invalid entry): failed until a reload gives them a valid one; an interrupted reload puts them back."""
         self.hub: MCPHub | None = None
         self.running = False
         self.states = StateLog()
@@ -437,7 +440,7 @@ class HubModel(RuleBasedStateMachine):
         hub.start()
         elapsed = time.monotonic() - began
         self.hub, self.running = hub, True
-        self.down = {TYPO} & set(self.configured)
+        self.down, self.invalid = {TYPO} & set(self.configured), set()
         assert hub.state == "running"
         self.learn_base_tools()
         self.check_handshakes(since, self.up, http_from=since)
@@ -574,6 +577,7 @@ class HubModel(RuleBasedStateMachine):
             assert after.get(name) is before[name], f"reload replaced the unchanged server {name!r}"
         stuck = {broken[0]} & self.down if broken is not None else set()
         self.down = ({TYPO} & set(self.configured)) | stuck
+        self.invalid = stuck
         self.learn_base_tools()
         started = [name for name in self.up if after[name] is not before.get(name)]
         self.check_handshakes(since, [name for name in started if name != WEB])
@@ -662,7 +666,13 @@ class HubModel(RuleBasedStateMachine):
                 and set(mcp_threads()) <= threads
             )
 
-        wait_until(settled, timeout=START_BOUND, message=f"not settled: {hub.servers}, {mcp_threads()}")
+        try:
+            wait_until(settled, timeout=START_BOUND)
+        except AssertionError:  # say what the servers are at the end of the wait, not at its start
+            raise AssertionError(
+                f"not settled within {START_BOUND:g} s: {dict(hub.servers)}, {mcp_threads()}; the model "
+                f"expects {self.up} ready and {sorted(self.down)} failed or disconnected"
+            ) from None
 
     @precondition(lambda self: not self.running)
     @rule(data=st.data())
@@ -682,7 +692,7 @@ class HubModel(RuleBasedStateMachine):
             starter.join(START_BOUND)
         assert not starter.is_alive(), "start() did not return"
         self.hub, self.running = hub, True
-        self.down = {TYPO} & set(self.configured)
+        self.down, self.invalid = {TYPO} & set(self.configured), set()
         assert hub.state == "running"
         self.learn_base_tools()
 
@@ -707,7 +717,7 @@ class HubModel(RuleBasedStateMachine):
         finally:
             restarter.join(START_BOUND)
         assert not restarter.is_alive(), "restart() did not return"
-        self.down = {TYPO} & set(self.configured)
+        self.down, self.invalid = {TYPO} & set(self.configured), set()
         if name not in self.configured:
             assert name not in hub.servers, f"the removed server {name!r} came back: {hub.servers}"
         self.wait_until_settled()
@@ -718,7 +728,8 @@ class HubModel(RuleBasedStateMachine):
     def ctrl_c_during_reload(self, data: st.DataObject, step: str) -> None:
         """Ctrl-C in `reload()`, once it has stopped the servers it replaces or while it waits for their
         replacements: the previous configuration stays, every server of it comes back (a changed or
-        removed one on its previous entry), and one the reload added goes."""
+        removed one on its previous entry; one whose entry there could not be used is failed again),
+        and one the reload added goes."""
         hub = self.live_hub()
         previous = dict(self.configured)
         self.change_one(data)
@@ -729,7 +740,11 @@ class HubModel(RuleBasedStateMachine):
             except KeyboardInterrupt:
                 self.configured = previous
                 self.write_config()
-        self.down = {TYPO} & set(self.configured)
+            else:  # nothing to stop, so no Ctrl-C: the file is applied, with every entry valid
+                self.invalid = set()
+        # The previous configuration is back, with the entries that could not be used (the file the model
+        # writes has none, so the next reload applies a valid one).
+        self.down = ({TYPO} | self.invalid) & set(self.configured)
         assert hub.state == "running"
         self.wait_until_settled()
         self.learn_base_tools()
@@ -789,7 +804,7 @@ class HubModel(RuleBasedStateMachine):
         assert time.monotonic() - began <= CLOSE_BOUND
         if twice:
             hub.close()
-        self.running, self.down = False, set()
+        self.running, self.down, self.invalid = False, set(), set()
         self.closed_hub = hub
         assert hub.state == "closed"
         if in_flight is not None:

@@ -298,3 +298,33 @@ def test_a_real_ctrl_c_during_reload_brings_the_changed_server_back_on_its_previ
     assert interrupted_reload["changed_timeout"] == 60.0, interrupted_reload
     assert interrupted_reload["echo"] == "back", interrupted_reload
     assert interrupted_reload["kept_same_process"], interrupted_reload
+
+
+@pytest.mark.parametrize("step", ["stopped", "waiting"])
+def test_ctrl_c_during_reload_leaves_a_crashed_server_with_an_invalid_entry_failed(
+    web: HttpServer, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """A crashed server whose entry became invalid is failed; a reload that makes its entry valid and
+    changes another server, interrupted, puts both back as they were: the crashed one failed on its
+    invalid entry (the server the reload started for it stops), the other ready on its previous entry."""
+    alpha, remote = stdio_config("alpha"), http_config("remote", web.url)
+    broken = {**alpha, "no_such_key": 1}
+    with MCPHub([alpha, remote]) as hub:
+        hub.reload([broken, remote])  # alpha runs on: its running server is kept
+        assert hub.call_tool("mcp__alpha__exit_later", {"delay": 0.2}).text == "ok"
+        wait_until(lambda: hub.servers["alpha"].state == "disconnected", timeout=EVENT_TIMEOUT)
+        hub.reload([broken, remote])  # a crashed server is not kept: alpha is failed
+        assert hub.servers["alpha"].state == "failed"
+        previous = hub.servers["remote"]
+        interrupt_reload_at(monkeypatch, step)
+        with pytest.raises(KeyboardInterrupt):
+            hub.reload([alpha, {**remote, "tool_call_timeout_ms": 4321}])
+        monkeypatch.undo()
+        wait_until(
+            lambda: hub.servers["alpha"].state == "failed" and hub.servers["remote"].state == "ready",
+            timeout=EVENT_TIMEOUT,
+        )
+        assert "no_such_key" in str(hub.servers["alpha"].error)
+        assert hub.servers["remote"] is not previous
+        assert hub.servers["remote"].config.tool_call_timeout == 60.0  # the previous entry
+        assert hub.call_tool("mcp__remote__echo", {"text": "back"}).text == "back"
