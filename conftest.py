@@ -26,13 +26,15 @@ from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipP
 
 REPO_ROOT = Path(__file__).resolve().parent
 
-DEFAULT_WORKERS = 2
-"""Test processes when none are asked for: the CI machine has 2 cores and the suite is CPU-bound."""
+DEFAULT_WORKERS = 3
+"""Test processes when none are asked for. The CI machine has 2 cores; with the servers warm-launched
+(tests/servers/warm_launcher.py) most of a test's time is waiting on its servers and subprocesses, so a
+third worker fills the cores (measured: 3:38 against 4:54 with two, on the same machine)."""
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Two workers, one test file per worker at a time (a module's shared servers start once), unless
+    """`DEFAULT_WORKERS` workers, one test file per worker at a time (a module's shared servers start once), unless
     the command line says otherwise (`-n 0`, `-n 4`, `--dist load`) or xdist is off (`-p no:xdist`)."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return  # xdist is off, or this is one of its workers
