@@ -34,8 +34,9 @@ third worker fills the cores (measured: 3:38 against 4:54 with two, on the same 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """`DEFAULT_WORKERS` workers, one test file per worker at a time (a module's shared servers start once), unless
-    the command line says otherwise (`-n 0`, `-n 4`, `--dist load`) or xdist is off (`-p no:xdist`)."""
+    """`DEFAULT_WORKERS` workers, one test file per worker at a time (a module's shared servers start
+    once), unless the command line says otherwise (`-n 0`, `-n 4`, `--dist load`) or xdist is off
+    (`-p no:xdist`)."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return  # xdist is off, or this is one of its workers
     if config.option.numprocesses is None:
