@@ -60,6 +60,11 @@ def _events_args(events: EventLog | PathLike | None) -> list[str]:
 # a parent that has the SDK imported. Tests about the server process itself (its process group, the
 # helpers it starts, signals it ignores) get a real interpreter: the flags below, or the test marker
 # ``real_processes``. ``MCP_SYNC_TEST_WARM=0`` turns warm launching off for a whole run.
+#
+# The state below belongs to the test process that started the launcher (its owner): the launcher ends
+# with it, killing what it forked and removing its folder. Subprocesses and forked children of the
+# owner reuse its launcher (the socket is in the environment, and inherited with this module); a
+# launcher that failed to start fails the test that asked for it, and the next one tries again.
 
 REAL_PROCESS_FLAGS = frozenset({"--helper", "--ignore-signals"})
 """Fixture-server flags whose tests are about the server's own process: never warm-launched."""
