@@ -152,15 +152,17 @@ class ServerSet:
     @property
     def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
         """Every server by name: connections, entries of the configuration that could not be used, and
-        servers between two reconnection attempts (`reconnecting`)."""
-        servers: dict[str, ServerConnection | UnusableServer | Reconnector] = {
-            **self._unusable,
-            **self._connections,
-        }
-        for name, reconnector in self._reconnectors.items():
-            current = self._connections.get(name)
-            if current is None or current.state not in ("connecting", "ready"):
-                servers[name] = reconnector
+        servers between two reconnection attempts (`reconnecting`). Read under the condition: a
+        connection's replacement takes its place in one step, so a name is never missing in between."""
+        with self._machine.condition:
+            servers: dict[str, ServerConnection | UnusableServer | Reconnector] = {
+                **self._unusable,
+                **self._connections,
+            }
+            for name, reconnector in self._reconnectors.items():
+                current = self._connections.get(name)
+                if current is None or current.state not in ("connecting", "ready"):
+                    servers[name] = reconnector
         return MappingProxyType(servers)
 
     def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
