@@ -3,8 +3,9 @@
 A `ServerFeatures` belongs to one `ServerConnection`. On the loop thread it gives the
 `mcp.Client` its callbacks (`_server.server_requests`), keeps the catalog in sync (`_server.catalog_sync`)
 once the tools are listed, holds the 2026-07-28 resource-update stream, and routes the
-2025-era notifications. On callers' threads it runs requests other than tool calls (read a
-resource, get a prompt, complete, subscribe) the way tool calls run: handed to the loop as a
+2025-era notifications (and, through `wrap_transport`, the server's requests run as tasks). On
+callers' threads it runs requests other than tool calls (read a resource, get a prompt, complete,
+subscribe) the way tool calls run: handed to the loop as a
 task, waited for on a lock, and cancelled on the server when the caller gives up (timeout,
 cancel Event, Ctrl-C). When the connection ends, its catalog entries go and its requests fail.
 """
@@ -42,6 +43,7 @@ from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import scrub
 from .catalog_sync import CatalogSync
 from .leases import CatalogLease, CatalogOpener
+from .request_tasks import RequestTasks
 from .server_requests import RequestHandlers, ServerRequestBridge
 
 __all__ = ["ResourceUpdateCallback", "ServerFeatures"]
@@ -108,6 +110,13 @@ class ServerFeatures:
         # the server's logger records, as a 2025 server (which sends everything) gives. 2025: see connected().
         options["log_level"] = self.config.log_level or self.bridge.wanted_log_level()
         return options
+
+    def wrap_transport(self, transport: Any) -> Any:
+        """The connection's transport, running the server's sampling and elicitation requests as tasks when
+        a 2025-11-25 server asks (`_server.request_tasks`); as it is when the client has no such handler."""
+        if not self.bridge.task_methods():
+            return transport
+        return RequestTasks(self.name, self.bridge).wrap(transport)
 
     async def connected(self, client: Client, task_group: anyio.abc.TaskGroup) -> None:
         """After the first tool listing: list resources and prompts and keep them (and updates) flowing."""

@@ -10,7 +10,8 @@ is cancelled) its `cancelled` Event is set and the server gets an error. A handl
 exception is logged here and becomes a protocol error for the server.
 
 Only the handlers that are set are declared as client capabilities: the SDK declares a
-capability exactly when its callback is given.
+capability exactly when its callback is given. A 2025-11-25 server may ask for a sampling or
+elicitation request to run as a task: `request_tasks` runs it through the same handlers.
 """
 
 from __future__ import annotations
@@ -252,6 +253,23 @@ class ServerRequestBridge:
         if self._roots is not None:
             options["list_roots_callback"] = self._on_list_roots
         return options
+
+    def task_methods(self) -> frozenset[str]:
+        """The server requests this client can run as tasks (2025-11-25): those it has a handler for."""
+        kinds = {
+            "elicitation/create": self._handlers.elicitation,
+            "sampling/createMessage": self._handlers.sampling,
+        }
+        return frozenset(method for method, handler in kinds.items() if handler is not None)
+
+    async def answer(
+        self, request: types.CreateMessageRequest | types.ElicitRequest
+    ) -> types.CreateMessageResult | types.ElicitResult | types.ErrorData:
+        """Answer a sampling or elicitation request the server asked to run as a task, as the direct
+        request would be answered (same handler, thread and deadline)."""
+        if isinstance(request, types.CreateMessageRequest):
+            return await self._on_sampling(None, request.params)
+        return await self._on_elicitation(None, request.params)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if _LEVELS.get(str(params.level), logging.INFO) >= self._min_level:

@@ -237,6 +237,8 @@ class Session:
         )
         features = self._connection.features
         options = features.client_options() if features is not None else {}
+        if features is not None:
+            transport = features.wrap_transport(transport)
         if isinstance(self._config, SseServerConfig):
             options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
         client = Client(transport, cache=None, message_handler=self._on_message, **options)
