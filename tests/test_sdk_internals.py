@@ -152,6 +152,25 @@ def test_the_transport_message_contract_our_stdio_transport_implements_holds() -
     )
 
 
+def test_the_seams_the_request_tasks_sit_in_hold() -> None:
+    # mcp_sync/_server/request_tasks.py answers a 2025-11-25 server's `tasks/*` requests itself, between the
+    # SDK's client and the transport (public stream interface): the SDK must not handle them itself (it would
+    # no longer see them), and the read stream it wraps forwards `last_context`, which the SDK's dispatcher
+    # reads duck-typed off the stream for each message.
+    from mcp.shared import jsonrpc_dispatcher
+    from mcp_types import methods
+
+    handled = sorted(method for method, _version in methods.SERVER_REQUESTS if method.startswith("tasks/"))
+    assert not handled, (
+        f"the SDK's client now handles {handled}; mcp_sync/_server/request_tasks.py takes these requests off "
+        "the read stream before the SDK sees them: use the SDK's handling instead"
+    )
+    assert "last_context" in inspect.getsource(jsonrpc_dispatcher), (
+        "the SDK's dispatcher no longer reads the read stream's `last_context`; "
+        "mcp_sync/_server/request_tasks.py's read stream forwards it and should follow"
+    )
+
+
 # -- nothing private is used without being listed --------------------------------------------------------
 
 # The SDK, and the frameworks whose classes an adapter subclasses and reaches into (DSPy's `Tool`).
