@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import ElicitationRequest, MCPHub, SamplingRequest, SamplingResponse
+from mcp_sync import ElicitationRequest, MCPHub, SamplingRequest, SamplingResponse, ServerConnection
 from tests.hub_harness import started_hub
 from tests.support import SERVERS_DIR, ReferenceServers, http_config, stdio_config
 
@@ -316,3 +316,14 @@ def test_a_handler_still_running_at_close_is_told_to_stop_and_its_thread_ends() 
     assert gate.thread is not None
     gate.thread.join(10)
     assert not gate.thread.is_alive()
+
+
+def test_a_handler_still_running_when_the_server_is_killed_is_told_to_stop() -> None:
+    gate = Gate()
+    with started_hub(_task_server(), elicitation=gate) as hub:
+        _ask(hub, "elicit_task")
+        assert gate.started.wait(10)
+        server = hub.servers["ts"]
+        assert isinstance(server, ServerConnection)
+        server.kill()
+        assert gate.returned.wait(10) and gate.saw_cancel is True

@@ -18,7 +18,6 @@ forgotten; when the connection ends, the handlers still running are told to stop
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime
 import logging
@@ -271,9 +270,10 @@ class RequestTasks:
         for job in pending:
             job.cancel()
         if pending:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(_CLOSE_BOUND):
-                    await asyncio.gather(*pending, return_exceptions=True)
+            # Shielded: each runner sets its request's `cancelled` Event when it runs again, which must
+            # happen even where the connection is torn down by cancellation.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_BOUND):
+                await asyncio.gather(*pending, return_exceptions=True)
         self._tasks.clear()
 
 
