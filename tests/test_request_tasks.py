@@ -296,8 +296,8 @@ def test_an_unknown_task_is_an_invalid_params_error() -> None:
 def test_an_ended_task_is_forgotten_after_its_ttl() -> None:
     answers = Answers()
     with started_hub(_task_server(), elicitation=answers.elicit) as hub:
-        task_id = _ask(hub, "elicit_task", ttl_ms=1)["result"]["task"]["taskId"]
-        _ask(hub, "task_request", method="tasks/result", task_id=task_id)  # it has ended after this
+        task_id = _ask(hub, "elicit_task", ttl_ms=0)["result"]["task"]["taskId"]
+        _ask(hub, "task_request", method="tasks/result", task_id=task_id)  # waits for its end, or forgotten
         error = _ask(hub, "task_request", method="tasks/get", task_id=task_id)["error"]
         assert error["code"] == -32602
         assert _ask(hub, "task_request", method="tasks/list")["result"]["tasks"] == []

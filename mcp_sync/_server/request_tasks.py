@@ -31,6 +31,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
+from pydantic import ValidationError
 
 from .server_requests import ServerRequestBridge
 
@@ -89,7 +90,7 @@ class _Task:
         self.ended.set()
 
     def expired(self, now: float) -> bool:
-        return self.ended.is_set() and now - self.created > self.ttl_ms / 1000
+        return self.ended.is_set() and now - self.created >= self.ttl_ms / 1000
 
     def wire(self) -> dict[str, Any]:
         """The task as the protocol's `Task` object."""
@@ -182,10 +183,11 @@ class RequestTasks:
     async def _create(self, request_id: types.RequestId, method: str, params: Mapping[str, Any]) -> None:
         try:
             parsed = methods.parse_server_request(method, _VERSION, params)
-        except Exception as exc:
-            detail = exc.errors(include_input=False) if hasattr(exc, "errors") else type(exc).__name__
+        except ValidationError as exc:  # its text would echo the values: name the fields only
+            errors = exc.errors(include_input=False)
+            fields = "; ".join(f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in errors)
             await self._send(
-                request_id, types.ErrorData(code=types.INVALID_PARAMS, message=f"invalid {method}: {detail}")
+                request_id, types.ErrorData(code=types.INVALID_PARAMS, message=f"invalid {method}: {fields}")
             )
             return
         self._forget_expired()
@@ -265,8 +267,8 @@ class RequestTasks:
 
     async def _stop(self) -> None:
         """The connection ends: stop the running handlers (their `cancelled` Event) and the answers."""
-        pending = [task.runner for task in self._tasks.values() if task.runner is not None]
-        pending += list(self._answers)
+        runners = [task.runner for task in self._tasks.values() if task.runner is not None]
+        pending = [job for job in [*runners, *self._answers] if not job.done()]
         for job in pending:
             job.cancel()
         if pending:
