@@ -293,6 +293,15 @@ def test_an_unknown_task_is_an_invalid_params_error() -> None:
     assert error["code"] == -32602 and "no-such-task" in error["message"]
 
 
+def test_an_invalid_task_request_is_refused_naming_the_field_not_its_value() -> None:
+    answers = Answers()
+    with started_hub(_task_server(), elicitation=answers.elicit) as hub:
+        error = _ask(hub, "elicit_task", schema="sk-secret-value")["error"]
+        assert _ask(hub, "task_request", method="tasks/list")["result"]["tasks"] == []
+    assert error["code"] == -32602 and "requestedSchema" in error["message"]
+    assert "sk-secret-value" not in error["message"] and not answers.elicitations
+
+
 def test_an_ended_task_is_forgotten_after_its_ttl() -> None:
     answers = Answers()
     with started_hub(_task_server(), elicitation=answers.elicit) as hub:

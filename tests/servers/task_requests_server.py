@@ -7,8 +7,8 @@ got back, as JSON text (`{"result": ...}` or `{"error": ...}`), so the test read
 received:
 
 - ``capabilities()``: the capabilities the client declared in `initialize`.
-- ``elicit_task(ttl_ms=60000)``: `elicitation/create` with `task: {ttl}`; the client's answer
-  (a `CreateTaskResult` when it ran it as a task).
+- ``elicit_task(ttl_ms=60000, schema=...)``: `elicitation/create` with `task: {ttl}` (and that
+  `requestedSchema`); the client's answer (a `CreateTaskResult` when it ran it as a task).
 - ``sample_task(ttl_ms=60000)``: the same with `sampling/createMessage`.
 - ``task_request(method, task_id="")``: `tasks/get`, `tasks/result`, `tasks/cancel` (with `taskId`)
   or `tasks/list`; the client's answer.
@@ -33,7 +33,7 @@ TOOLS = [
     {"name": "capabilities", "inputSchema": {"type": "object", "properties": {}}},
     {
         "name": "elicit_task",
-        "inputSchema": {"type": "object", "properties": {"ttl_ms": {"type": "integer"}}},
+        "inputSchema": {"type": "object", "properties": {"ttl_ms": {"type": "integer"}, "schema": {}}},
     },
     {
         "name": "sample_task",
@@ -83,7 +83,8 @@ class Server:
         if name == "capabilities":
             return self.client_capabilities
         if name == "elicit_task":
-            params = {"task": ttl, "message": "Who are you?", "requestedSchema": _ELICIT_SCHEMA}
+            schema = arguments.get("schema", _ELICIT_SCHEMA)
+            params = {"task": ttl, "message": "Who are you?", "requestedSchema": schema}
             return self.ask("elicitation/create", params)
         if name == "sample_task":
             messages = [{"role": "user", "content": {"type": "text", "text": "the answer?"}}]
