@@ -63,6 +63,8 @@ _VT_PROCESSING = 0x0004
 # its own, so that no console control event (Ctrl-C, Ctrl-Break) of the user's console reaches it.
 _CREATE_NO_WINDOW = 0x08000000
 _CREATE_NEW_PROCESS_GROUP = 0x00000200
+# The exit code Windows reports for a process that has not exited.
+_STILL_ACTIVE = 259
 
 
 def register_at_fork(*, before: Callable[[], None], after_in_child: Callable[[], None]) -> None:
@@ -222,6 +224,7 @@ def _windows_job_alive(job: Any, pid: int) -> bool:
     import win32api
     import win32con
     import win32job
+    import win32process
 
     if job is not None:
         try:
@@ -234,7 +237,7 @@ def _windows_job_alive(job: Any, pid: int) -> bool:
     except pywintypes.error:
         return False
     try:
-        return bool(win32api.GetExitCodeProcess(handle) == win32con.STILL_ACTIVE)
+        return bool(win32process.GetExitCodeProcess(handle) == _STILL_ACTIVE)
     finally:
         win32api.CloseHandle(handle)
 
