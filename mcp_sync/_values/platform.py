@@ -13,7 +13,9 @@
   wait holds Ctrl-C back until it returns, so a caller there waits in short slices;
 - the token store: a directory 0700 with files 0600; on Windows a directory whose protected ACL grants
   the current user alone, which the files in it inherit;
-- ANSI on the command line: on a terminal; on Windows on a console that accepts VT sequences.
+- ANSI on the command line: on a terminal; on Windows on a console that accepts VT sequences;
+- sign-in: a browser opens on macOS and Windows, elsewhere where a display is set; a pasted address is
+  read from stdin with `select` on POSIX, on a thread on Windows (its `select` takes sockets only).
 
 The Windows side mirrors the `mcp` SDK's own (`mcp.os.win32.utilities`, through `pywin32`): its
 command lookup is reused as is; its Job Object helpers are not public and bind a process to a job
@@ -36,10 +38,12 @@ from typing import Any, TextIO
 
 __all__ = [
     "IS_WINDOWS",
+    "STDIN_SELECTABLE",
     "WAIT_SLICE",
     "ProcessTree",
     "describe_returncode",
     "executable_command",
+    "has_desktop",
     "interruptible_wait",
     "make_private_directory",
     "make_private_file",
@@ -51,6 +55,9 @@ __all__ = [
 logger = logging.getLogger("mcp_sync")
 
 IS_WINDOWS = sys.platform == "win32"
+
+STDIN_SELECTABLE = not IS_WINDOWS
+"""Whether `select` can wait on standard input (on Windows it takes sockets only)."""
 
 WAIT_SLICE: float | None = 0.1 if IS_WINDOWS and sys.version_info < (3, 14) else None
 """The longest single wait of a caller's thread, or None for one wait. On Windows before Python 3.14 a
@@ -72,6 +79,14 @@ def register_at_fork(*, before: Callable[[], None], after_in_child: Callable[[],
     hook = getattr(os, "register_at_fork", None)
     if hook is not None:
         hook(before=before, after_in_child=after_in_child)
+
+
+def has_desktop() -> bool:
+    """Whether a browser can open on this machine's screen: on macOS and Windows always; elsewhere when an
+    X or Wayland display is set."""
+    return sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
 
 
 def interruptible_wait(
