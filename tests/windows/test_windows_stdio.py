@@ -124,3 +124,37 @@ def test_interpreter_exit_without_close_leaves_no_process(tmp_path: Path) -> Non
     server = events.wait_for("ready")["pid"]
     helper = events.wait_for("helper_started")["pid"]
     wait_until(lambda: not process_running(server) and not process_running(helper), what="no process left")
+
+
+def test_a_host_process_killed_outright_takes_its_servers_with_it(tmp_path: Path) -> None:
+    # No exit hook runs in a process ended by TerminateProcess; its Job Objects' handles close with it,
+    # and a job that kills on close ends the server and its child (POSIX has no such guarantee).
+    events = Events(tmp_path / "events.jsonl")
+    config = stdio_config("orphan", "--events", str(events.path), "--helper", "quiet")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from mcp_sync import MCPHub
+        hub = MCPHub([{config!r}])
+        hub.start()
+        print(hub.servers["orphan"].state, flush=True)
+        sys.stdin.read()
+        """
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=env_with_repo(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout is not None
+        assert host.stdout.readline().strip() == "ready"
+        server = events.wait_for("ready")["pid"]
+        helper = events.wait_for("helper_started")["pid"]
+        assert process_running(server) and process_running(helper)
+    finally:
+        host.kill()
+        host.wait(WAIT)
+    wait_until(lambda: not process_running(server) and not process_running(helper), what="no process left")
