@@ -97,7 +97,9 @@ def test_the_command_line_lists_tools_and_says_failures_with_exit_codes(tmp_path
     assert "nowhere.json" in missing.stderr
 
 
-def test_host_files_are_found_in_their_windows_locations(tmp_path: Path) -> None:
+def test_host_files_are_found_in_their_windows_locations(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     profile = tmp_path / "Users" / "ann"
     appdata = profile / "AppData" / "Roaming"
     desktop = appdata / "Claude" / "claude_desktop_config.json"
@@ -113,11 +115,12 @@ def test_host_files_are_found_in_their_windows_locations(tmp_path: Path) -> None
     vscode.write_text(
         json.dumps({"servers": {"code": {"command": "python", "envFile": str(env_file)}}}), encoding="utf-8"
     )
-    environ = {"APPDATA": str(appdata), "USERPROFILE": str(profile)}
-    desk = load_host_entries("claude-desktop", home=profile, environ=environ)
+    monkeypatch.setenv("APPDATA", str(appdata))
+    monkeypatch.setenv("USERPROFILE", str(profile))  # what `~` is on Windows
+    desk = load_host_entries("claude-desktop")
     assert [config.server_name for config in desk.configs] == ["desk"]
     assert desk.configs[0].args == ("C:\\tools\\server.py",)
-    code = load_host_entries("vscode", home=profile, environ=environ)
+    code = load_host_entries("vscode")
     assert code.configs[0].env["API_TOKEN"] == "from-env-file"
 
 
