@@ -43,7 +43,7 @@ A reconnector's wait ends at once when the hub closes; each attempt is bounded a
 connection is.
 
 Every wait a move involves is bounded: a connection's connect by `connect_timeout_ms`, its
-close by `CLOSE_TIMEOUT` (then its process group is killed), a hub's close by the slowest
+close by `CLOSE_TIMEOUT` (then its process tree is killed), a hub's close by the slowest
 of its connections' closes.
 
 Host hooks live here too: a fork makes every hub the parent started "forked" in the child (one

@@ -60,7 +60,8 @@ TransportStreams = tuple[
 
 # Grace for a server to exit by itself after its stdin closes (the protocol's first step).
 STDIN_CLOSE_GRACE = 1.0
-# Grace after SIGTERM before SIGKILL (for the server, and for what it leaves in its process group).
+# Grace after SIGTERM before SIGKILL (for the server, and for what it leaves in its process group); none
+# on Windows, which has no SIGTERM for a tree.
 SIGTERM_GRACE = 1.0
 # Time for the loop to observe a SIGKILL; only an unkillable (stopped, traced) process runs it out.
 _KILL_REAP_TIMEOUT = 1.0
@@ -354,7 +355,7 @@ async def _stop_group(process: StdioProcess, terminated_at: float | None) -> Non
     process.tree.kill()
     if not await _group_ended(process, _KILL_REAP_TIMEOUT):
         logger.warning(
-            "processes of server %r (process group %d) survived SIGKILL; abandoning them",
+            "processes of server %r (process tree of pid %d) survived being killed; abandoning them",
             process.server_name,
             process.pid,
         )
