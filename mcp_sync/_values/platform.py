@@ -131,8 +131,9 @@ class ProcessTree:
     """A server's process and every process it starts, ended together, from any thread.
 
     POSIX: the server leads a new session; its group id is its pid, and the group lives while any
-    member does. Windows: a Job Object (killed members' handles close with it). Once seen empty the
-    tree is never signalled again (on POSIX its id may then be reused)."""
+    member does. Windows: a Job Object, which kills its members when its handle closes (also when this
+    process ends, however it ends). Once seen empty the tree is never signalled again (on POSIX its id
+    may then be reused)."""
 
     def __init__(self) -> None:
         self.pid: int | None = None
