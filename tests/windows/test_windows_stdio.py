@@ -158,3 +158,16 @@ def test_a_host_process_killed_outright_takes_its_servers_with_it(tmp_path: Path
         host.kill()
         host.wait(WAIT)
     wait_until(lambda: not process_running(server) and not process_running(helper), what="no process left")
+
+
+def test_a_command_given_without_its_cmd_extension_starts_as_npx_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # `npx`, `uvx` and other launchers are `.cmd` scripts on Windows; host files name them bare.
+    launcher = tmp_path / "fixture-launcher.cmd"
+    launcher.write_text(f'@"{sys.executable}" "{stdio_config("x")["args"][0]}" %*\r\n', encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    config = {**stdio_config("launched"), "command": "fixture-launcher", "args": []}
+    with MCPHub([config]) as hub:
+        assert hub.servers["launched"].state == "ready", hub.servers["launched"].error
+        assert hub.call_tool("mcp__launched__add", {"a": 20, "b": 22}).text == "42"
