@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=$("$here/setup.sh" | tail -n 1)
 export WINEPREFIX="$cache/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-export PYTHONPATH="$(winepath -w "$repo")" PYTHONUTF8=1 MCP_SYNC_TOKEN_DIR=
+export PYTHONPATH="$(winepath -w "$repo")" MCP_SYNC_TOKEN_DIR=
 cd "$repo"
 status=0
 # The Windows Python dies at start when a standard stream is a regular file: stdin is /dev/null and

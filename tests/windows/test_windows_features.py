@@ -5,6 +5,7 @@ and the token store's private directory."""
 from __future__ import annotations
 
 import json
+import locale
 import os
 import subprocess
 import sys
@@ -72,12 +73,13 @@ def test_reload_keeps_an_unchanged_server_and_starts_a_new_one(tmp_path: Path) -
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line with its output in a pipe, in the console's code page as on Windows."""
     return subprocess.run(
         [sys.executable, "-m", "mcp_sync", *args],
         env=env_with_repo(),
         capture_output=True,
         text=True,
-        encoding="utf-8",
+        encoding=locale.getpreferredencoding(False),
         errors="replace",
         cwd=REPO_ROOT,
         timeout=WAIT * 2,
@@ -92,6 +94,9 @@ def test_the_command_line_lists_tools_and_says_failures_with_exit_codes(tmp_path
     assert listed.returncode == 0, listed.stderr
     assert "mcp__fx__echo" in listed.stdout
     assert "\x1b" not in listed.stdout + listed.stderr  # not a console: no ANSI
+    called = _cli("call", str(config), "mcp__fx__echo", json.dumps({"text": "caf\u00e9 \u2713 \u4f60\u597d"}))
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.startswith("caf\u00e9 ")  # what the code page lacks is replaced, not fatal
     missing = _cli("tools", str(tmp_path / "nowhere.json"))
     assert missing.returncode == 2, (missing.stdout, missing.stderr)
     assert "nowhere.json" in missing.stderr
