@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from mcp.shared.auth import AuthorizationCodeResult
 
 from .._values.errors import AuthError, describe
+from .._values.platform import STDIN_SELECTABLE, has_desktop
 
 __all__ = ["PasteReader", "RedirectListener", "SecretKeeper", "open_browser", "show_url"]
 
@@ -47,9 +48,8 @@ def open_browser(url: str) -> None:
     """Open `url` in a browser when this machine has a display, or in the browser `$BROWSER` names (set
     by VS Code Remote and Codespaces, which forward it to the user's browser); never a text-mode browser
     in the terminal."""
-    display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     try:
-        if sys.platform in ("darwin", "win32") or display:
+        if has_desktop():
             webbrowser.open(url)  # honours $BROWSER first
         elif os.environ.get("BROWSER"):
             _open_with_browser_variable(url, os.environ["BROWSER"])
@@ -218,7 +218,7 @@ def _is_builtin_input(read: Callable[[], str]) -> bool:
 
 def _stdin_descriptor() -> int | None:
     """Standard input's file descriptor when `select` can wait on it (not on Windows, nor in a notebook)."""
-    if sys.platform == "win32" or sys.stdin is None:
+    if not STDIN_SELECTABLE or sys.stdin is None:
         return None
     try:
         return sys.stdin.fileno()

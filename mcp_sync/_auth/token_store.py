@@ -6,7 +6,8 @@ registrations when the client registered itself (by the authorization server tha
 the authorization server's endpoints, the scopes a server asked for since the last sign-in, and the
 DPoP key the tokens are bound to. `FileTokenStorage` keeps each record in its
 own JSON file in the user's data directory, readable by the user only (files 0600, directory
-0700). A host that keeps secrets elsewhere (a keyring, a vault) passes its own `TokenStorage`.
+0700; on Windows the directory's ACL grants the user alone, see `_values.platform`). A host that
+keeps secrets elsewhere (a keyring, a vault) passes its own `TokenStorage`.
 
 Several processes may share a store, so a record only ever changes by one `update(key, change)`: the
 record is read, changed and written back as one step, under a lock of all the processes (`filelock`, on
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from filelock import FileLock
+
+from .._values.platform import make_private_directory, make_private_file, user_data_dir
 
 __all__ = [
     "TOKEN_DIR_VARIABLE",
@@ -104,12 +107,12 @@ def token_key(server_url: str, client_id: str | None) -> str:
 
 
 def default_token_dir() -> Path:
-    """`$MCP_SYNC_TOKEN_DIR`, else `$XDG_DATA_HOME/mcp_sync/tokens`, else `~/.local/share/mcp_sync/tokens`."""
+    """`$MCP_SYNC_TOKEN_DIR`, else `$XDG_DATA_HOME/mcp_sync/tokens`, else `~/.local/share/mcp_sync/tokens`
+    (on Windows `%LOCALAPPDATA%\\mcp_sync\\tokens`)."""
     override = os.environ.get(TOKEN_DIR_VARIABLE)
     if override:
         return Path(override).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data_home) / "mcp_sync" / "tokens"
+    return user_data_dir() / "mcp_sync" / "tokens"
 
 
 class FileTokenStorage:
@@ -154,7 +157,7 @@ class FileTokenStorage:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(temporary, 0o600)
+            make_private_file(temporary)
             os.replace(temporary, self.path_for(key))
         except BaseException:
             with contextlib.suppress(OSError):
@@ -189,7 +192,4 @@ class FileTokenStorage:
             return lock
 
     def _make_directory(self) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):  # a directory the user does not own stays as it is
-            if self.directory.stat().st_mode & 0o077:
-                os.chmod(self.directory, 0o700)
+        make_private_directory(self.directory)

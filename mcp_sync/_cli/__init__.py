@@ -25,6 +25,7 @@ __all__ = ["EXIT_CODES", "main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (see `EXIT_CODES`)."""
+    _replace_unencodable()
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser(json_errors="--json" in arguments).parse_args(arguments)
@@ -36,3 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .commands import run
 
     return run(args)
+
+
+def _replace_unencodable() -> None:
+    """Output a stream's encoding cannot hold (a Windows code page, redirected; a C locale) is shown
+    with `?` for what it lacks, instead of failing the command half way through."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if reconfigure is not None and encoding not in ("utf8", "utf8sig"):
+            reconfigure(errors="replace")

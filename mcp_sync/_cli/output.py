@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
 
+from .._values.platform import stream_supports_ansi
 from .parser import Failure
 
 __all__ = [
@@ -139,12 +140,12 @@ class _ProgressBar:
 
 
 def progress_reporter(quiet: bool) -> _ProgressLines | _ProgressBar | None:
-    """How progress is shown on stderr: a bar on a terminal, lines otherwise, nothing when `quiet`
-    (under `--json` stdout carries the one result object and stderr stays empty)."""
+    """How progress is shown on stderr: a bar on a terminal that shows ANSI, lines otherwise, nothing
+    when `quiet` (under `--json` stdout carries the one result object and stderr stays empty)."""
     if quiet:
         return None
     stream = sys.stderr
-    return _ProgressBar(stream) if stream.isatty() else _ProgressLines(stream)
+    return _ProgressBar(stream) if stream_supports_ansi(stream) else _ProgressLines(stream)
 
 
 def _number(value: float) -> str:

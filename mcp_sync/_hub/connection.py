@@ -11,7 +11,7 @@ A connection belongs to the process that made it: in a forked child its loop thr
 exist, so a call on it fails at once instead of waiting for an answer that cannot come.
 
 Stopping is bounded: `close()` asks the session to stop, `join()` waits for the loop thread
-and, past its timeout, kills the child's process group and cancels the owner.
+and, past its timeout, kills the child's process tree and cancels the owner.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ logger = logging.getLogger("mcp_sync")
 ServerState = ConnectionState
 
 # A graceful stop takes at most ~2.5 s (stdin closed, 1 s, SIGTERM, 1 s, SIGKILL, flushes);
-# past this the process group is killed and the owner cancelled.
+# past this the process tree is killed and the owner cancelled.
 CLOSE_TIMEOUT = 4.0
-# After killing the process group, time for the loop thread to notice and finish.
+# After killing the process tree, time for the loop thread to notice and finish.
 _KILL_JOIN_TIMEOUT = 1.0
 
 
@@ -199,7 +199,7 @@ class ServerConnection:
         return self._thread.join(timeout)
 
     def join(self, timeout: float = CLOSE_TIMEOUT) -> None:
-        """Wait for the loop thread to end; past `timeout`, kill the child's process group and wait again."""
+        """Wait for the loop thread to end; past `timeout`, kill the child's process tree and wait again."""
         if self._thread.join(timeout):
             return
         logger.warning("server %r did not stop within %.1f s; killing it", self.name, timeout)
@@ -211,7 +211,7 @@ class ServerConnection:
             )
 
     def kill(self) -> None:
-        """SIGKILL the stdio child's process group now (last resort); a no-op once it is gone."""
+        """Kill the stdio child's process tree now (last resort); a no-op once it is gone."""
         self._session.process.kill()
 
     def call_soon(self, callback: Callable[..., object], *args: Any) -> bool:

@@ -50,6 +50,7 @@ from .._runtime.lifecycle import (
 )
 from .._server.features import ServerFeatures
 from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
+from .._values.platform import interruptible_wait
 from .._values.tool import Tool
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
@@ -524,8 +525,8 @@ def _wait_ready(connections: list[ServerConnection]) -> bool:
     if not connections:
         return True
     timeout = max(connection.config.connect_timeout for connection in connections) + _START_GRACE
-    _done, pending = concurrent.futures.wait([connection.ready for connection in connections], timeout)
-    return not pending
+    futures = [connection.ready for connection in connections]
+    return interruptible_wait(lambda seconds: not concurrent.futures.wait(futures, seconds)[1], timeout)
 
 
 _open_sets: weakref.WeakSet[ServerSet] = weakref.WeakSet()

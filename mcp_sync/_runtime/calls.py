@@ -39,6 +39,7 @@ from .._values.errors import (
     ToolCallError,
     ToolCallTimeoutError,
 )
+from .._values.platform import interruptible_wait
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import scrub
 
@@ -128,9 +129,10 @@ def wait_released(done: threading.Lock, seconds: float, cancel: threading.Event 
     """Wait until `done` is released, up to `seconds` (inf: no limit), or until `cancel` is set;
     True if released."""
     if cancel is None:
-        if seconds >= threading.TIMEOUT_MAX:
-            return done.acquire()
-        return done.acquire(timeout=seconds)
+        return interruptible_wait(
+            lambda timeout: done.acquire(timeout=-1 if timeout is None else timeout),
+            None if seconds >= threading.TIMEOUT_MAX else seconds,
+        )
     deadline = time.monotonic() + seconds
     while not cancel.is_set():
         remaining = deadline - time.monotonic()

@@ -43,7 +43,7 @@ A reconnector's wait ends at once when the hub closes; each attempt is bounded a
 connection is.
 
 Every wait a move involves is bounded: a connection's connect by `connect_timeout_ms`, its
-close by `CLOSE_TIMEOUT` (then its process group is killed), a hub's close by the slowest
+close by `CLOSE_TIMEOUT` (then its process tree is killed), a hub's close by the slowest
 of its connections' closes.
 
 Host hooks live here too: a fork makes every hub the parent started "forked" in the child (one
@@ -62,12 +62,13 @@ import asyncio
 import atexit
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Generic, Literal, TypeVar
+
+from .._values import platform
 
 __all__ = [
     "CONNECTION_TRANSITIONS",
@@ -174,7 +175,7 @@ def before_fork(callback: Callable[[], None]) -> None:
     _before_fork_callbacks.append(callback)
 
 
-os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+platform.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 # -- interpreter exit --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from .._values.platform import interruptible_wait
 from .lifecycle import fork_generation
 
 __all__ = ["LoopThread"]
@@ -74,7 +75,7 @@ class LoopThread:
             return True
         if self.is_current():
             return False
-        if not self._finished.wait(timeout):
+        if not interruptible_wait(self._finished.wait, timeout):
             return False
         # The loop is closed; what is left of the thread is returning from its target.
         self._thread.join(timeout)

@@ -3,9 +3,10 @@
 Owning the process (rather than going through the SDK's `stdio_client`) gives what the
 connection needs and the SDK keeps to itself:
 
-- the child's pid and process group (it starts in a session of its own, so Ctrl-C in a
-  terminal does not reach it), so that closing can kill it however it behaves, from any
-  thread, and a hub that must stop at once can kill it without waiting;
+- the child's pid and its process tree (a process group of its own on POSIX, a Job Object on
+  Windows: see `_values.platform`; Ctrl-C in a terminal does not reach it), so that closing
+  can kill it however it behaves, from any thread, and a hub that must stop at once can kill
+  it without waiting;
 - its stderr, read line by line into the `mcp_sync.server.<name>` logger (never the user's
   terminal: a notebook's `sys.stderr` has no file descriptor to give a child anyway), with
   the last lines kept to explain an exit;
@@ -19,8 +20,8 @@ connection needs and the SDK keeps to itself:
 
 Shutdown follows the protocol's order, every wait bounded: close stdin, wait, SIGTERM to
 the process group, wait, SIGKILL. Once the server's own process has gone, what is left of its
-group (helpers it started, which may outlive it) gets the same SIGTERM, wait, SIGKILL: the
-group id is the server's pid, and the group lives on while any member does.
+tree (helpers it started, which may outlive it) gets the same SIGTERM, wait, SIGKILL. Windows
+has no soft stop for a tree: there the step after closing stdin kills the whole job.
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-import os
-import signal
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from subprocess import PIPE
@@ -40,6 +39,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from .._values.platform import ProcessTree, describe_returncode, executable_command
 from .._values.secrets import scrub
 
 __all__ = [
@@ -60,7 +60,8 @@ TransportStreams = tuple[
 
 # Grace for a server to exit by itself after its stdin closes (the protocol's first step).
 STDIN_CLOSE_GRACE = 1.0
-# Grace after SIGTERM before SIGKILL (for the server, and for what it leaves in its process group).
+# Grace after SIGTERM before SIGKILL (for the server, and for what it leaves in its process group); none
+# on Windows, which has no SIGTERM for a tree.
 SIGTERM_GRACE = 1.0
 # Time for the loop to observe a SIGKILL; only an unkillable (stopped, traced) process runs it out.
 _KILL_REAP_TIMEOUT = 1.0
@@ -99,7 +100,7 @@ class StdioProcess:
         self._stderr_closed: anyio.Event | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._undecodable_lines = 0
-        self._group_gone = False
+        self.tree = ProcessTree()
         self._saw_message = False
         self._not_mcp_lines = 0
         self._first_not_mcp: str | None = None
@@ -178,23 +179,9 @@ class StdioProcess:
         return self._proved_not_mcp
 
     def kill(self) -> None:
-        """SIGKILL the child's process group now, from any thread, whether or not the child itself is
-        still there (its helpers may be); a no-op once the group is known to be empty."""
-        self.signal_group(signal.SIGKILL)
-
-    def signal_group(self, signum: int) -> bool:
-        """Send `signum` to the child's process group; False if nothing is left in it (or it cannot be
-        signalled). Once seen empty it is never signalled again: its id may then be reused."""
-        if self.pid is None or self._group_gone:
-            return False
-        try:
-            os.killpg(self.pid, signum)
-        except ProcessLookupError:
-            self._group_gone = True
-            return False
-        except PermissionError:  # a member changed its user: not ours to stop
-            return False
-        return True
+        """Kill the child's process tree now, from any thread, whether or not the child itself is
+        still there (its helpers may be); a no-op once the tree is known to be empty."""
+        self.tree.kill()
 
     def stderr_tail(self) -> str:
         """The last lines the child wrote to stderr, at most `STDERR_TAIL_BYTES` of them."""
@@ -212,11 +199,7 @@ class StdioProcess:
         code = self.returncode
         if code is None:
             return None
-        if code < 0:
-            with contextlib.suppress(ValueError):
-                return f"was killed by {signal.Signals(-code).name}"
-            return f"was killed by signal {-code}"
-        return f"exited with status {code}"
+        return describe_returncode(code)
 
 
 @asynccontextmanager
@@ -237,15 +220,16 @@ async def open_stdio(
     Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError).
     """
     child = await anyio.open_process(
-        [command, *args],
+        [executable_command(command), *args],
         stdin=PIPE,
         stdout=PIPE,
         stderr=PIPE,
         env=dict(env),
         cwd=cwd,
-        start_new_session=True,
+        **ProcessTree.start_options(),
     )
     process.pid = child.pid
+    process.tree.adopt(child.pid)
     process._child = child
     # No awaits until the task group holds the child: a cancellation in the gap would leak it.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -309,7 +293,10 @@ async def open_stdio(
         write_stream.close()
         with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
-        await _stop(child, process)
+        try:
+            await _stop(child, process)
+        finally:
+            process.tree.close()
         with anyio.move_on_after(_STDERR_DRAIN_TIMEOUT):
             await stderr_done.wait()
         for stream in (child.stdin, child.stdout, child.stderr):
@@ -334,17 +321,17 @@ async def open_stdio(
 
 
 async def _stop(child: anyio.abc.Process, process: StdioProcess) -> None:
-    """Close stdin, then SIGTERM, then SIGKILL the process group, each after its grace; then stop what
-    is left of the group."""
+    """Close stdin, then SIGTERM, then SIGKILL the process tree, each after its grace (Windows: close
+    stdin, then kill); then stop what is left of the tree."""
     assert child.stdin is not None
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await child.stdin.aclose()
     terminated_at: float | None = None
     if not await _exited(child, process, STDIN_CLOSE_GRACE):
-        process.signal_group(signal.SIGTERM)
+        process.tree.terminate()
         terminated_at = anyio.current_time()
-        if not await _exited(child, process, SIGTERM_GRACE):
-            process.signal_group(signal.SIGKILL)
+        if not process.tree.has_soft_stop or not await _exited(child, process, SIGTERM_GRACE):
+            process.tree.kill()
             if not await _exited(child, process, _KILL_REAP_TIMEOUT):
                 logger.warning(
                     "server %r (pid %d) survived SIGKILL; abandoning it", process.server_name, child.pid
@@ -354,31 +341,33 @@ async def _stop(child: anyio.abc.Process, process: StdioProcess) -> None:
 
 
 async def _stop_group(process: StdioProcess, terminated_at: float | None) -> None:
-    """SIGTERM (unless the group had it at `terminated_at`), then SIGKILL after the grace, the processes
-    left in the group of a server that has gone."""
+    """SIGTERM (unless the tree had it at `terminated_at`), then SIGKILL after the grace, the processes
+    left in the tree of a server that has gone."""
     if terminated_at is None:
-        if not process.signal_group(signal.SIGTERM):
+        if not process.tree.terminate():
             return  # the usual end: nothing left
         logger.debug("server %r left processes in its group; stopping them", process.server_name)
         terminated_at = anyio.current_time()
-    if await _group_ended(process, terminated_at + SIGTERM_GRACE - anyio.current_time()):
+    if process.tree.has_soft_stop and await _group_ended(
+        process, terminated_at + SIGTERM_GRACE - anyio.current_time()
+    ):
         return
-    process.signal_group(signal.SIGKILL)
+    process.tree.kill()
     if not await _group_ended(process, _KILL_REAP_TIMEOUT):
         logger.warning(
-            "processes of server %r (process group %d) survived SIGKILL; abandoning them",
+            "processes of server %r (process tree of pid %d) survived being killed; abandoning them",
             process.server_name,
             process.pid,
         )
 
 
 async def _group_ended(process: StdioProcess, timeout: float) -> bool:
-    """Whether the process group is empty within `timeout` (checked at least once)."""
+    """Whether the process tree is empty within `timeout` (checked at least once)."""
     with anyio.move_on_after(max(timeout, 0.0)):
-        while process.signal_group(0):
+        while process.tree.alive():
             await anyio.sleep(_EXIT_POLL_INTERVAL)
         return True
-    return not process.signal_group(0)
+    return not process.tree.alive()
 
 
 async def _exited(child: anyio.abc.Process, process: StdioProcess, timeout: float) -> bool:

@@ -1,0 +1,198 @@
+"""The platform module's Windows paths that a Windows Python under Wine cannot show (console control
+events, console modes) or that every platform must get right (drive-letter roots, the command line's
+encodings), run everywhere. The rest of Windows is tested with a Windows Python: tests/windows/."""
+
+from __future__ import annotations
+
+import _thread
+import io
+import os
+import stat
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCPHub, StdioServerConfig
+from mcp_sync._cli import _replace_unencodable
+from mcp_sync._values import platform
+from tests.support import EventLog, stdio_config
+
+# --- Ctrl-C: a caller's wait, where a lock wait would hold it back ----------------------------------
+
+
+class _CountingLock:
+    """A held lock that records how long each wait on it may last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.waits: list[float | None] = []
+
+    def wait(self, seconds: float | None) -> bool:
+        self.waits.append(seconds)
+        return self.lock.acquire(timeout=-1 if seconds is None else seconds)
+
+
+def test_a_wait_without_a_timeout_is_made_in_slices_where_ctrl_c_needs_them() -> None:
+    held = _CountingLock()
+    threading.Timer(0.3, held.lock.release).start()
+    assert platform.interruptible_wait(held.wait, None, slice_=0.05)
+    assert len(held.waits) > 1
+    assert all(seconds is not None and seconds <= 0.05 for seconds in held.waits)
+
+
+def test_a_wait_in_slices_gives_up_at_its_timeout() -> None:
+    held = _CountingLock()
+    started = time.monotonic()
+    assert not platform.interruptible_wait(held.wait, 0.2, slice_=0.05)
+    assert time.monotonic() - started >= 0.2
+    assert all(seconds is not None and seconds <= 0.05 for seconds in held.waits)
+
+
+def test_a_wait_is_one_wait_where_ctrl_c_interrupts_a_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "WAIT_SLICE", None)
+    held = _CountingLock()
+    threading.Timer(0.1, held.lock.release).start()
+    assert platform.interruptible_wait(held.wait, None)
+    assert held.waits == [None]
+
+
+def test_only_windows_before_python_3_14_waits_in_slices() -> None:
+    expected = sys.platform == "win32" and sys.version_info < (3, 14)
+    assert (platform.WAIT_SLICE is not None) == expected
+
+
+@pytest.mark.real_processes
+def test_ctrl_c_during_a_call_waited_for_in_slices_cancels_it_on_the_server(
+    monkeypatch: pytest.MonkeyPatch, events: EventLog
+) -> None:
+    # The Windows path (a console's Ctrl-C makes Python raise KeyboardInterrupt in the main thread once
+    # it runs Python code again): the call's wait is sliced, so the interrupt ends it within a slice.
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    with MCPHub([stdio_config("fx", events=events)]) as hub:
+
+        def interrupt_once_started() -> None:
+            events.wait_for("started", tag="ctrl-c")
+            _thread.interrupt_main()
+
+        threading.Thread(target=interrupt_once_started, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "ctrl-c"})
+        events.wait_for("cancelled", tag="ctrl-c")
+        assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+
+# --- a server's process on Windows: no console event reaches it -------------------------------------
+
+
+def test_a_windows_server_gets_no_console_and_a_process_group_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A console control event (Ctrl-C, Ctrl-Break) goes to the processes attached to that console;
+    # a process started with no window has a console of its own, and a new group ignores Ctrl-C.
+    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    options = platform.ProcessTree.start_options()
+    assert options == {"creationflags": 0x08000000 | 0x00000200}
+    assert "start_new_session" not in options
+
+
+def test_a_posix_server_leads_a_session_of_its_own() -> None:
+    if platform.IS_WINDOWS:
+        pytest.skip("POSIX only")
+    assert platform.ProcessTree.start_options() == {"start_new_session": True}
+
+
+def test_a_windows_command_is_found_with_its_script_extension(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = tmp_path / "npx.cmd"
+    script.write_text("@echo off\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    assert platform.executable_command("npx") == str(script)
+
+
+def test_no_fork_hooks_are_registered_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "register_at_fork")
+    platform.register_at_fork(before=lambda: None, after_in_child=lambda: None)  # does nothing
+
+
+def test_a_windows_status_code_is_shown_in_hex() -> None:
+    assert platform.describe_returncode(0xC000013A) == "exited with status 0xC000013A"
+    assert platform.describe_returncode(3) == "exited with status 3"
+
+
+# --- the console: ANSI only where it is shown, output the encoding cannot hold ----------------------
+
+
+class _FakeKernel32:
+    """A console's output mode, as GetConsoleMode and SetConsoleMode see it."""
+
+    def __init__(self, mode: int, settable: bool) -> None:
+        self.mode = mode
+        self.settable = settable
+
+    def GetConsoleMode(self, handle: int, mode: Any) -> int:
+        mode._obj.value = self.mode
+        return 1
+
+    def SetConsoleMode(self, handle: int, mode: int) -> int:
+        if not self.settable:
+            return 0
+        self.mode = mode
+        return 1
+
+
+def test_a_windows_console_gets_vt_processing_turned_on_for_ansi() -> None:
+    console = _FakeKernel32(mode=0x0003, settable=True)
+    assert platform._console_accepts_vt(console, 7)
+    assert console.mode == 0x0007
+
+
+def test_a_legacy_windows_console_gets_no_ansi() -> None:
+    assert not platform._console_accepts_vt(_FakeKernel32(mode=0x0003, settable=False), 7)
+
+
+def test_a_handle_that_is_no_console_gets_no_ansi() -> None:
+    class NoConsole:
+        def GetConsoleMode(self, handle: int, mode: Any) -> int:
+            return 0
+
+    assert not platform._console_accepts_vt(NoConsole(), 7)
+
+
+def test_a_stream_that_is_not_a_terminal_gets_no_ansi() -> None:
+    assert not platform.stream_supports_ansi(io.StringIO())
+
+
+def test_output_a_code_page_cannot_hold_is_replaced_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="cp1252")
+    monkeypatch.setattr(sys, "stdout", stream)
+    _replace_unencodable()
+    print("ok ✓ 你好", file=stream)
+    stream.flush()
+    assert raw.getvalue().decode("cp1252").startswith("ok ? ??")
+
+
+# --- paths with drive letters -------------------------------------------------------------------------
+
+
+def test_a_root_given_as_a_windows_file_uri_is_kept_as_written() -> None:
+    config = StdioServerConfig(
+        server_name="fx", command="python", roots=["file:///C:/Users/ann/project", "file:///D:/data"]
+    )
+    assert config.roots == ("file:///C:/Users/ann/project", "file:///D:/data")
+
+
+def test_the_token_store_defaults_to_local_app_data_on_windows(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path))
+    assert platform.user_data_dir() == tmp_path
