@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,6 +20,7 @@ import pytest
 
 from mcp_sync import (
     MCPHub,
+    ServerDisconnectedError,
     TaskHandle,
     TaskInfo,
     TaskNotFoundError,
@@ -358,3 +361,34 @@ def test_a_handle_repr_names_server_id_and_status(everything: tuple[MCPHub, Answ
     handle = hub.task("ev", "abc")
     assert repr(handle) == "<TaskHandle server='ev' task_id='abc' status='unknown'>"
     assert isinstance(handle, TaskHandle)
+
+
+def test_ctrl_c_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything
+    before = task_ids(hub)
+    interrupted = threading.Event()
+
+    def interrupt_once_started(value: float, total: float | None, message: str | None) -> None:
+        # A real SIGINT, as Ctrl-C sends: it interrupts the main thread's blocking wait.
+        if not interrupted.is_set():
+            interrupted.set()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        hub.call_tool(TOOL, {"topic": "interrupted"}, progress=interrupt_once_started)
+    assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
+
+
+def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
+    reference_servers: ReferenceServers,
+) -> None:
+    with started_hub(reference_servers.everything_config("ev")) as hub:
+        pid = hub.servers["ev"].pid
+        assert pid is not None
+        progress = Progress()
+        future = hub.submit(TOOL, {"topic": "orphaned"}, progress=progress)
+        progress.wait_for(1)
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ServerDisconnectedError):
+            future.result(timeout=15)
+        assert hub.servers["ev"].state == "disconnected"

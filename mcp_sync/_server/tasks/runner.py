@@ -7,6 +7,9 @@ the task's result. A runner that is cancelled (the caller's timeout, cancel Even
 `future.cancel()`) sends `tasks/cancel` first when it drives a call (`cancel_when_stopped`),
 shielded and bounded by `_CANCEL_TIMEOUT`; one that only waits on a task leaves it running.
 The SDK's errors become this package's: an unknown task id is `TaskNotFoundError`.
+
+The wire follows the session's negotiated protocol (`wire_for`): `legacy.LegacyTaskWire` up to
+2025-11-25; on 2026-07-28 the module `extension`, whose `wire(server_name)` makes its `TaskWire`.
 """
 
 from __future__ import annotations
