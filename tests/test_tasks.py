@@ -28,7 +28,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     UnsupportedFeatureError,
 )
-from tests.hub_harness import started_hub
+from tests.hub_harness import fixture_server, started_hub
 from tests.support import REPO_ROOT, ReferenceServers, wait_until
 from tests.tasks_harness import RESEARCH, Answers, EverythingHttp, Relay, http_entry
 
@@ -410,3 +410,23 @@ def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
         with pytest.raises(ServerDisconnectedError):
             future.result(timeout=15)
         assert hub.servers["ev"].state == "disconnected"
+
+
+def test_submit_timeout_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything
+    before = task_ids(hub)
+    future = hub.submit(TOOL, {"topic": "submitted, too long"}, timeout=1.5)
+    with pytest.raises(ToolCallTimeoutError):
+        future.result(timeout=30)
+    assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_without_tasks_lists_none_and_its_tools_are_not_tasks(era: str) -> None:
+    with fixture_server("fx", "stdio", era) as served, started_hub(served.config) as hub:
+        assert {tool.task_support for tool in hub.tools()} == {"forbidden"}
+        with pytest.raises(UnsupportedFeatureError):
+            hub.list_tasks("fx")
+        with pytest.raises(UnsupportedFeatureError, match="mcp__fx__echo"):
+            hub.call_tool("mcp__fx__echo", {"text": "x"}, task=True)
+        assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"

@@ -153,3 +153,17 @@ def test_a_modern_session_without_the_tasks_extension_is_unsupported(monkeypatch
     with pytest.raises(UnsupportedFeatureError, match="2026-07-28"):
         runner.wire_for("srv", "2026-07-28")
     assert isinstance(runner.wire_for("srv", "2025-11-25"), LegacyTaskWire)
+
+
+def test_the_runner_waits_the_server_s_poll_interval_between_polls() -> None:
+    wire = ScriptedWire(
+        [_info("working", "a", 0.2), _info("working", "b", 0.2), _info("completed", "b", 0.2)]
+    )
+
+    async def run() -> float:
+        started = asyncio.get_running_loop().time()
+        await runner.run_task(wire, None, "tool", {}, label="mcp__srv__tool", progress=None)  # type: ignore[arg-type]
+        return asyncio.get_running_loop().time() - started
+
+    assert asyncio.run(run()) >= 0.4  # two pauses of the server's 0.2 s before the two polls
+    assert wire.requests == ["tools/call", "tasks/get", "tasks/get", "tasks/result"]
