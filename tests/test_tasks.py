@@ -5,6 +5,7 @@ server's pollInterval 1 s; `ambiguous: true` asks for a clarification while `inp
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -430,3 +432,17 @@ def test_a_server_without_tasks_lists_none_and_its_tools_are_not_tasks(era: str)
         with pytest.raises(UnsupportedFeatureError, match="mcp__fx__echo"):
             hub.call_tool("mcp__fx__echo", {"text": "x"}, task=True)
         assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"
+
+
+def test_a_handle_does_not_keep_its_hub_alive(reference_servers: ReferenceServers) -> None:
+    hub = MCPHub([reference_servers.everything_config("ev")])
+    hub.start()
+    handle = hub.start_task(TOOL, {"topic": "orphan"})
+    handle.cancel()
+    hub.close()
+    collected = weakref.ref(hub)
+    del hub
+    gc.collect()
+    assert collected() is None
+    with pytest.raises(ServerDisconnectedError, match="its hub was closed"):
+        handle.refresh()
