@@ -385,7 +385,9 @@ class MCPHub(FeatureHub):
         the server too. `progress(progress, total, message)` runs on the callback thread, before this
         returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
         `ServerDisconnectedError` or `ToolCallError`, and `SignInRequiredError` when the server wants a
-        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`.
+        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`. A task the
+        server cancelled raises `ToolCallCancelledError`; one it lost (after a reconnect, say),
+        `TaskNotFoundError`.
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
