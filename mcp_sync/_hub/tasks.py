@@ -1,0 +1,255 @@
+"""`TaskHandle`: a long-running call's task as the caller holds it, on the hub's side.
+
+A handle names a server (by its configured name) and a task id, and reaches the server through
+whatever connection the hub has for that name when it is used: after a Streamable HTTP server
+dropped and was reconnected (the hub's `reconnect` settings) a `wait` goes on polling the same task
+on the new session, and never calls the tool again. A handle refers to the hub's set of servers,
+never to the hub, so it does not keep a dropped hub alive. The task outlives the handle: dropping
+one, or a `wait` that times out, leaves the task running on the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._runtime.callbacks import ProgressCallback
+from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
+from .._server.tasks.runner import CANCEL_TIMEOUT
+from .._values.errors import (
+    MCPSyncError,
+    ServerDisconnectedError,
+    ToolCallCancelledError,
+    ToolCallTimeoutError,
+)
+from .._values.results import ToolResult
+from .._values.tasks import TaskInfo
+from .connection import ServerConnection
+
+__all__ = ["ServerLookup", "TaskHandle", "call_as_task"]
+
+logger = logging.getLogger("mcp_sync")
+
+ServerLookup = Callable[[], Mapping[str, object]]
+"""The hub's servers by name now (`ServerSet.servers`): a connection, or what stands in for one."""
+
+# While its server is reconnecting, how often a wait looks for the new connection.
+_RECONNECT_POLL_INTERVAL = 0.05
+
+
+class TaskHandle:
+    """A task on a server: its id, its last known state, and blocking `wait`, `result`, `refresh`, `cancel`.
+
+    Thread-safe. Its repr shows the server, the id and the last known status, never the arguments.
+    """
+
+    def __init__(
+        self,
+        servers: ServerLookup,
+        server: str,
+        task_id: str,
+        *,
+        tool: str | None = None,
+        info: TaskInfo | None = None,
+        result: ToolResult | None = None,
+    ) -> None:
+        self._servers = servers
+        self.server = server
+        self.task_id = task_id
+        self.tool = tool
+        """The public name of the tool, when this hub started the task; else None."""
+        self._lock = threading.Lock()
+        self._info = info
+        self._result = result
+
+    @property
+    def info(self) -> TaskInfo | None:
+        """The task as last seen (no request is sent); None before anything was heard of it."""
+        return self._info
+
+    def __repr__(self) -> str:
+        status = self._info.status if self._info is not None else "unknown"
+        tool = f" tool={self.tool!r}" if self.tool else ""
+        return f"<TaskHandle server={self.server!r} task_id={self.task_id!r}{tool} status={status!r}>"
+
+    # -- requests ---------------------------------------------------------------------------------------
+
+    def refresh(self, timeout: float | None = None) -> TaskInfo:
+        """The task's status now (`tasks/get`); `TaskNotFoundError` if the server does not know it."""
+        return self._seen(self._request("get", timeout))
+
+    def cancel(self, timeout: float | None = None) -> TaskInfo:
+        """Ask the server to cancel the task (`tasks/cancel`); its status after (for a task that had
+        already ended, that end)."""
+        return self._seen(self._request("cancel", timeout))
+
+    def result(self, timeout: float | None = None) -> ToolResult:
+        """The task's result, waiting for its end if it has not ended; see `wait`."""
+        return self.wait(timeout)
+
+    def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Wait until the task ends and return its result, polling at the server's interval and answering
+        `input_required` with the hub's handlers; each new status message goes to `progress`.
+
+        `timeout` (seconds, default no limit) and `cancel` stop only the waiting: `ToolCallTimeoutError` /
+        `ToolCallCancelledError`, and the task keeps running. A task the server cancelled raises
+        `ToolCallCancelledError`; one it does not know, `TaskNotFoundError`. When the server's connection
+        drops and the hub reconnects it, the wait goes on with the same task on the new session.
+        """
+        seconds = resolve_timeout(timeout, NO_LIMIT)
+        try:
+            return self._follow(time.monotonic() + seconds, cancel, progress)
+        except _WaitStopped as stopped:
+            why = (
+                "was not waited for any longer" if stopped.cancelled else f"did not end within {seconds:g} s"
+            )
+            message = f"{self._label} {why}; it keeps running on the server (wait again, or cancel it)"
+            if stopped.cancelled:
+                raise ToolCallCancelledError(message, tool=self.tool) from None
+            raise ToolCallTimeoutError(message, tool=self.tool) from None
+
+    def _follow(
+        self, deadline: float, cancel: threading.Event | None, progress: ProgressCallback | None
+    ) -> ToolResult:
+        """`wait` up to `deadline` (monotonic); `_WaitStopped` when the deadline or `cancel` stops it."""
+        if self._result is not None:
+            return self._result
+        while True:
+            connection = self._connection(deadline, cancel)
+            try:
+                result = connection.follow_task(
+                    self.task_id,
+                    self._info,
+                    label=self._label,
+                    timeout=_remaining(deadline),
+                    cancel=cancel,
+                    progress=progress,
+                    on_info=self._seen,
+                )
+            except ServerDisconnectedError:
+                if connection.config.reconnect is None:
+                    raise
+                continue  # the hub reconnects it: wait on the new connection, with the same task
+            except ToolCallTimeoutError:
+                raise _WaitStopped(cancelled=False) from None
+            except ToolCallCancelledError:
+                if cancel is not None and cancel.is_set():
+                    raise _WaitStopped(cancelled=True) from None
+                raise
+            with self._lock:
+                self._result = result
+            return result
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    @property
+    def _label(self) -> str:
+        return f"task {self.task_id!r}" + (f" of {self.tool}" if self.tool else f" on server {self.server!r}")
+
+    def _seen(self, info: TaskInfo) -> TaskInfo:
+        with self._lock:
+            self._info = info
+        return info
+
+    def _request(self, kind: str, timeout: float | None) -> TaskInfo:
+        try:
+            connection = self._connection(time.monotonic(), None)
+        except _WaitStopped:
+            raise ServerDisconnectedError(
+                f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
+            ) from None
+        seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
+        info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
+        return info
+
+    def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
+        """The server's connection, once ready: while it is reconnecting (or connecting) this waits, up to
+        `deadline` or `cancel` (`_WaitStopped`); a server that is not coming back raises
+        `ServerDisconnectedError`."""
+        while True:
+            current = self._servers().get(self.server)
+            if current is None:
+                raise ServerDisconnectedError(
+                    f"server {self.server!r} is not connected (its hub was closed, or reloaded without it); "
+                    f"cannot reach {self._label}"
+                )
+            state = getattr(current, "state", None)
+            if isinstance(current, ServerConnection) and state == "ready":
+                return current
+            if state not in ("reconnecting", "connecting"):
+                error = getattr(current, "error", None)
+                raise ServerDisconnectedError(
+                    f"server {self.server!r} is {state}; cannot reach {self._label}"
+                    + (f": {error}" if error is not None else "")
+                )
+            if cancel is not None and cancel.is_set():
+                raise _WaitStopped(cancelled=True)
+            if time.monotonic() >= deadline:
+                raise _WaitStopped(cancelled=False)
+            time.sleep(_RECONNECT_POLL_INTERVAL)
+
+
+class _WaitStopped(Exception):
+    """A wait on a task that stopped (deadline or cancel); the task itself goes on."""
+
+    def __init__(self, *, cancelled: bool) -> None:
+        super().__init__()
+        self.cancelled = cancelled
+
+
+def call_as_task(
+    connection: ServerConnection,
+    servers: ServerLookup,
+    raw_name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    public_name: str,
+    timeout: float,
+    cancel: threading.Event | None,
+    progress: ProgressCallback | None,
+) -> ToolResult:
+    """`call_tool` of a task on a server the hub reconnects: the task is started, then waited for as a
+    handle waits, so the wait goes on across a reconnect with the same task (the tool is never called
+    again). `timeout` covers it all; when the caller gives up (timeout, `cancel`, Ctrl-C) the task is
+    cancelled on the server, and the call raises as any call does."""
+    deadline = time.monotonic() + timeout
+    started = connection.start_task(
+        raw_name, arguments, public_name=public_name, ttl=None, timeout=timeout, cancel=cancel
+    )
+    if isinstance(started, ToolResult):
+        return started
+    handle = TaskHandle(servers, connection.name, started.task_id, tool=public_name, info=started)
+    try:
+        return handle._follow(deadline, cancel, progress)
+    except _WaitStopped as stopped:
+        _cancel_quietly(handle)
+        if stopped.cancelled:
+            raise was_cancelled(public_name, "the server") from None
+        raise timed_out(public_name, timeout, "the server") from None
+    except BaseException as exc:  # Ctrl-C in the waiting thread: cancel the task too
+        if not isinstance(exc, Exception):
+            _cancel_quietly(handle)
+        raise
+
+
+def _cancel_quietly(handle: TaskHandle) -> None:
+    """Send `tasks/cancel` for a task whose caller gave up, bounded; the caller's own error is raised."""
+    try:
+        handle.cancel(timeout=CANCEL_TIMEOUT)
+    except MCPSyncError as exc:
+        logger.info("could not cancel %s: %s", handle._label, exc)
+
+
+def _remaining(deadline: float) -> float:
+    if deadline == NO_LIMIT:
+        return NO_LIMIT
+    return max(deadline - time.monotonic(), 1e-3)
