@@ -81,11 +81,15 @@ class EverythingHttp:
                     stderr=stderr,
                     start_new_session=True,
                 )
-            wait_until(
-                self._listening_or_gone,
-                timeout=self._startup_timeout,
-                message="server-everything did not listen",
-            )
+            try:
+                wait_until(
+                    self._listening_or_gone,
+                    timeout=self._startup_timeout,
+                    message="server-everything did not listen",
+                )
+            except BaseException:
+                self.__exit__()  # a server that never said it listens must not outlive the test
+                raise
             if self._process.poll() is None:
                 return self
         raise AssertionError(f"server-everything could not listen: {self._stderr()}")

@@ -9,11 +9,6 @@ which the reference server never sends).
 from __future__ import annotations
 
 import json
-import os
-import queue
-import signal
-import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +18,7 @@ import pytest
 from mcp_sync import ElicitationRequest, MCPHub, SamplingRequest, SamplingResponse, ServerConnection
 from tests.hub_harness import started_hub
 from tests.support import SERVERS_DIR, ReferenceServers, http_config, stdio_config
+from tests.tasks_harness import EverythingHttp
 
 TASK_SERVER = SERVERS_DIR / "task_requests_server.py"
 ASYNC_TOOLS = {"trigger-sampling-request-async", "trigger-elicitation-request-async"}
@@ -35,65 +31,26 @@ class Answers:
     def __init__(self) -> None:
         self.samplings: list[SamplingRequest] = []
         self.elicitations: list[ElicitationRequest] = []
+        self.threads: list[str] = []
 
     def sample(self, request: SamplingRequest) -> SamplingResponse:
         self.samplings.append(request)
+        self.threads.append(threading.current_thread().name)
         return SamplingResponse(text="forty-two", model="reference-test-model")
 
     def elicit(self, request: ElicitationRequest) -> dict[str, Any]:
         self.elicitations.append(request)
+        self.threads.append(threading.current_thread().name)
         return {"name": "Ada Lovelace", "favoriteColor": "Blue", "agreeToTerms": True}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
-def everything_http(reference_servers: ReferenceServers) -> Iterator[str]:
-    """server-everything over Streamable HTTP (`streamableHttp`, its port from PORT); its URL."""
-    command = [*reference_servers.everything_command[:-1], "streamableHttp"]
-    for _attempt in range(3):
-        port = _free_port()
-        process = subprocess.Popen(
-            command,
-            env={**os.environ, "PORT": str(port)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def pump(stream: Any = process.stderr, lines: queue.Queue[str | None] = lines) -> None:
-            for raw in iter(stream.readline, b""):
-                lines.put(raw.decode("utf-8", "replace"))
-            lines.put(None)
-
-        threading.Thread(target=pump, daemon=True).start()
-        listening = False
-        while not listening:
-            line = lines.get(timeout=30)
-            if line is None:
-                break
-            listening = "listening on port" in line
-        if listening:
-            break
-        process.wait(timeout=10)  # the port was taken in between: try another
-    else:
-        pytest.fail("server-everything did not start listening over Streamable HTTP")
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+def everything_http(
+    reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """server-everything over Streamable HTTP; its URL."""
+    with EverythingHttp(reference_servers, tmp_path_factory.mktemp("everything")) as server:
+        yield server.url
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -131,6 +88,7 @@ def test_async_sampling_runs_the_handler_as_a_task_and_the_server_gets_its_reply
     assert '"text": "forty-two"' in result.text and '"model": "reference-test-model"' in result.text
     assert [request.system_prompt for request in answers.samplings] == ["You are a helpful test server."]
     assert "the answer?" in answers.samplings[0].messages[0]["content"]
+    _assert_ran_off_the_loop(answers)
 
 
 @pytest.mark.node
@@ -145,6 +103,15 @@ def test_async_elicitation_runs_the_handler_as_a_task_and_the_server_gets_the_an
     assert "- Agreed to terms: true" in result.text
     asked = answers.elicitations[0].requested_schema["properties"]
     assert set(asked) == {"name", "favoriteColor", "agreeToTerms"}
+    _assert_ran_off_the_loop(answers)
+
+
+def _assert_ran_off_the_loop(answers: Answers) -> None:
+    """A task's handler runs on a thread of its own: never the server's loop thread, nor the caller's."""
+    assert answers.threads, "no handler ran"
+    for name in answers.threads:
+        assert name.startswith("mcp-sync:") and name != "mcp-sync:ev", name
+        assert name != threading.main_thread().name
 
 
 @pytest.mark.node
