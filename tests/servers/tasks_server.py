@@ -15,8 +15,10 @@ may run either way.
 
 Tools (``task`` means the server always answers with a task for a declaring client)
 -----------------------------------------------------------------------------------
-stages(count=3, delay=0.2, tag="")   task: ``count`` stages of ``delay`` s, status message "stage i of
-                                     count" each; result "done <count> stages <tag>"
+stages(count=3, delay=0.2, tag="", lockstep=False)
+                                     task: ``count`` stages of ``delay`` s, status message "stage i of
+                                     count" each; result "done <count> stages <tag>". ``lockstep``: a
+                                     stage ends only after a ``tasks/get`` has seen it
 ask(mode="form", tag="")             task: input_required with one elicitation (form: {name: str};
                                      url: a URL to visit); result "accept <content JSON>" / "decline" /
                                      "cancel"
@@ -29,8 +31,9 @@ records()                            what the server recorded, as JSON: ``runs``
                                      ``status`` (task id -> status now)
 
 Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
-run (tool, tag), stage (task_id, stage), input_required / input_received (task_id), cancelled
-(task_id), task_done (task_id, status), dropped (task_id).
+get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
+stage (task_id, stage), input_required / input_received (task_id), cancelled (task_id),
+task_done (task_id, status), dropped (task_id).
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class TaskRecord:
     input_requests: dict[str, Any] | None = None
     responses: dict[str, Any] = field(default_factory=dict)
     input_arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    seen: asyncio.Event = field(default_factory=asyncio.Event)
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     drop_on_get: bool = False
@@ -179,13 +183,16 @@ def _text(text: str, is_error: bool = False) -> dict[str, Any]:
 
 
 def stages_body(
-    store: TaskStore, count: int, delay: float, tag: str
+    store: TaskStore, count: int, delay: float, tag: str, lockstep: bool
 ) -> Callable[[TaskRecord], Awaitable[None]]:
     async def body(record: TaskRecord) -> None:
         store.record_run("stages", tag)
         for stage in range(1, count + 1):
             record.set("working", f"stage {stage} of {count}")
             store.events.write("stage", task_id=record.task_id, stage=stage)
+            if lockstep:  # the next stage starts only once a tasks/get has seen this one
+                record.seen.clear()
+                await record.seen.wait()
             await asyncio.sleep(delay)
         record.result = _text(f"done {count} stages {tag}".rstrip())
         record.set("completed", "all stages done")
@@ -305,7 +312,8 @@ class ServerTasks(Extension):
         tag = str(arguments.get("tag", ""))
         if name == "stages":
             count, delay = int(arguments.get("count", 3)), float(arguments.get("delay", 0.2))
-            return stages_body(store, count, delay, tag), tag
+            lockstep = bool(arguments.get("lockstep", False))
+            return stages_body(store, count, delay, tag, lockstep), tag
         if name == "ask":
             return ask_body(store, str(arguments.get("mode", "form")), tag), tag
         if name == "fail_task":
@@ -336,6 +344,9 @@ class ServerTasks(Extension):
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
         require_client_extension(ctx, EXTENSION_ID)
+        headers = getattr(ctx.request, "headers", None)
+        name_header = headers.get("mcp-name") if headers is not None else None
+        self.store.events.write("get", task_id=params.task_id, name_header=name_header)
         record = self.store.find(params.task_id)
         if record.drop_on_get:
             del self.store.tasks[record.task_id]
@@ -343,7 +354,9 @@ class ServerTasks(Extension):
                 record.runner.cancel()
             self.store.events.write("dropped", task_id=record.task_id)
             raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
-        return {"resultType": "complete", **record.wire()}
+        answer = {"resultType": "complete", **record.wire()}
+        record.seen.set()
+        return answer
 
     async def _update(self, ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
         require_client_extension(ctx, EXTENSION_ID)
@@ -372,7 +385,7 @@ def build_server(store: TaskStore) -> MCPServer:
         raise MCPError(code=INTERNAL_ERROR, message="this tool runs only as a task")
 
     @server.tool(description="Runs in stages as a task, with a status message per stage.")
-    def stages(count: int = 3, delay: float = 0.2, tag: str = "") -> str:
+    def stages(count: int = 3, delay: float = 0.2, tag: str = "", lockstep: bool = False) -> str:
         return needs_task()
 
     @server.tool(description="A task that asks for input (form or URL elicitation).")
