@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,15 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, ElicitRequestParams, ElicitResult, ErrorData
 
-from mcp_sync import UnsupportedFeatureError
+from mcp_sync import (
+    ElicitationRequest,
+    ElicitationResponse,
+    MCPHub,
+    ToolCallCancelledError,
+    ToolCallError,
+    ToolCallTimeoutError,
+    UnsupportedFeatureError,
+)
 from mcp_sync._server.tasks.extension import (
     TASK_NOT_FOUND_CODE,
     ExtensionTaskWire,
@@ -29,7 +38,7 @@ from mcp_sync._server.tasks.extension import (
     server_offers_tasks,
 )
 from mcp_sync._values.tasks import TaskInfo
-from tests.support import SERVERS_DIR, EventLog, HttpServer, stdio_params
+from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config, stdio_params
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
 BOUND = 30.0
@@ -392,3 +401,93 @@ def test_another_process_fetches_a_result_by_task_id(http_target: Target) -> Non
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "completed done 1 stages elsewhere"
     assert http_target.events.count("run") == 1
+
+
+# --- through the hub: a plain call of a tool the server runs as a task ------------------------------
+
+
+@pytest.fixture
+def hub_entry(target: Target) -> dict[str, Any]:
+    """The hub's configuration entry for the target's server, named ``t``."""
+    if isinstance(target.server, str):
+        return http_config("t", target.server)
+    return stdio_config("t", script=TASKS_SERVER, events=target.events)
+
+
+def _record_elicitations(
+    asked: list[ElicitationRequest],
+) -> Callable[[ElicitationRequest], ElicitationResponse]:
+    def answer(request: ElicitationRequest) -> ElicitationResponse:
+        asked.append(request)
+        return ElicitationResponse.accept({"name": "Grace"} if request.mode == "form" else {})
+
+    return answer
+
+
+def test_hub_call_of_a_task_tool_blocks_until_its_result(hub_entry: dict[str, Any]) -> None:
+    with MCPHub([hub_entry]) as hub:
+        result = hub.call_tool("mcp__t__stages", {"count": 2, "delay": 0.01, "tag": "hub"}, timeout=BOUND)
+    assert result.text == "done 2 stages hub"
+    assert not result.is_error
+
+
+def test_hub_timeout_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=2.0)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    cancel = threading.Event()
+
+    def cancel_once_polled() -> None:
+        target.events.wait_for("get", timeout=BOUND)
+        cancel.set()
+
+    with MCPHub([hub_entry]) as hub:
+        canceller = threading.Thread(target=cancel_once_polled, daemon=True)
+        canceller.start()
+        with pytest.raises(ToolCallCancelledError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=BOUND, cancel=cancel)
+        canceller.join(BOUND)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_hub_answers_input_required_with_its_elicitation_handler(
+    hub_entry: dict[str, Any], mode: str
+) -> None:
+    asked: list[ElicitationRequest] = []
+    with MCPHub([hub_entry], elicitation=_record_elicitations(asked)) as hub:
+        result = hub.call_tool("mcp__t__ask", {"mode": mode}, timeout=BOUND)
+    assert [(request.server_name, request.mode) for request in asked] == [("t", mode)]
+    assert result.text == ('accept {"name": "Grace"}' if mode == "form" else "accept {}")
+    if mode == "url":
+        assert asked[0].url is not None and asked[0].url.startswith("https://example.com/approve/")
+
+
+def test_hub_failures_of_a_task_are_errors_and_the_next_call_works(hub_entry: dict[str, Any]) -> None:
+    good = {"count": 1, "delay": 0}
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallError, match="out of paper"):
+            hub.call_tool("mcp__t__fail_task", {"message": "out of paper"}, timeout=BOUND)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        error = hub.call_tool("mcp__t__error_result", {"message": "bad input"}, timeout=BOUND)
+        assert (error.is_error, error.text) == (True, "bad input")
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        with pytest.raises(ToolCallError, match="not found"):
+            hub.call_tool("mcp__t__vanish", {}, timeout=BOUND)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        with pytest.raises(ToolCallTimeoutError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=1.0)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        assert hub.servers["t"].state == "ready"
