@@ -26,6 +26,7 @@ from mcp_sync import (
     ElicitationRequest,
     ElicitationResponse,
     MCPHub,
+    TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -484,7 +485,7 @@ def test_hub_failures_of_a_task_are_errors_and_the_next_call_works(hub_entry: di
         error = hub.call_tool("mcp__t__error_result", {"message": "bad input"}, timeout=BOUND)
         assert (error.is_error, error.text) == (True, "bad input")
         assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
-        with pytest.raises(ToolCallError, match="not found"):
+        with pytest.raises(TaskNotFoundError, match="does not know task"):
             hub.call_tool("mcp__t__vanish", {}, timeout=BOUND)
         assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
         with pytest.raises(ToolCallTimeoutError):
