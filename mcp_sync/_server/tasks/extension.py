@@ -11,10 +11,15 @@ id as the `Mcp-Name` header on Streamable HTTP. There is no `tasks/list` and no 
 Two ways in:
 - `ExtensionTaskWire`: the runner's `TaskWire`, one request at a time. `start` calls the tool
   through `Client.call_tool` (so multi-round-trip input before the task exists, and the
-  re-listing on a header mismatch, stay the SDK's), and takes the task out of the claim.
+  re-listing on a header mismatch, stay the SDK's), and takes the task out of the claim. Every
+  call to a server that offers the extension goes this way (`Session.call`), since any call may
+  become a task: the runner then polls it, reports its status messages and cancels it if stopped.
 - `TasksExtension`'s claim resolver, for a plain `Client.call_tool` whose server answers with a
-  task unasked: it follows the task to its end (polling at the server's interval, answering
-  input with the client's callbacks) and cancels it if the caller is cancelled.
+  task unasked (one that did not advertise the extension): it follows the task to its end
+  (polling at the server's interval, answering input with the client's callbacks) and cancels it
+  if the caller is cancelled.
+
+Input is asked of the user once per request key (the SEP's dedup), however often the task is polled.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ MAX_POLL_INTERVAL: Final = 60.0
 """Ceiling on the poll interval: a server that says an hour still gets looked at."""
 
 CANCEL_TIMEOUT: Final = 5.0
+
+MAX_REMEMBERED_TASKS: Final = 1000
+"""Bound on the tasks a wire remembers answers for: a caller that stops waiting on tasks that wait for
+input leaves them there, and the oldest are forgotten first (at worst, input is asked for again)."""
 """Bound on the `tasks/cancel` the resolver sends for a caller that went away."""
 
 _CAPTURE: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_sync_task_capture", default=False)
@@ -252,6 +261,7 @@ class ExtensionTaskWire:
         task = await _get(client.session, task_id)
         if task.status in TERMINAL_STATUSES or task.status == "input_required":
             self._last[task_id] = task
+            _forget_oldest(self._last)
         else:
             self._last.pop(task_id, None)
         return _info(self._server, task)
@@ -262,6 +272,7 @@ class ExtensionTaskWire:
         if task is None or task.status != "input_required":
             task = await _get(client.session, task_id)
         answered = self._answered.setdefault(task_id, set())
+        _forget_oldest(self._answered)
         await _answer(client.session, task, answered)
         return None
 
@@ -290,6 +301,11 @@ class ExtensionTaskWire:
             f"server {self._server!r} speaks the 2026-07-28 tasks extension, which has no tasks/list: "
             "keep the ids of the tasks you start"
         )
+
+
+def _forget_oldest(remembered: dict[str, Any]) -> None:
+    while len(remembered) > MAX_REMEMBERED_TASKS:
+        del remembered[next(iter(remembered))]
 
 
 async def _send(
