@@ -248,7 +248,10 @@ class ExtensionTaskWire:
         progress: ProgressSink | None = None,
     ) -> TaskInfo | CallToolResult:
         """Call the tool; the server decides whether a task comes back (no ttl can be asked for)."""
-        del ttl  # the server alone sets a task's ttl in this era
+        if ttl is not None:
+            logger.debug(
+                "server %r sets its tasks' ttl itself (2026-07-28): ttl=%g not sent", self._server, ttl
+            )
         token = _CAPTURE.set(True)
         try:
             return await client.call_tool(raw_name, arguments, progress_callback=progress)
