@@ -445,7 +445,7 @@ def test_hub_call_of_a_task_tool_blocks_until_its_result(hub_entry: dict[str, An
 def test_hub_timeout_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
     with MCPHub([hub_entry]) as hub:
         with pytest.raises(ToolCallTimeoutError):
-            hub.call_tool("mcp__t__stages", LONG, timeout=2.0)
+            hub.call_tool("mcp__t__stages", LONG, timeout=3.0)
         created = target.events.wait_for("task_created")
         assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
         assert (
