@@ -324,8 +324,9 @@ def test_a_reset_http_connection_mid_task_does_not_stop_the_wait_and_the_tool_ru
         ]
 
 
+@pytest.mark.parametrize("waiter", ["handle.wait", "call_tool"])
 def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_never_calls_again(
-    everything_http: EverythingHttp,
+    everything_http: EverythingHttp, waiter: str
 ) -> None:
     """The server goes out of reach mid-task, the hub reconnects (a new MCP session), and the wait goes on
     with the same task id there. server-everything keeps tasks per session, so the new session does not
@@ -336,13 +337,21 @@ def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_n
     states: list[str] = []
     with Relay(everything_http.port) as relay, started_hub(http_entry("ev", relay.url, **reconnect)) as hub:
         hub.on_server_state(lambda _name, state, _error: states.append(state))
-        handle = hub.start_task(TOOL, {"topic": "reconnected"})
         first_session = hub.servers["ev"].session_id  # type: ignore[union-attr]
         progress = Progress()
         waiting = concurrent.futures.ThreadPoolExecutor(1)
         try:
-            result = waiting.submit(handle.wait, 60, progress=progress)
-            progress.wait_for(1)
+            if waiter == "call_tool":
+                result = waiting.submit(
+                    hub.call_tool, TOOL, {"topic": "reconnected"}, timeout=60, progress=progress
+                )
+                progress.wait_for(1)
+                task_id = hub.list_tasks("ev")[0].task_id
+            else:
+                handle = hub.start_task(TOOL, {"topic": "reconnected"})
+                task_id = handle.task_id
+                result = waiting.submit(handle.wait, 60, progress=progress)
+                progress.wait_for(1)
             relay.go_down()
             wait_until(lambda: "reconnecting" in states, timeout=20, message=f"no reconnect: {states}")
             relay.come_back()
@@ -350,7 +359,7 @@ def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_n
                 result.result(timeout=60)
         finally:
             waiting.shutdown(wait=True, cancel_futures=True)
-        assert caught.value.task_id == handle.task_id
+        assert caught.value.task_id == task_id
         assert hub.servers["ev"].state == "ready"
         assert hub.servers["ev"].session_id not in (None, first_session)  # type: ignore[union-attr]
         assert hub.list_tasks("ev") == []  # the tool was not called again on the new session
@@ -379,14 +388,20 @@ def test_ctrl_c_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers
     assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
 
 
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
 def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
-    reference_servers: ReferenceServers,
+    reference_servers: ReferenceServers, caller: str
 ) -> None:
     with started_hub(reference_servers.everything_config("ev")) as hub:
         pid = hub.servers["ev"].pid
         assert pid is not None
         progress = Progress()
-        future = hub.submit(TOOL, {"topic": "orphaned"}, progress=progress)
+        if caller == "submit":
+            future = hub.submit(TOOL, {"topic": "orphaned"}, progress=progress)
+        else:
+            pool = concurrent.futures.ThreadPoolExecutor(1)
+            future = pool.submit(hub.call_tool, TOOL, {"topic": "orphaned"}, progress=progress)
+            pool.shutdown(wait=False)
         progress.wait_for(1)
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ServerDisconnectedError):

@@ -69,7 +69,7 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 from .sign_ins import SignIns
-from .tasks import TaskHandle
+from .tasks import TaskHandle, call_as_task
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -392,28 +392,17 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
-        as_task = _as_task(tool, task)
+        if _as_task(tool, task):
+            call = functools.partial(
+                call_as_task, target, self._servers_now, raw_name, arguments, public_name=name
+            )
+        else:
+            call = functools.partial(target.call, raw_name, arguments, public_name=name)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).run(
-                lambda: target.call(
-                    raw_name,
-                    arguments,
-                    public_name=name,
-                    timeout=seconds,
-                    cancel=cancel,
-                    progress=progress,
-                    task=as_task,
-                )
+                lambda: call(timeout=seconds, cancel=cancel, progress=progress)
             )
-        return target.call(
-            raw_name,
-            arguments,
-            public_name=name,
-            timeout=seconds,
-            cancel=cancel,
-            progress=progress,
-            task=as_task,
-        )
+        return call(timeout=seconds, cancel=cancel, progress=progress)
 
     def submit(
         self,
