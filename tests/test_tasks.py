@@ -205,7 +205,10 @@ def test_a_handle_by_id_waits_for_a_task_another_handle_started(everything: tupl
     started = hub.start_task(TOOL, {"topic": "by id"})
     other = hub.task("ev", started.task_id)
     assert other.info is None and other.tool is None  # nothing sent yet
-    assert other.wait(timeout=30).text.startswith("# Research Report: by id")
+    progress = Progress()
+    assert other.wait(timeout=30, progress=progress).text.startswith("# Research Report: by id")
+    assert progress.messages and set(progress.messages) <= set(STAGES)  # the server's messages, no guesses
+    assert other.info is not None and other.info.status == "completed"
 
 
 def test_list_tasks_lists_the_tasks_started(everything: tuple[MCPHub, Answers]) -> None:

@@ -306,7 +306,8 @@ class ServerConnection:
 
     def follow_task(
         self,
-        info: TaskInfo,
+        task_id: str,
+        info: TaskInfo | None,
         *,
         label: str,
         timeout: float,
@@ -315,10 +316,17 @@ class ServerConnection:
         on_info: Callable[[TaskInfo], object] | None,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
-        stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on."""
+        stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
+        have reached `progress` when this returns."""
         result: ToolResult = self._on_loop(
-            label, timeout, cancel, self._session.follow_task, info, label, progress, on_info
+            label, timeout, cancel, self._session.follow_task, task_id, info, label, progress, on_info
         )
+        if progress is not None and not self._dispatcher.flush():
+            logger.warning(
+                "returning the result of %s before its progress callbacks ran: the callback thread is "
+                "blocked by a slow callback",
+                label,
+            )
         return result
 
     def task_request(self, kind: str, task_id: str, *, timeout: float) -> Any:

@@ -125,10 +125,10 @@ class TaskHandle:
             return self._result
         while True:
             connection = self._connection(deadline, cancel)
-            info = self._info or TaskInfo(server=self.server, task_id=self.task_id, status="working")
             try:
                 result = connection.follow_task(
-                    info,
+                    self.task_id,
+                    self._info,
                     label=self._label,
                     timeout=_remaining(deadline),
                     cancel=cancel,
