@@ -8,6 +8,7 @@ These drive an SDK `Client` carrying `TasksExtension` directly, with the hub's t
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 import subprocess
@@ -678,7 +679,9 @@ class _Proxy:
             sink.shutdown(socket.SHUT_WR)
 
 
-def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog) -> None:
+@pytest.mark.parametrize("how", ["handle", "call"])
+def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog, how: str) -> None:
+    arguments = {"count": 20, "delay": 0.1, "tag": "once"}
     with HttpServer(script=TASKS_SERVER, events=events) as server:
         assert server.port is not None
         proxy = _Proxy(server.port)
@@ -690,9 +693,15 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog)
                 reconnect={"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 200},
             )
             with MCPHub([entry]) as hub:
-                handle = hub.start_task("mcp__t__stages", {"count": 20, "delay": 0.1, "tag": "once"})
                 waited: list[Any] = []
-                waiter = threading.Thread(target=lambda: waited.append(handle.wait(BOUND * 2)), daemon=True)
+                if how == "handle":
+                    handle = hub.start_task("mcp__t__stages", arguments)
+                    work = functools.partial(handle.wait, BOUND * 2)
+                else:
+                    work = functools.partial(
+                        hub.call_tool, "mcp__t__stages", arguments, timeout=BOUND * 2, task=True
+                    )
+                waiter = threading.Thread(target=lambda: waited.append(work()), daemon=True)
                 waiter.start()
                 events.wait_for(
                     lambda event: event["event"] == "stage" and event["stage"] == 2, timeout=BOUND
