@@ -718,15 +718,16 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog,
     assert events.count("task_created") == 1
 
 
+@pytest.mark.parametrize("as_task", [None, True])
 def test_hub_call_whose_input_cannot_be_given_fails_and_cancels_its_task(
-    hub_entry: dict[str, Any], target: Target
+    hub_entry: dict[str, Any], target: Target, as_task: bool | None
 ) -> None:
     def no_user(request: ElicitationRequest) -> ElicitationResponse:
         raise RuntimeError("nobody at the keyboard")
 
     with MCPHub([hub_entry], elicitation=no_user) as hub:
         with pytest.raises(ToolCallError, match="nobody at the keyboard"):
-            hub.call_tool("mcp__t__ask", {}, timeout=BOUND)
+            hub.call_tool("mcp__t__ask", {}, timeout=BOUND, task=as_task)
         created = target.events.wait_for("task_created")
         assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
         good = hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND)

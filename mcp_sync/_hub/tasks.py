@@ -22,6 +22,7 @@ from .._server.tasks.runner import CANCEL_TIMEOUT
 from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
+    TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallTimeoutError,
 )
@@ -232,9 +233,10 @@ def call_as_task(
         if stopped.cancelled:
             raise was_cancelled(public_name, "the server") from None
         raise timed_out(public_name, timeout, "the server") from None
-    except BaseException as exc:  # Ctrl-C in the waiting thread: cancel the task too
-        if not isinstance(exc, Exception):
-            _cancel_quietly(handle)
+    except (TaskNotFoundError, ToolCallCancelledError):
+        raise  # the task is gone or cancelled already: nothing to cancel
+    except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
+        _cancel_quietly(handle)  # given, say): nobody will fetch the task, so it is cancelled too
         raise
 
 
