@@ -5,6 +5,7 @@ server's pollInterval 1 s; `ambiguous: true` asks for a clarification while `inp
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     UnsupportedFeatureError,
 )
-from tests.hub_harness import started_hub
+from tests.hub_harness import fixture_server, started_hub
 from tests.support import REPO_ROOT, ReferenceServers, wait_until
 from tests.tasks_harness import RESEARCH, Answers, EverythingHttp, Relay, http_entry
 
@@ -410,3 +412,37 @@ def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
         with pytest.raises(ServerDisconnectedError):
             future.result(timeout=15)
         assert hub.servers["ev"].state == "disconnected"
+
+
+def test_submit_timeout_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything
+    before = task_ids(hub)
+    future = hub.submit(TOOL, {"topic": "submitted, too long"}, timeout=1.5)
+    with pytest.raises(ToolCallTimeoutError):
+        future.result(timeout=30)
+    assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_without_tasks_lists_none_and_its_tools_are_not_tasks(era: str) -> None:
+    with fixture_server("fx", "stdio", era) as served, started_hub(served.config) as hub:
+        assert {tool.task_support for tool in hub.tools()} == {"forbidden"}
+        with pytest.raises(UnsupportedFeatureError):
+            hub.list_tasks("fx")
+        with pytest.raises(UnsupportedFeatureError, match="mcp__fx__echo"):
+            hub.call_tool("mcp__fx__echo", {"text": "x"}, task=True)
+        assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"
+
+
+def test_a_handle_does_not_keep_its_hub_alive(reference_servers: ReferenceServers) -> None:
+    hub = MCPHub([reference_servers.everything_config("ev")])
+    hub.start()
+    handle = hub.start_task(TOOL, {"topic": "orphan"})
+    handle.cancel()
+    hub.close()
+    collected = weakref.ref(hub)
+    del hub
+    gc.collect()
+    assert collected() is None
+    with pytest.raises(ServerDisconnectedError, match="its hub was closed"):
+        handle.refresh()

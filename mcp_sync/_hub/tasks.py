@@ -179,7 +179,10 @@ class TaskHandle:
         while True:
             current = self._servers().get(self.server)
             if current is None:
-                raise ServerDisconnectedError(f"server {self.server!r} is not in this hub (any more)")
+                raise ServerDisconnectedError(
+                    f"server {self.server!r} is not connected (its hub was closed, or reloaded without it); "
+                    f"cannot reach {self._label}"
+                )
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
                 return current
