@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from mcp_sync import (
     ElicitationRequest,
     ElicitationResponse,
     MCPHub,
+    ServerDisconnectedError,
     TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallError,
@@ -732,3 +734,29 @@ def test_hub_call_whose_input_cannot_be_given_fails_and_cancels_its_task(
         assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
         good = hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND)
         assert good.text == "done 1 stages"
+
+
+def test_a_handle_waits_through_the_moment_a_dropped_connection_shows_disconnected() -> None:
+    # The loop thread announces `disconnected` before it installs the reconnector in the connection's
+    # place; a waiting handle may read the state in between. No real server can hold that moment open.
+    from unittest import mock
+
+    from mcp_sync._hub.connection import ServerConnection
+    from mcp_sync._hub.tasks import TaskHandle
+
+    def connection(state: str) -> Any:
+        stand_in = mock.Mock(spec=ServerConnection)
+        stand_in.state = state
+        stand_in.error = ServerDisconnectedError("connection lost")
+        stand_in.config = mock.Mock(reconnect=object())
+        return stand_in
+
+    dropped, ready = connection("disconnected"), connection("ready")
+    seen = iter([dropped, dropped, dropped])
+    handle = TaskHandle(lambda: {"t": next(seen, ready)}, "t", "task-1")
+    assert handle._connection(time.monotonic() + BOUND, None) is ready
+
+    dropped.config.reconnect = None  # a server that does not reconnect: disconnected at once
+    handle = TaskHandle(lambda: {"t": dropped}, "t", "task-1")
+    with pytest.raises(ServerDisconnectedError, match="disconnected"):
+        handle._connection(time.monotonic() + BOUND, None)
