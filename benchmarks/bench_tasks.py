@@ -1,0 +1,101 @@
+"""What a task adds over a plain call of the same tool: `call_tool(task=True)` against `call_tool(task=False)`.
+
+One hub, one server over stdio: the tasks fixture server (`tests/servers/tasks_server.py`, the
+2026-07-28 tasks extension), whose `maybe_task` tool has optional task support and answers at once
+("echo <text>"), in a task or as a plain result. In alternating rounds, the same number of blocking calls:
+
+- plain: `call_tool("maybe_task", ..., task=False)`, one `tools/call`;
+- task: `call_tool("maybe_task", ..., task=True)`, the `tools/call` that creates the task, then
+  `tasks/get` until it has ended (paced by the server's poll interval, here `--poll-ms`), and the result.
+
+Printed: the median wall time per call of each side and their ratio (the polling included: a task that
+has not ended at the first `tasks/get` waits one poll interval), and the client CPU per call.
+
+    python benchmarks/bench_tasks.py [--quick]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import _common as c
+
+TASKS_SERVER = c.REPO_ROOT / "tests" / "servers" / "tasks_server.py"
+POLL_MS = 50  # the server's poll interval: what a task call may wait between its requests
+
+
+def main() -> None:
+    args = c.parse_args(__doc__.splitlines()[0])
+    c.quiet_logs()
+    rounds, calls = (4, 5) if args.quick else (20, 20)
+    c.print_header("what a task adds: call_tool of one tool as a task vs as a plain call", args.quick)
+
+    from mcp_sync import MCPHub
+
+    config = {
+        "server_name": "tasks",
+        "transport": "stdio",
+        "command": c.PYTHON,
+        "args": [str(TASKS_SERVER), "--poll-ms", str(POLL_MS)],
+    }
+    load = c.LoadMeter()
+    hub = MCPHub([config]).start()
+    try:
+        assert hub.servers["tasks"].state == "ready", hub.servers["tasks"].error
+        tool = hub.registry.get("mcp__tasks__maybe_task")
+        assert tool is not None and tool.task_support == "optional", tool
+        clock = time.perf_counter_ns
+        cpu: dict[str, list[float]] = {"plain": [], "task": []}
+
+        def loop(label: str, task: bool) -> Callable[[], list[float]]:
+            call_tool: Any = hub.call_tool
+
+            def run() -> list[float]:
+                out = []
+                cpu0 = time.process_time()
+                for i in range(calls):
+                    t0 = clock()
+                    result = call_tool("mcp__tasks__maybe_task", {"text": f"x{i}"}, task=task)
+                    out.append((clock() - t0) / 1e9)
+                    assert result.text == f"echo x{i}", result
+                cpu[label].append((time.process_time() - cpu0) / calls)
+                return out
+
+            return run
+
+        sides = {"plain": c.Side("plain", loop("plain", False)), "task": c.Side("task", loop("task", True))}
+        c.note(
+            f"{rounds} rounds x {calls} calls per side, alternating (plus 1 warm-up round); "
+            f"the server's poll interval {POLL_MS} ms"
+        )
+        c.alternate(list(sides.values()), rounds, warmup=1, progress="tasks")
+        for label in cpu:
+            cpu[label] = cpu[label][1:]  # the warm-up round
+        for label, side in sides.items():
+            c.note(f"{label}: wall {c.summary(side.samples, 1e3, ' ms')}; CPU/call {c.us(c.median(cpu[label]))}")
+        plain, task = c.median(sides["plain"].samples), c.median(sides["task"].samples)
+        plain_cpu, task_cpu = c.median(cpu["plain"]), c.median(cpu["task"])
+        c.note(f"a task adds {c.ms(task - plain)} per call (median), polling included")
+        c.note(load.report())
+        results = c.Results()
+        results.add(
+            "call_tool median per call, as a task (stdio, 2026-07-28)",
+            c.ms(task),
+            c.ms(plain) + " (plain call)",
+            c.x(c.ratio(task, plain)),
+        )
+        results.add(
+            "client CPU per call, as a task",
+            c.us(task_cpu),
+            c.us(plain_cpu) + " (plain call)",
+            c.x(c.ratio(task_cpu, plain_cpu)),
+        )
+        results.print()
+    finally:
+        hub.close()
+
+
+if __name__ == "__main__":
+    main()
