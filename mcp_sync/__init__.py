@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._hub.registry import ToolRegistry
     from ._hub.reload import ReloadResult
     from ._hub.servers import UnusableServer
+    from ._hub.tasks import TaskHandle
     from ._server.server_requests import (
         ElicitationRequest,
         ElicitationResponse,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         ServerDisconnectedError,
         ServerStartError,
         SignInRequiredError,
+        TaskNotFoundError,
         ToolCallCancelledError,
         ToolCallError,
         ToolCallTimeoutError,
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
     from ._values.prompts import Prompt, PromptArgument, PromptMessage, PromptResult
     from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
     from ._values.results import ToolImage, ToolResult
+    from ._values.tasks import TaskInfo, TaskStatus
     from ._values.tool import Tool, ToolChanges, function_spec
 
 __all__ = [
@@ -111,6 +114,10 @@ __all__ = [
     "SignInRequiredError",
     "SseServerConfig",
     "StdioServerConfig",
+    "TaskHandle",
+    "TaskInfo",
+    "TaskNotFoundError",
+    "TaskStatus",
     "TokenStorage",
     "Tool",
     "ToolCallCancelledError",
@@ -176,6 +183,10 @@ _MODULE_OF = MappingProxyType(
         "SignInRequiredError": "_values.errors",
         "SseServerConfig": "_config",
         "StdioServerConfig": "_config",
+        "TaskHandle": "_hub.tasks",
+        "TaskInfo": "_values.tasks",
+        "TaskNotFoundError": "_values.errors",
+        "TaskStatus": "_values.tasks",
         "TokenStorage": "_auth.token_store",
         "Tool": "_values.tool",
         "ToolCallCancelledError": "_values.errors",

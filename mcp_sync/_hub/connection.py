@@ -21,7 +21,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -36,11 +36,13 @@ from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateM
 from .._runtime.loop_thread import LoopThread
 from .._server.features import ServerFeatures
 from .._server.session import Session
+from .._server.tasks.runner import CANCEL_TIMEOUT
 from .._values.errors import MCPSyncError, ServerDisconnectedError
 from .._values.naming import server_label
 from .._values.results import ToolResult
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import register as register_secrets
+from .._values.tasks import TaskInfo
 from .._values.tool import Tool
 from .registry import ServerLease, ToolRegistry
 
@@ -55,6 +57,9 @@ ServerState = ConnectionState
 CLOSE_TIMEOUT = 4.0
 # After killing the process group, time for the loop thread to notice and finish.
 _KILL_JOIN_TIMEOUT = 1.0
+# A task call the caller gave up on: how long its thread waits for `tasks/cancel` to be answered
+# (the runner's own bound, `CANCEL_TIMEOUT`, plus a margin), so the task is cancelled when the call raises.
+_TASK_CANCEL_SETTLE_TIMEOUT = CANCEL_TIMEOUT + 0.5
 
 
 class ServerConnection:
@@ -228,9 +233,11 @@ class ServerConnection:
         public_name: str,
         timeout: float,
         progress: ProgressCallback | None = None,
+        task: bool = False,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call on the loop; the Future stays cancellable while it runs (cancelling it cancels
-        the request on the server). The loop keeps the call's time: nobody waits for it here."""
+        the request on the server). The loop keeps the call's time: nobody waits for it here. `task`:
+        run it as a task (`Session.task_call`)."""
         args = checked_arguments(arguments, public_name)
         future = concurrent.futures.Future[ToolResult]()
         forked = self.forked_error()
@@ -241,8 +248,9 @@ class ServerConnection:
         # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
         future.add_done_callback(_notify_waiters_if_cancelled)
         timer = None if timeout == NO_LIMIT else timeout
+        work = self._session.task_call if task else self._session.call
         if self._machine.is_final() or not self._session.calls.hand_over(
-            future, public_name, self._session.call, raw_name, args, public_name, timer, progress
+            future, public_name, work, raw_name, args, public_name, timer, progress
         ):
             future.set_exception(self.not_ready_error(public_name))
         return future
@@ -256,20 +264,25 @@ class ServerConnection:
         timeout: float,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
+        task: bool = False,
     ) -> ToolResult:
         """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
-        kept by this thread: the call is abandoned (cancelled on the server) when it runs out."""
+        kept by this thread: the call is abandoned (cancelled on the server) when it runs out. `task`:
+        run it as a task, whose `tasks/cancel` the abandoning waits for (bounded)."""
         forked = self.forked_error()
         if forked is not None:
             raise forked
         args = checked_arguments(arguments, public_name)
         slot = CallSlot[ToolResult]()
         calls = self._session.calls
+        work = self._session.task_call if task else self._session.call
         if self._machine.is_final() or not calls.hand_over(
-            slot, public_name, self._session.call, raw_name, args, public_name, None, progress
+            slot, public_name, work, raw_name, args, public_name, None, progress
         ):
             raise self.not_ready_error(public_name)
         try:
+            if task:
+                return calls.wait(slot, public_name, timeout, cancel, settle=_TASK_CANCEL_SETTLE_TIMEOUT)
             return calls.wait(slot, public_name, timeout, cancel)
         finally:
             if progress is not None and slot.done() and not slot.cancelled() and not self._dispatcher.flush():
@@ -278,6 +291,68 @@ class ServerConnection:
                     "blocked by a slow callback",
                     public_name,
                 )
+
+    # -- tasks (caller threads) -----------------------------------------------------------------------
+
+    def start_task(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        public_name: str,
+        ttl: float | None,
+        timeout: float,
+    ) -> TaskInfo | ToolResult:
+        """Ask the server for a task and wait (up to `timeout`) until it is created; the result itself
+        when the server answered at once."""
+        args = checked_arguments(arguments, public_name)
+        started: TaskInfo | ToolResult = self._on_loop(
+            public_name, timeout, None, self._session.start_task, raw_name, args, public_name, ttl
+        )
+        return started
+
+    def follow_task(
+        self,
+        info: TaskInfo,
+        *,
+        label: str,
+        timeout: float,
+        cancel: threading.Event | None,
+        progress: ProgressCallback | None,
+        on_info: Callable[[TaskInfo], object] | None,
+    ) -> ToolResult:
+        """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
+        stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on."""
+        result: ToolResult = self._on_loop(
+            label, timeout, cancel, self._session.follow_task, info, label, progress, on_info
+        )
+        return result
+
+    def task_request(self, kind: str, task_id: str, *, timeout: float) -> Any:
+        """`tasks/get`, `tasks/cancel` or `tasks/list` (`kind` "get", "cancel", "list"); see
+        `Session.task_request`."""
+        label = (
+            f"task {task_id!r} of server {self.name!r}" if kind != "list" else f"tasks/list of {self.name!r}"
+        )
+        return self._on_loop(label, timeout, None, self._session.task_request, kind, task_id)
+
+    def _on_loop(
+        self,
+        label: str,
+        timeout: float,
+        cancel: threading.Event | None,
+        work: Callable[..., Awaitable[Any]],
+        *args: Any,
+    ) -> Any:
+        """Run `work(*args)` on the loop as one of the session's calls and wait for it."""
+        forked = self.forked_error()
+        if forked is not None:
+            raise forked
+        slot = CallSlot[Any]()
+        calls = self._session.calls
+        if self._machine.is_final() or not calls.hand_over(slot, label, work, *args):
+            raise self.not_ready_error(label)
+        return calls.wait(slot, label, timeout, cancel)
 
 
 def _notify_waiters_if_cancelled(future: concurrent.futures.Future[ToolResult]) -> None:

@@ -55,10 +55,11 @@ from .._server.server_requests import (
     SamplingHandler,
     decline_elicitation,
 )
-from .._values.errors import ConfigError, ToolNotFoundError
+from .._values.errors import ConfigError, ServerDisconnectedError, ToolNotFoundError, UnsupportedFeatureError
 from .._values.html import hub_html
 from .._values.results import ToolResult
 from .._values.suggestions import public_name_hint
+from .._values.tasks import TaskInfo
 from .agent import call_tool_safe
 from .connection import ServerConnection
 from .hub_features import FeatureHub
@@ -68,6 +69,7 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 from .sign_ins import SignIns
+from .tasks import TaskHandle
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -365,8 +367,16 @@ class MCPHub(FeatureHub):
         timeout: float | None = None,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
+        task: bool | None = None,
     ) -> ToolResult:
         """Call a tool by public name and block until its result.
+
+        `task`: run the call as an MCP task (a long-running call the server polls for): None (default)
+        does so for a tool whose `task_support` is "required"; True asks for one ("optional" tools), False
+        refuses one. A task's timeout covers its whole run; timeout, cancel and Ctrl-C cancel the task
+        on the server (`tasks/cancel`); its status messages reach `progress` as `message` (with
+        `progress` counting the status updates), and its `input_required` is answered by the hub's
+        elicitation handlers.
 
         `timeout` (seconds) defaults to the server's `tool_call_timeout_ms` (no limit for a native
         tool); `math.inf` means no limit; zero, negative or NaN is a `ValueError`. Setting `cancel` from
@@ -382,14 +392,27 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        as_task = _as_task(tool, task)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).run(
                 lambda: target.call(
-                    raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
+                    raw_name,
+                    arguments,
+                    public_name=name,
+                    timeout=seconds,
+                    cancel=cancel,
+                    progress=progress,
+                    task=as_task,
                 )
             )
         return target.call(
-            raw_name, arguments, public_name=name, timeout=seconds, cancel=cancel, progress=progress
+            raw_name,
+            arguments,
+            public_name=name,
+            timeout=seconds,
+            cancel=cancel,
+            progress=progress,
+            task=as_task,
         )
 
     def submit(
@@ -399,21 +422,84 @@ class MCPHub(FeatureHub):
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        task: bool | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
-        """Start a call and return at once; `future.cancel()` cancels the request on the server."""
+        """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
+        call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`)."""
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
+            _as_task(tool, task)
             return self._submit_native(name, target, arguments, timeout)
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        as_task = _as_task(tool, task)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).follow(
                 lambda: target.submit(
-                    raw_name, arguments, public_name=name, timeout=seconds, progress=progress
+                    raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
                 )
             )
-        return target.submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
+        return target.submit(
+            raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
+        )
+
+    # -- tasks -----------------------------------------------------------------------------------------
+
+    def start_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: float | None = None,
+        timeout: float | None = None,
+    ) -> TaskHandle:
+        """Start a tool as an MCP task and return its handle once the server created it; `timeout`
+        (default: the server's `tool_call_timeout_ms`) bounds only that. `ttl` asks the server to keep
+        the task that many seconds. The task outlives the handle and the hub; its result can be fetched
+        later by id (`hub.task(server, task_id)`) where the server keeps it. A tool whose `task_support`
+        is "forbidden" raises `UnsupportedFeatureError`."""
+        tool, target = self._resolve(name)
+        if isinstance(target, NativeTool):
+            _as_task(tool, True)
+            raise AssertionError("unreachable: a native tool is never a task")
+        _as_task(tool, True)
+        raw_name, server = tool.raw_name, tool.server_name
+        assert raw_name is not None and server is not None
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0):
+            raise ValueError(f"ttl must be a positive number of seconds or None, not {ttl!r}")
+        seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
+        if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
+            return TaskHandle(self._servers_now, server, "", tool=name, result=started)
+        return TaskHandle(self._servers_now, server, started.task_id, tool=name, info=started)
+
+    def task(self, server: str, task_id: str) -> TaskHandle:
+        """A handle on an existing task of `server` (started by this hub, another hub or another process);
+        sends nothing until used."""
+        if not isinstance(task_id, str) or not task_id:
+            raise ValueError(f"task_id must be a non-empty string, not {task_id!r}")
+        self._configured(server)
+        return TaskHandle(self._servers_now, server, task_id)
+
+    def list_tasks(self, server: str, *, timeout: float | None = None) -> list[TaskInfo]:
+        """The server's tasks (`tasks/list`, every page); `UnsupportedFeatureError` where the server or its
+        protocol era lists none."""
+        self._configured(server)
+        connection = self._servers.servers.get(server)
+        if not isinstance(connection, ServerConnection):
+            raise ServerDisconnectedError(f"server {server!r} is not connected; cannot list its tasks")
+        seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
+        tasks: list[TaskInfo] = connection.task_request("list", "", timeout=seconds)
+        return tasks
+
+    def _servers_now(self) -> Mapping[str, object]:
+        return self._servers.servers
+
+    def _configured(self, server: str) -> None:
+        self._servers.check_usable()
+        if server not in self._servers.servers:
+            raise ConfigError(f"no server named {server!r} in this hub")
 
     def _resolve(self, name: str) -> tuple[Tool, ServerConnection | NativeTool]:
         """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
@@ -514,6 +600,23 @@ class MCPHub(FeatureHub):
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
         return hub_html(list(self._servers.servers.values()), self.tools(), self.resources(), self.prompts())
+
+
+def _as_task(tool: Tool, task: bool | None) -> bool:
+    """Whether to call `tool` as a task: `task` None follows its `task_support`; a request the tool's
+    `task_support` cannot meet is an `UnsupportedFeatureError` naming the tool."""
+    support = tool.task_support
+    if task is None:
+        return support == "required"
+    if task and support == "forbidden":
+        raise UnsupportedFeatureError(
+            f"tool {tool.name} cannot run as a task (its server lists taskSupport 'forbidden' or none)"
+        )
+    if not task and support == "required":
+        raise UnsupportedFeatureError(
+            f"tool {tool.name} runs only as a task (taskSupport 'required'): pass task=True or None"
+        )
+    return bool(task)
 
 
 def _expire(

@@ -45,10 +45,13 @@ from .._values.errors import AuthError, MCPSyncError, ServerDisconnectedError, T
 from .._values.naming import server_label
 from .._values.results import ToolResult, complete_result_of, from_call_tool_result
 from .._values.secrets import SecretHandle, scrub
+from .._values.tasks import TaskInfo
 from .._values.tool import Tool
 from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
+from .tasks.runner import follow_task, not_found, run_task, wire_for
+from .tasks.wire import TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
@@ -128,6 +131,8 @@ class Session:
         """The tool calls in flight; callers hand theirs over with `calls.hand_over(..., self.call, ...)`."""
         self.secrets: SecretHandle | None = None
         self._auth: httpx2.Auth | None = None
+        self._task_wire: tuple[Client, TaskWire] | None = None
+        """The task wire of the current client's protocol era, made at the first task."""
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -411,35 +416,138 @@ class Session:
         except Exception as exc:
             if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
                 raise timed_out(public_name, timeout or 0, "the server") from None
-            failure = request_failure(
-                exc,
-                self._name,
-                f"the call to {public_name}",
+            raise await self._failure(exc, public_name) from exc
+        return _tool_result(result, public_name)
+
+    async def _failure(self, exc: Exception, public_name: str, what: str | None = None) -> BaseException:
+        """The typed error for a request about `public_name` that failed with `exc` (`what` says what
+        the request was; default: the call)."""
+        failure = request_failure(
+            exc,
+            self._name,
+            what or f"the call to {public_name}",
+            tool=public_name,
+            http_problem=self.http.problem,
+        )
+        if failure is not None:
+            if isinstance(failure, ServerDisconnectedError) and self.process.pid is not None:
+                await self._await_loss()  # the session's end cancels this task: see `_abandoned`
+                if self._ended:
+                    return self._abandoned(public_name)
+            if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
+                # server is gone its request fails and takes the transport, and so this session, down.
+                self.check_alive()
+            return failure
+        if isinstance(exc, ValueError | RuntimeError):  # the answer failed validation (schema or protocol)
+            return ToolCallError(
+                scrub(f"server {self._label} sent an invalid result for {public_name}: {describe(exc)}"),
                 tool=public_name,
-                http_problem=self.http.problem,
             )
-            if failure is not None:
-                if isinstance(failure, ServerDisconnectedError) and self.process.pid is not None:
-                    await self._await_loss()  # the session's end cancels this task: see `_abandoned`
-                    if self._ended:
-                        raise self._abandoned(public_name) from exc
-                if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
-                    # Over HTTP one stream's end proves little; the re-list that this triggers does: if the
-                    # server is gone its request fails and takes the transport, and so this session, down.
-                    self.check_alive()
-                raise failure from exc
-            if isinstance(
-                exc, ValueError | RuntimeError
-            ):  # the answer failed validation (schema or protocol)
-                raise ToolCallError(
-                    scrub(f"server {self._label} sent an invalid result for {public_name}: {describe(exc)}"),
-                    tool=public_name,
-                ) from exc
-            raise _our_bug(public_name, exc) from exc
+        return _our_bug(public_name, exc)
+
+    # -- tasks (long-running calls) -------------------------------------------------------------------
+
+    def _task_client(self, public_name: str) -> tuple[Client, TaskWire]:
+        client = self.client
+        if client is None:
+            raise self._connection.not_ready_error(public_name)
+        if self._task_wire is None or self._task_wire[0] is not client:
+            self._task_wire = (client, wire_for(self._name, client.protocol_version))
+        return client, self._task_wire[1]
+
+    async def task_call(
+        self,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        """A tool call run as a task (a task of `calls`): started, polled to its end, its result; stopped
+        (timeout, cancel, session end), it cancels the task on the server. Status messages go to
+        `progress`."""
+        client, wire = self._task_client(public_name)
+        on_progress = self._progress_forwarder(progress) if progress is not None else None
+        timer = asyncio.timeout(timeout) if timeout is not None else None
         try:
-            return from_call_tool_result(result, public_name)
+            async with timer or _NO_TIMER:
+                result = await run_task(
+                    wire, client, raw_name, arguments, label=public_name, progress=on_progress
+                )
+        except MCPSyncError:  # the runner's own typed errors stand as they are
+            raise
         except Exception as exc:
-            raise _our_bug(public_name, exc) from exc
+            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                raise timed_out(public_name, timeout or 0, "the server") from None
+            raise await self._failure(exc, public_name) from exc
+        return _tool_result(result, public_name)
+
+    async def start_task(
+        self, raw_name: str, arguments: dict[str, Any], public_name: str, ttl: float | None
+    ) -> TaskInfo | ToolResult:
+        """Ask for a task and return once the server created it (or answered at once with the result)."""
+        client, wire = self._task_client(public_name)
+        try:
+            started = await wire.start(client, raw_name, arguments, ttl=ttl)
+        except MCPSyncError:  # the runner's own typed errors stand as they are
+            raise
+        except Exception as exc:
+            raise await self._failure(exc, public_name) from exc
+        if isinstance(started, types.CallToolResult):
+            return _tool_result(started, public_name)
+        return started
+
+    async def follow_task(
+        self,
+        info: TaskInfo,
+        label: str,
+        progress: ProgressCallback | None,
+        on_info: Callable[[TaskInfo], object] | None,
+    ) -> ToolResult:
+        """Wait on the loop for an existing task to end, and its result; stopped, the task keeps running."""
+        client, wire = self._task_client(label)
+        on_progress = self._progress_forwarder(progress) if progress is not None else None
+        try:
+            result = await follow_task(
+                wire,
+                client,
+                info,
+                label=label,
+                progress=on_progress,
+                cancel_when_stopped=False,
+                on_info=on_info,
+            )
+        except MCPSyncError:  # the runner's own typed errors stand as they are
+            raise
+        except Exception as exc:
+            raise await self._failure(exc, label, f"the wait for task {info.task_id!r}") from exc
+        return _tool_result(result, label)
+
+    async def task_request(self, kind: str, task_id: str) -> TaskInfo | list[TaskInfo]:
+        """`tasks/get` ("get"), `tasks/cancel` ("cancel": the status after, also for a task that had
+        already ended) or `tasks/list` ("list", `task_id` unused)."""
+        label = f"task {task_id!r}" if kind != "list" else "the task list"
+        client, wire = self._task_client(label)
+        try:
+            if kind == "list":
+                return await wire.list(client)
+            if kind == "cancel":
+                try:
+                    return await wire.cancel(client, task_id)
+                except MCPError as refused:
+                    if not_found(refused, self._name, task_id) is not None:
+                        raise
+                    # Cancelling a task that already ended is refused: its status says what became of it.
+                    logger.debug("server %r refused tasks/cancel of %r: %s", self._name, task_id, refused)
+            return await wire.get(client, task_id)
+        except MCPSyncError:  # the runner's own typed errors stand as they are
+            raise
+        except Exception as exc:
+            missing = not_found(exc, self._name, task_id)
+            if missing is not None:
+                raise missing from exc
+            raise await self._failure(exc, label, f"tasks/{kind} of {label}") from exc
 
     async def _await_loss(self) -> None:
         """A call lost its stdio server: wait (bounded) until the owner has ended the session with how the
@@ -456,6 +564,13 @@ class Session:
             dispatcher.post((progress,), value, total, message)
 
         return forward
+
+
+def _tool_result(result: types.CallToolResult, public_name: str) -> ToolResult:
+    try:
+        return from_call_tool_result(result, public_name)
+    except Exception as exc:
+        raise _our_bug(public_name, exc) from exc
 
 
 def _our_bug(public_name: str, exc: Exception) -> ToolCallError:

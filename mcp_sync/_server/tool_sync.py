@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from .._config import ServerConfig, warn_unmatched_tool_filters
 from .._values.errors import ToolListError, describe
 from .._values.naming import public_tool_name
-from .._values.tool import Tool
+from .._values.tool import TaskSupport, Tool
 from .leases import ToolLease
 
 __all__ = ["MAX_LIST_PAGES", "ToolSync", "listen_not_offered"]
@@ -208,4 +208,11 @@ class ToolSync:
             server_name=self._name,
             raw_name=tool.name,
             output_schema=tool.output_schema,
+            task_support=_task_support(tool),
         )
+
+
+def _task_support(tool: types.Tool) -> TaskSupport:
+    """The listing's `execution.taskSupport` (2025-11-25); absent means "forbidden"."""
+    execution = tool.execution
+    return execution.task_support if execution is not None and execution.task_support else "forbidden"

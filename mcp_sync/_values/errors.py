@@ -15,7 +15,8 @@
     └── ToolCallError             a call ended without a result
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
-        └── ServerDisconnectedError   the server went away before it answered
+        ├── ServerDisconnectedError   the server went away before it answered
+        └── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
 
 A tool that runs and fails is not an exception: it is a `ToolResult` with
 `is_error=True`, which is what a model should see.
@@ -33,6 +34,7 @@ __all__ = [
     "ServerDisconnectedError",
     "ServerStartError",
     "SignInRequiredError",
+    "TaskNotFoundError",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -111,6 +113,16 @@ class ToolCallCancelledError(ToolCallError):
 
 class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class TaskNotFoundError(ToolCallError):
+    """The server does not know the task (it never existed, expired or was dropped); `server` and
+    `task_id` name it (a task's id is no secret)."""
+
+    def __init__(self, message: str, *, server: str, task_id: str, tool: str | None = None) -> None:
+        super().__init__(message, tool=tool)
+        self.server = server
+        self.task_id = task_id
 
 
 class ResourceNotFoundError(MCPSyncError, LookupError):

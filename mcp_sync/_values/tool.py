@@ -10,12 +10,23 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["NativeFunction", "Tool", "ToolChanges", "function_spec", "function_specs", "sorted_tools"]
+__all__ = [
+    "NativeFunction",
+    "TaskSupport",
+    "Tool",
+    "ToolChanges",
+    "function_spec",
+    "function_specs",
+    "sorted_tools",
+]
 
 NativeFunction = Callable[..., Any]
 """A host function: called with the tool's arguments as keyword arguments."""
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool runs as a task: never, when the caller asks, or always (a long-running call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +39,9 @@ class Tool:
     server_name: str | None = None
     raw_name: str | None = None
     output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    task_support: TaskSupport = "forbidden"
+    """From the tool's `execution.taskSupport` (2025-11-25) or the tasks extension (2026-07-28):
+    "required" tools are always called as tasks, "optional" ones when the caller asks."""
 
     @property
     def is_native(self) -> bool:

@@ -218,7 +218,5 @@ class CodexFormat:
         return mapper.out
 
     @staticmethod
-    def finish(
-        entry: RawEntry, config: ServerModel, where: str
-    ) -> ServerModel:
+    def finish(entry: RawEntry, config: ServerModel, where: str) -> ServerModel:
         return config

@@ -3,11 +3,14 @@
 `legacy` speaks the 2025-11-25 tasks (`task` on `tools/call`, `tasks/get`, `tasks/result`,
 `tasks/cancel`, `tasks/list`); `extension` speaks the 2026-07-28 tasks extension
 (`io.modelcontextprotocol/tasks`: `resultType: "task"`, `tasks/get`, `tasks/update`, `tasks/cancel`).
+A wire is made for one server (`wire(server_name)`): the `TaskInfo`s it returns carry that name.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp.shared.dispatcher import ProgressFnT
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -15,23 +18,37 @@ if TYPE_CHECKING:
 
     from ..._values.tasks import TaskInfo
 
+__all__ = ["ProgressSink", "TaskWire"]
+
+ProgressSink = ProgressFnT
+"""Where progress goes on the loop: `await sink(progress, total, message)`, the SDK's `progress_callback`."""
+
 
 class TaskWire(Protocol):
     """One era's task requests on a connected client. Every method raises the SDK's own errors
     (`MCPError` and the like); the runner turns them into this package's typed errors."""
 
     async def start(
-        self, client: Client, raw_name: str, arguments: dict[str, Any], *, ttl: float | None
+        self,
+        client: Client,
+        raw_name: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: float | None,
+        progress: ProgressSink | None = None,
     ) -> TaskInfo | CallToolResult:
-        """Call the tool asking for a task; a server may answer with the result at once."""
+        """Call the tool asking for a task (`ttl` in seconds); a server may answer with the result at
+        once. `progress` gets the server's own progress notifications for the call, where they come."""
         ...
 
     async def get(self, client: Client, task_id: str) -> TaskInfo:
         """The task's status now (`tasks/get`)."""
         ...
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> None:
-        """Give an `input_required` task what it asked for, through the hub's own handlers."""
+    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
+        """Give an `input_required` task what it asked for, through the hub's own handlers. The runner
+        keeps polling meanwhile. Returns the task's result where answering brings it (2025-11-25:
+        the requests arrive on `tasks/result`, which returns once the task ended), else None."""
         ...
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult:

@@ -1,0 +1,182 @@
+"""Drives a task on the server's loop: from its creation to its result, over the era's `TaskWire`.
+
+The runner polls `tasks/get` at the server's `pollInterval` (clamped to `_MIN_POLL_INTERVAL` ..
+`_MAX_POLL_INTERVAL`), posts each new status message to the caller's progress callback, lets the
+wire answer an `input_required` task with the hub's handlers while it keeps polling, and returns
+the task's result. A runner that is cancelled (the caller's timeout, cancel Event, Ctrl-C,
+`future.cancel()`) sends `tasks/cancel` first when it drives a call (`cancel_when_stopped`),
+shielded and bounded by `_CANCEL_TIMEOUT`; one that only waits on a task leaves it running.
+The SDK's errors become this package's: an unknown task id is `TaskNotFoundError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..._values.errors import TaskNotFoundError, ToolCallCancelledError, UnsupportedFeatureError
+from ..._values.tasks import TaskInfo
+from .legacy import LegacyTaskWire
+from .wire import ProgressSink, TaskWire
+
+__all__ = ["CANCEL_TIMEOUT", "cancel_task", "follow_task", "not_found", "run_task", "wire_for"]
+
+logger = logging.getLogger("mcp_sync")
+
+# Never poll faster than this, whatever the server asks: a server asking for 0 ms must not make us spin.
+_MIN_POLL_INTERVAL = 0.05
+# Never poll slower than this: a status message or the end is seen within it, however long the server asks.
+_MAX_POLL_INTERVAL = 5.0
+# The poll interval when the server suggests none.
+_DEFAULT_POLL_INTERVAL = 0.5
+CANCEL_TIMEOUT = 2.0
+"""How long a stopped runner waits for the server to answer its `tasks/cancel` before it gives up."""
+# JSON-RPC "invalid params": what a 2025-11-25 server answers for a task id it does not know.
+_INVALID_PARAMS = types.INVALID_PARAMS
+_EXTENSION_MODULE = "mcp_sync._server.tasks.extension"
+
+
+def wire_for(server: str, protocol_version: str | None) -> TaskWire:
+    """The task wire of the session's negotiated protocol: 2025-11-25 tasks, or the 2026-07-28 tasks
+    extension (`UnsupportedFeatureError` while this build has none)."""
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return LegacyTaskWire(server)
+    try:
+        extension = importlib.import_module(_EXTENSION_MODULE)
+    except ModuleNotFoundError as missing:
+        if missing.name != _EXTENSION_MODULE:
+            raise
+        raise UnsupportedFeatureError(
+            f"server {server!r} speaks MCP {protocol_version}, where tasks are an extension this "
+            "version of mcp_sync does not support"
+        ) from None
+    wire: TaskWire = extension.wire(server)
+    return wire
+
+
+def not_found(
+    exc: BaseException, server: str, task_id: str, label: str | None = None
+) -> TaskNotFoundError | None:
+    """`TaskNotFoundError` when `exc` is the server saying it does not know the task; else None."""
+    if not isinstance(exc, MCPError) or exc.code != _INVALID_PARAMS or "not found" not in exc.message.lower():
+        return None
+    return TaskNotFoundError(
+        f"server {server!r} does not know task {task_id!r} (it never existed, expired or was dropped)",
+        server=server,
+        task_id=task_id,
+        tool=label,
+    )
+
+
+async def run_task(
+    wire: TaskWire,
+    client: Client,
+    raw_name: str,
+    arguments: dict[str, Any],
+    *,
+    label: str,
+    progress: ProgressSink | None,
+    ttl: float | None = None,
+) -> types.CallToolResult:
+    """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server."""
+    started = await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
+    if isinstance(started, types.CallToolResult):
+        return started
+    return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
+
+
+async def follow_task(
+    wire: TaskWire,
+    client: Client,
+    info: TaskInfo,
+    *,
+    label: str,
+    progress: ProgressSink | None,
+    cancel_when_stopped: bool,
+    on_info: Callable[[TaskInfo], object] | None = None,
+) -> types.CallToolResult:
+    """Poll a task until it ends and return its result (`ToolCallCancelledError` if it was cancelled).
+    Each new status message goes to `progress(updates_so_far, None, message)`, each status to
+    `on_info`; an unknown task id is `TaskNotFoundError`."""
+    task_id = info.task_id
+    seen: tuple[str, str | None] | None = None
+    updates = 0
+    answering: asyncio.Task[types.CallToolResult | None] | None = None
+    try:
+        while True:
+            if on_info is not None:
+                on_info(info)
+            if (info.status, info.status_message) != seen:
+                seen = (info.status, info.status_message)
+                updates += 1
+                if progress is not None:
+                    await progress(float(updates), None, info.status_message or info.status)
+            if info.status == "cancelled":
+                raise ToolCallCancelledError(
+                    f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
+                )
+            if info.done:
+                if answering is not None:  # already asking for the result: take that answer
+                    answered = await answering
+                    if answered is not None:
+                        return answered
+                return await wire.outcome(client, task_id, info)
+            if info.status == "input_required" and answering is None:
+                answering = asyncio.ensure_future(wire.answer_input(client, task_id, info))
+            delay = _poll_delay(info)
+            if answering is None:
+                await asyncio.sleep(delay)
+            else:
+                done, _pending = await asyncio.wait({answering}, timeout=delay)
+                if done:
+                    answered = answering.result()
+                    answering = None
+                    if answered is not None:
+                        return answered
+            info = await wire.get(client, task_id)
+    except asyncio.CancelledError:
+        if cancel_when_stopped and not info.done:
+            await cancel_task(wire, client, task_id)
+        raise
+    except MCPError as exc:
+        missing = not_found(exc, info.server, task_id, label)
+        if missing is not None:
+            raise missing from exc
+        raise
+    finally:
+        if answering is not None and not answering.done():
+            answering.cancel()
+
+
+async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
+    """Send `tasks/cancel` for a call the caller gave up on: shielded from the caller's cancellation,
+    bounded by `CANCEL_TIMEOUT`, and quiet (the caller's own error is what it raises)."""
+    sending = asyncio.ensure_future(wire.cancel(client, task_id))
+    sending.add_done_callback(_log_cancel_failure)
+    with contextlib.suppress(asyncio.CancelledError):
+        done, _pending = await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
+        if not done:
+            logger.warning(
+                "task %r: the server did not answer tasks/cancel within %g s", task_id, CANCEL_TIMEOUT
+            )
+            sending.cancel()
+
+
+def _log_cancel_failure(sending: asyncio.Future[TaskInfo]) -> None:
+    if not sending.cancelled() and sending.exception() is not None:
+        logger.info("tasks/cancel failed: %s", sending.exception())
+
+
+def _poll_delay(info: TaskInfo) -> float:
+    """The pause before the next `tasks/get`: the server's interval, within our floor and ceiling."""
+    asked = info.poll_interval if info.poll_interval is not None else _DEFAULT_POLL_INTERVAL
+    return min(max(asked, _MIN_POLL_INTERVAL), _MAX_POLL_INTERVAL)
