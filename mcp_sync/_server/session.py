@@ -50,6 +50,7 @@ from .._values.tool import Tool
 from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
+from .tasks.extension import TasksExtension
 from .tasks.runner import follow_task, not_found, run_task, wire_for
 from .tasks.wire import TaskWire
 from .tool_sync import ToolSync
@@ -244,6 +245,9 @@ class Session:
         options = features.client_options() if features is not None else {}
         if isinstance(self._config, SseServerConfig):
             options["mode"] = "legacy"  # the SSE transport predates `server/discover`: no probe, no wait
+        # Declared on 2026-07-28 sessions only (the SDK leaves it out of a 2025 handshake): a server may
+        # then answer any call with a task, which the extension follows to its result.
+        options["extensions"] = [TasksExtension()]
         client = Client(transport, cache=None, message_handler=self._on_message, **options)
         await stack.enter_async_context(client)
         return client

@@ -1,0 +1,468 @@
+"""An MCP server speaking the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``), built on
+the `mcp` 2.x SDK's server extension interface, for the mcp_sync task tests.
+
+Run as ``python tasks_server.py [--transport stdio|http] [--port N] [--events PATH] [--poll-ms N]``.
+Over HTTP it listens on 127.0.0.1 at ``/mcp`` and prints one line ``LISTENING <port>``. The tasks live
+in one store for the whole process, not per connection: over HTTP a second client (or process) can
+follow a task another one started.
+
+For a client that declares the extension on the request, the task tools below answer ``tools/call``
+with a task (``resultType: "task"``) and run in the background; ``tasks/get`` carries the status,
+the status message, the outstanding ``inputRequests``, the result or the error; ``tasks/update``
+delivers input; ``tasks/cancel`` cancels. An unknown task id is ``-32602``. A client that does not
+declare the extension gets ``-32021`` for a tool that needs a task, and the plain result of a tool that
+may run either way.
+
+Tools (``task`` means the server always answers with a task for a declaring client)
+-----------------------------------------------------------------------------------
+stages(count=3, delay=0.2, tag="", lockstep=False)
+                                     task: ``count`` stages of ``delay`` s, status message "stage i of
+                                     count" each; result "done <count> stages <tag>". ``lockstep``: a
+                                     stage ends only after a ``tasks/get`` has seen it
+ask(mode="form", tag="")             task: input_required with one elicitation (form: {name: str};
+                                     url: a URL to visit); result "accept <content JSON>" / "decline" /
+                                     "cancel"
+fail_task(message)                   task: fails with the JSON-RPC error -32603 ``message``
+error_result(message)                task: completes with an ``isError: true`` result carrying ``message``
+vanish(tag="")                       task: the server forgets it at the first ``tasks/get`` (not found)
+maybe_task(text)                     a task for a declaring client, the plain result otherwise: "echo <text>"
+records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
+                                     started), ``cancelled`` (task ids cancelled by ``tasks/cancel``),
+                                     ``status`` (task id -> status now)
+
+Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
+get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
+stage (task_id, stage), input_required / input_received (task_id), cancelled (task_id),
+task_done (task_id, status), dropped (task_id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.server import require_client_extension
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolRequestParams, RequestParams
+
+EXTENSION_ID = "io.modelcontextprotocol/tasks"
+TTL_MS = 600_000
+
+
+class EventSink:
+    """Appends one JSON object per line to the events file (no-op without one)."""
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+
+    def write(self, event: str, **fields: Any) -> None:
+        if self._path is None:
+            return
+        line = json.dumps({"event": event, "time": time.time(), **fields}) + "\n"
+        with self._lock, open(self._path, "a", encoding="utf-8") as f:
+            f.write(line)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class TaskRecord:
+    """One task, as the store keeps it."""
+
+    task_id: str
+    tool: str
+    poll_ms: int
+    status: str = "working"
+    status_message: str | None = None
+    created_at: str = field(default_factory=_now)
+    last_updated_at: str = field(default_factory=_now)
+    input_requests: dict[str, Any] | None = None
+    responses: dict[str, Any] = field(default_factory=dict)
+    input_arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    seen: asyncio.Event = field(default_factory=asyncio.Event)
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    drop_on_get: bool = False
+    runner: asyncio.Task[None] | None = None
+
+    def set(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        self.status_message = message
+        self.last_updated_at = _now()
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttlMs": TTL_MS,
+            "pollIntervalMs": self.poll_ms,
+        }
+        if self.status_message is not None:
+            out["statusMessage"] = self.status_message
+        if self.status == "input_required" and self.input_requests:
+            out["inputRequests"] = self.input_requests
+        if self.status == "completed":
+            out["result"] = self.result
+        if self.status == "failed":
+            out["error"] = self.error
+        return out
+
+
+class TaskStore:
+    """Every task of this process (over HTTP: of every connection), and what happened to them."""
+
+    def __init__(self, events: EventSink, poll_ms: int) -> None:
+        self.events = events
+        self.poll_ms = poll_ms
+        self.tasks: dict[str, TaskRecord] = {}
+        self.runs: dict[str, int] = {}
+        self.cancelled: list[str] = []
+
+    def record_run(self, tool: str, tag: str = "") -> None:
+        self.runs[tool] = self.runs.get(tool, 0) + 1
+        self.events.write("run", tool=tool, tag=tag)
+
+    def create(self, tool: str, body: Callable[[TaskRecord], Awaitable[None]], tag: str) -> TaskRecord:
+        record = TaskRecord(task_id=secrets.token_urlsafe(16), tool=tool, poll_ms=self.poll_ms)
+        self.tasks[record.task_id] = record
+        self.events.write("task_created", tool=tool, task_id=record.task_id, tag=tag)
+        record.runner = asyncio.get_running_loop().create_task(self._run(record, body))
+        return record
+
+    async def _run(self, record: TaskRecord, body: Callable[[TaskRecord], Awaitable[None]]) -> None:
+        try:
+            await body(record)
+        except asyncio.CancelledError:
+            record.set("cancelled", "cancelled by the client")
+        except MCPError as error:
+            record.error = {"code": error.code, "message": error.message}
+            record.set("failed", error.message)
+        except Exception as error:  # a fixture bug: report it as the task's failure
+            record.error = {"code": INTERNAL_ERROR, "message": repr(error)}
+            record.set("failed", repr(error))
+        self.events.write("task_done", task_id=record.task_id, status=record.status)
+
+    def find(self, task_id: str) -> TaskRecord:
+        record = self.tasks.get(task_id)
+        if record is None:
+            raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
+        return record
+
+
+def _text(text: str, is_error: bool = False) -> dict[str, Any]:
+    """A tool result as the tools' declared output (a string) makes it."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+    if not is_error:
+        result["structuredContent"] = {"result": text}
+    return result
+
+
+# --- the task tools' bodies ------------------------------------------------------------------------
+
+
+def stages_body(
+    store: TaskStore, count: int, delay: float, tag: str, lockstep: bool
+) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("stages", tag)
+        for stage in range(1, count + 1):
+            record.set("working", f"stage {stage} of {count}")
+            store.events.write("stage", task_id=record.task_id, stage=stage)
+            if lockstep:  # the next stage starts only once a tasks/get has seen this one
+                record.seen.clear()
+                await record.seen.wait()
+            await asyncio.sleep(delay)
+        record.result = _text(f"done {count} stages {tag}".rstrip())
+        record.set("completed", "all stages done")
+
+    return body
+
+
+def ask_body(store: TaskStore, mode: str, tag: str) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("ask", tag)
+        key = f"{mode}-1"
+        if mode == "url":
+            params: dict[str, Any] = {
+                "mode": "url",
+                "message": "Sign the form on the web page",
+                "url": f"https://example.com/approve/{record.task_id}",
+            }
+        else:
+            params = {
+                "mode": "form",
+                "message": "Who are you?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                },
+            }
+        record.input_requests = {key: {"method": "elicitation/create", "params": params}}
+        record.set("input_required", "waiting for an answer")
+        store.events.write("input_required", task_id=record.task_id)
+        while key not in record.responses:
+            record.input_arrived.clear()
+            await record.input_arrived.wait()
+        answer = record.responses[key]
+        store.events.write("input_received", task_id=record.task_id, answer=answer)
+        record.input_requests = None
+        record.set("working", "answer received")
+        action = answer.get("action")
+        text = (
+            f"accept {json.dumps(answer.get('content') or {}, sort_keys=True)}"
+            if action == "accept"
+            else str(action)
+        )
+        record.result = _text(text)
+        record.set("completed")
+
+    return body
+
+
+def fail_body(store: TaskStore, message: str) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("fail_task")
+        await asyncio.sleep(0)
+        raise MCPError(code=INTERNAL_ERROR, message=message)
+
+    return body
+
+
+def error_result_body(store: TaskStore, message: str) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("error_result")
+        record.result = _text(message, is_error=True)
+        record.set("completed")
+
+    return body
+
+
+def vanish_body(store: TaskStore, tag: str) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("vanish", tag)
+        record.drop_on_get = True
+        await asyncio.sleep(3600)
+
+    return body
+
+
+def echo_body(store: TaskStore, text: str) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("maybe_task")
+        record.result = _text(f"echo {text}")
+        record.set("completed")
+
+    return body
+
+
+# --- the extension ---------------------------------------------------------------------------------
+
+
+class TaskIdParams(RequestParams):
+    task_id: str
+
+
+class UpdateParams(RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
+
+
+class ServerTasks(Extension):
+    """The server side of the tasks extension over one process-wide `TaskStore`."""
+
+    identifier = EXTENSION_ID
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+
+    def methods(self) -> Sequence[MethodBinding]:
+        return (
+            MethodBinding("tasks/get", TaskIdParams, self._get),
+            MethodBinding("tasks/update", UpdateParams, self._update),
+            MethodBinding("tasks/cancel", TaskIdParams, self._cancel),
+        )
+
+    def _body(
+        self, name: str, arguments: dict[str, Any]
+    ) -> tuple[Callable[[TaskRecord], Awaitable[None]], str] | None:
+        store = self.store
+        tag = str(arguments.get("tag", ""))
+        if name == "stages":
+            count, delay = int(arguments.get("count", 3)), float(arguments.get("delay", 0.2))
+            lockstep = bool(arguments.get("lockstep", False))
+            return stages_body(store, count, delay, tag, lockstep), tag
+        if name == "ask":
+            return ask_body(store, str(arguments.get("mode", "form")), tag), tag
+        if name == "fail_task":
+            return fail_body(store, str(arguments.get("message", "it failed"))), tag
+        if name == "error_result":
+            return error_result_body(store, str(arguments.get("message", "bad input"))), tag
+        if name == "vanish":
+            return vanish_body(store, tag), tag
+        if name == "maybe_task":
+            return echo_body(store, str(arguments.get("text", ""))), tag
+        return None
+
+    async def intercept_tool_call(
+        self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        found = self._body(params.name, dict(params.arguments or {}))
+        if found is None:
+            return await call_next(ctx)
+        capabilities = ctx.session.client_capabilities
+        declared = bool(capabilities and capabilities.extensions and EXTENSION_ID in capabilities.extensions)
+        if not declared:
+            if params.name == "maybe_task":
+                return await call_next(ctx)
+            require_client_extension(ctx, EXTENSION_ID)
+        body, tag = found
+        record = self.store.create(params.name, body, tag)
+        return {"resultType": "task", **record.wire()}
+
+    async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
+        require_client_extension(ctx, EXTENSION_ID)
+        headers = getattr(ctx.request, "headers", None)
+        name_header = headers.get("mcp-name") if headers is not None else None
+        self.store.events.write("get", task_id=params.task_id, name_header=name_header)
+        record = self.store.find(params.task_id)
+        if record.drop_on_get:
+            del self.store.tasks[record.task_id]
+            if record.runner is not None:
+                record.runner.cancel()
+            self.store.events.write("dropped", task_id=record.task_id)
+            raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
+        answer = {"resultType": "complete", **record.wire()}
+        record.seen.set()
+        return answer
+
+    async def _update(self, ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
+        require_client_extension(ctx, EXTENSION_ID)
+        record = self.store.find(params.task_id)
+        outstanding = record.input_requests or {}
+        for key, response in params.input_responses.items():
+            if key in outstanding and key not in record.responses:
+                record.responses[key] = response
+        record.input_arrived.set()
+        return {"resultType": "complete"}
+
+    async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
+        require_client_extension(ctx, EXTENSION_ID)
+        record = self.store.find(params.task_id)
+        if record.status not in ("completed", "failed", "cancelled") and record.runner is not None:
+            self.store.cancelled.append(record.task_id)
+            self.store.events.write("cancelled", task_id=record.task_id)
+            record.runner.cancel()
+        return {"resultType": "complete"}
+
+
+def build_server(store: TaskStore) -> MCPServer:
+    server = MCPServer("tasks-fixture", extensions=[ServerTasks(store)])
+
+    def needs_task() -> str:
+        raise MCPError(code=INTERNAL_ERROR, message="this tool runs only as a task")
+
+    @server.tool(description="Runs in stages as a task, with a status message per stage.")
+    def stages(count: int = 3, delay: float = 0.2, tag: str = "", lockstep: bool = False) -> str:
+        return needs_task()
+
+    @server.tool(description="A task that asks for input (form or URL elicitation).")
+    def ask(mode: str = "form", tag: str = "") -> str:
+        return needs_task()
+
+    @server.tool(description="A task that fails with a JSON-RPC error.")
+    def fail_task(message: str = "it failed") -> str:
+        return needs_task()
+
+    @server.tool(description="A task whose result is a tool error.")
+    def error_result(message: str = "bad input") -> str:
+        return needs_task()
+
+    @server.tool(description="A task the server forgets.")
+    def vanish(tag: str = "") -> str:
+        return needs_task()
+
+    @server.tool(description="A task for a client that takes one, a plain result otherwise.")
+    def maybe_task(text: str = "") -> str:
+        store.record_run("maybe_task")
+        return f"echo {text}"
+
+    @server.tool(description="What the server recorded, as JSON.")
+    def records() -> str:
+        status = {task_id: record.status for task_id, record in store.tasks.items()}
+        return json.dumps(
+            {"runs": store.runs, "cancelled": store.cancelled, "status": status}, sort_keys=True
+        )
+
+    return server
+
+
+async def serve_http(server: MCPServer, port: int, events: EventSink) -> None:
+    app = server.streamable_http_app(host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
+    )
+    web = uvicorn.Server(config)
+    task = asyncio.create_task(web.serve(sockets=[sock]))
+    while not web.started:
+        if task.done():
+            await task
+            raise SystemExit("uvicorn stopped before it started listening")
+        await asyncio.sleep(0.01)
+    events.write("ready", pid=os.getpid(), transport="http", port=port)
+    sys.stdout.write(f"LISTENING {port}\n")
+    sys.stdout.flush()
+    await task
+
+
+async def serve_stdio(server: MCPServer, events: EventSink) -> None:
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    async with stdio_server() as (read_stream, write_stream):
+        events.write("ready", pid=os.getpid(), transport="stdio")
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="mcp_sync tasks-extension fixture server")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--events", default=None)
+    parser.add_argument("--poll-ms", type=int, default=50)
+    options, _unknown = parser.parse_known_args(argv)
+    events = EventSink(options.events)
+    store = TaskStore(events, options.poll_ms)
+    server = build_server(store)
+    if options.transport == "http":
+        asyncio.run(serve_http(server, options.port, events))
+    else:
+        anyio.run(serve_stdio, server, events, backend="asyncio")
+
+
+if __name__ == "__main__":
+    main()

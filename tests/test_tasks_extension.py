@@ -1,0 +1,493 @@
+"""The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`): the wire and the claim resolver
+against a fixture server that speaks it (tests/servers/tasks_server.py), over stdio and Streamable HTTP.
+
+These drive an SDK `Client` carrying `TasksExtension` directly, with the hub's task runner's wire
+(`ExtensionTaskWire`) where a test needs one request at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, ElicitRequestParams, ElicitResult, ErrorData
+
+from mcp_sync import (
+    ElicitationRequest,
+    ElicitationResponse,
+    MCPHub,
+    ToolCallCancelledError,
+    ToolCallError,
+    ToolCallTimeoutError,
+    UnsupportedFeatureError,
+)
+from mcp_sync._server.tasks.extension import (
+    TASK_NOT_FOUND_CODE,
+    ExtensionTaskWire,
+    TasksExtension,
+    server_offers_tasks,
+)
+from mcp_sync._values.tasks import TaskInfo
+from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config, stdio_params
+
+TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
+BOUND = 30.0
+"""Bound on each test's whole conversation with the server."""
+LONG = {"count": 500, "delay": 0.2}
+"""A task that runs for minutes unless cancelled."""
+
+
+@dataclass
+class Target:
+    """Where a test's server is: an SDK connection target and the server's event log."""
+
+    transport: str
+    server: str | StdioServerParameters
+    events: EventLog
+
+
+@pytest.fixture(params=["stdio", "http"])
+def target(request: pytest.FixtureRequest, events: EventLog) -> Iterator[Target]:
+    if request.param == "stdio":
+        yield Target("stdio", stdio_params(script=TASKS_SERVER, events=events), events)
+        return
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        yield Target("http", server.url, events)
+
+
+@pytest.fixture
+def http_target(events: EventLog) -> Iterator[Target]:
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        yield Target("http", server.url, events)
+
+
+async def _accept_name(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+    if params.mode == "url":
+        return ElicitResult(action="accept")
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def run(target: Target, body: Callable[[Client], Awaitable[Any]], **client_options: Any) -> Any:
+    """Connect a client with the tasks extension to the target, run `body` with it, within `BOUND`."""
+
+    async def main() -> Any:
+        with anyio.fail_after(BOUND):
+            options: dict[str, Any] = {"extensions": [TasksExtension()], "elicitation_callback": _accept_name}
+            options.update(client_options)
+            async with Client(target.server, **options) as client:
+                return await body(client)
+
+    return anyio.run(main)
+
+
+async def _records(client: Client) -> dict[str, Any]:
+    result = await client.call_tool("records", {})
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def _until_done(wire: ExtensionTaskWire, client: Client, info: TaskInfo) -> list[TaskInfo]:
+    """Poll the task to its end as a runner does; every state seen."""
+    seen = [info]
+    while not info.done:
+        await anyio.sleep(info.poll_interval or 0.05)
+        info = await wire.get(client, info.task_id)
+        if info.status == "input_required":
+            await wire.answer_input(client, info.task_id, info)
+        seen.append(info)
+    return seen
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_server_advertises_the_extension(target: Target) -> None:
+    async def body(client: Client) -> bool:
+        return server_offers_tasks(client)
+
+    assert run(target, body)
+
+
+def test_a_required_task_tool_called_plainly_returns_its_result(target: Target) -> None:
+    result = run(target, lambda client: client.call_tool("stages", {"count": 2, "delay": 0.01, "tag": "a"}))
+    assert _text(result) == "done 2 stages a"
+    assert target.events.count("task_created") == 1
+
+
+def test_the_wire_starts_a_task_and_takes_its_result(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> Any:
+        info = await wire.start(client, "stages", {"count": 2, "delay": 0.01}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        assert (info.server, info.status, info.poll_interval, info.ttl) == ("tasks", "working", 0.05, 600.0)
+        seen = await _until_done(wire, client, info)
+        return seen[-1], await wire.outcome(client, info.task_id, seen[-1])
+
+    last, result = run(target, body)
+    assert last.status == "completed"
+    assert _text(result) == "done 2 stages"
+
+
+def test_each_stage_s_status_message_is_seen_in_order(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> list[str | None]:
+        info = await wire.start(client, "stages", {"count": 3, "delay": 0, "lockstep": True}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        seen = await _until_done(wire, client, info)
+        messages: list[str | None] = []
+        for state in seen:
+            if state.status_message is not None and state.status_message not in messages:
+                messages.append(state.status_message)
+        return messages
+
+    assert run(target, body) == ["stage 1 of 3", "stage 2 of 3", "stage 3 of 3", "all stages done"]
+
+
+def test_cancel_is_recorded_by_the_server(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> tuple[TaskInfo, dict[str, Any], str]:
+        info = await wire.start(client, "stages", LONG, ttl=None)
+        assert isinstance(info, TaskInfo)
+        after = await wire.cancel(client, info.task_id)
+        return after, await _records(client), info.task_id
+
+    after, records, task_id = run(target, body)
+    assert records["cancelled"] == [task_id]
+    assert records["status"][task_id] == "cancelled"
+    assert after.status == "cancelled"
+
+
+def test_a_cancelled_plain_call_cancels_its_task_on_the_server(target: Target) -> None:
+    async def body(client: Client) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "stages", LONG)
+            while not target.events.find("get"):  # the client knows the task: it polls it
+                await anyio.sleep(0.02)
+            group.cancel_scope.cancel()
+
+    run(target, body)
+    created = target.events.wait_for("task_created")
+    assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+
+
+def test_a_timed_out_plain_call_cancels_its_task_on_the_server(target: Target) -> None:
+    async def body(client: Client) -> None:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "stages", LONG)
+                while not target.events.find("get"):  # the client knows the task: it polls it
+                    await anyio.sleep(0.02)
+                scope.deadline = anyio.current_time() + 0.1
+        assert scope.cancelled_caught
+
+    run(target, body)
+    created = target.events.wait_for("task_created")
+    assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+
+
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_input_required_is_answered_by_the_elicitation_handler(target: Target, mode: str) -> None:
+    asked: list[ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked.append(params)
+        return await _accept_name(context, params)
+
+    result = run(target, lambda client: client.call_tool("ask", {"mode": mode}), elicitation_callback=elicit)
+    assert [params.mode for params in asked] == [mode]
+    assert _text(result) == ('accept {"name": "Ada"}' if mode == "form" else "accept {}")
+    assert target.events.wait_for("input_received")["answer"]["action"] == "accept"
+
+
+def test_input_is_asked_once_however_often_the_task_is_polled(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked.append(params.message)
+        return ElicitResult(action="decline")
+
+    async def body(client: Client) -> str:
+        info = await wire.start(client, "ask", {}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        while info.status != "input_required":
+            await anyio.sleep(0.02)
+            info = await wire.get(client, info.task_id)
+        await wire.answer_input(client, info.task_id, info)
+        await wire.answer_input(client, info.task_id, info)
+        seen = await _until_done(wire, client, info)
+        return _text(await wire.outcome(client, info.task_id, seen[-1]))
+
+    assert run(target, body, elicitation_callback=elicit) == "decline"
+    assert asked == ["Who are you?"]
+
+
+def test_input_the_client_cannot_give_fails_the_call(target: Target) -> None:
+    async def body(client: Client) -> None:
+        with pytest.raises(MCPError):
+            await client.call_tool("ask", {})
+
+    run(target, body, elicitation_callback=None)
+    created = target.events.wait_for("task_created")
+    assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+
+
+def test_a_task_the_server_dropped_is_not_found(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> None:
+        info = await wire.start(client, "vanish", {}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        with pytest.raises(MCPError) as caught:
+            await wire.get(client, info.task_id)
+        assert caught.value.code == TASK_NOT_FOUND_CODE
+        with pytest.raises(MCPError) as again:
+            await wire.get(client, "no-such-task")
+        assert again.value.code == TASK_NOT_FOUND_CODE
+
+    run(target, body)
+
+
+def test_listing_tasks_is_unsupported(target: Target) -> None:
+    async def body(client: Client) -> None:
+        with pytest.raises(UnsupportedFeatureError, match="no tasks/list"):
+            await ExtensionTaskWire("tasks").list(client)
+
+    run(target, body)
+
+
+def test_a_failed_task_raises_its_error_and_the_next_call_works(target: Target) -> None:
+    async def body(client: Client) -> str:
+        with pytest.raises(MCPError, match="out of paper") as caught:
+            await client.call_tool("fail_task", {"message": "out of paper"})
+        assert caught.value.code != TASK_NOT_FOUND_CODE
+        return _text(await client.call_tool("stages", {"count": 1, "delay": 0}))
+
+    assert run(target, body) == "done 1 stages"
+
+
+def test_a_task_that_ends_in_a_tool_error_is_an_error_result(target: Target) -> None:
+    result = run(target, lambda client: client.call_tool("error_result", {"message": "bad input"}))
+    assert result.is_error
+    assert _text(result) == "bad input"
+
+
+def test_each_failure_leaves_the_session_usable(target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> list[str]:
+        good: list[str] = []
+
+        async def good_call() -> None:
+            good.append(_text(await client.call_tool("stages", {"count": 1, "delay": 0})))
+
+        with pytest.raises(MCPError):
+            await wire.get(client, "no-such-task")
+        await good_call()
+        with pytest.raises(MCPError):
+            await client.call_tool("fail_task", {})
+        await good_call()
+        with pytest.raises(MCPError):
+            await wire.cancel(client, "no-such-task")
+        await good_call()
+        with anyio.move_on_after(0.3):
+            await client.call_tool("stages", LONG)
+        await good_call()
+        return good
+
+    assert run(target, body) == ["done 1 stages"] * 4
+
+
+def test_a_tool_with_optional_tasks_gives_a_plain_result_without_the_extension(target: Target) -> None:
+    plain = run(target, lambda client: client.call_tool("maybe_task", {"text": "x"}), extensions=None)
+    assert _text(plain) == "echo x"
+    assert target.events.count("task_created") == 0
+    as_task = run(target, lambda client: client.call_tool("maybe_task", {"text": "y"}))
+    assert _text(as_task) == "echo y"
+    assert target.events.count("task_created") == 1
+
+
+def test_a_client_without_the_extension_is_told_a_tool_needs_it(target: Target) -> None:
+    async def body(client: Client) -> None:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("stages", {})
+        assert caught.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    run(target, body, extensions=None)
+
+
+def test_task_requests_carry_the_task_id_as_mcp_name_over_http(http_target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> str:
+        info = await wire.start(client, "stages", {"count": 1, "delay": 0}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        await _until_done(wire, client, info)
+        return info.task_id
+
+    task_id = run(http_target, body)
+    gets = http_target.events.find("get")
+    assert gets
+    assert {event["name_header"] for event in gets} == {task_id}
+
+
+def test_a_task_outlives_the_connection_that_started_it(http_target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def start(client: Client) -> str:
+        info = await wire.start(client, "stages", {"count": 2, "delay": 0.2, "tag": "kept"}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        return info.task_id
+
+    task_id = run(http_target, start)
+
+    async def resume(client: Client) -> tuple[str, dict[str, Any]]:
+        info = await wire.get(client, task_id)
+        seen = await _until_done(wire, client, info)
+        return _text(await wire.outcome(client, task_id, seen[-1])), await _records(client)
+
+    text, records = run(http_target, resume)
+    assert text == "done 2 stages kept"
+    assert records["runs"] == {"stages": 1}
+
+
+def test_another_process_fetches_a_result_by_task_id(http_target: Target) -> None:
+    wire = ExtensionTaskWire("tasks")
+
+    async def start(client: Client) -> str:
+        info = await wire.start(client, "stages", {"count": 1, "delay": 0, "tag": "elsewhere"}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        await _until_done(wire, client, info)
+        return info.task_id
+
+    task_id = run(http_target, start)
+    assert isinstance(http_target.server, str)
+    script = textwrap.dedent(
+        """
+        import sys, anyio
+        from mcp import Client
+        from mcp_sync._server.tasks.extension import ExtensionTaskWire, TasksExtension
+
+        async def main():
+            wire = ExtensionTaskWire("tasks")
+            async with Client(sys.argv[1], extensions=[TasksExtension()]) as client:
+                info = await wire.get(client, sys.argv[2])
+                result = await wire.outcome(client, info.task_id, info)
+                print(info.status, result.content[0].text)
+
+        anyio.run(main)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, http_target.server, task_id],
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "completed done 1 stages elsewhere"
+    assert http_target.events.count("run") == 1
+
+
+# --- through the hub: a plain call of a tool the server runs as a task ------------------------------
+
+
+@pytest.fixture
+def hub_entry(target: Target) -> dict[str, Any]:
+    """The hub's configuration entry for the target's server, named ``t``."""
+    if isinstance(target.server, str):
+        return http_config("t", target.server)
+    return stdio_config("t", script=TASKS_SERVER, events=target.events)
+
+
+def _record_elicitations(
+    asked: list[ElicitationRequest],
+) -> Callable[[ElicitationRequest], ElicitationResponse]:
+    def answer(request: ElicitationRequest) -> ElicitationResponse:
+        asked.append(request)
+        return ElicitationResponse.accept({"name": "Grace"} if request.mode == "form" else {})
+
+    return answer
+
+
+def test_hub_call_of_a_task_tool_blocks_until_its_result(hub_entry: dict[str, Any]) -> None:
+    with MCPHub([hub_entry]) as hub:
+        result = hub.call_tool("mcp__t__stages", {"count": 2, "delay": 0.01, "tag": "hub"}, timeout=BOUND)
+    assert result.text == "done 2 stages hub"
+    assert not result.is_error
+
+
+def test_hub_timeout_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=2.0)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    cancel = threading.Event()
+
+    def cancel_once_polled() -> None:
+        target.events.wait_for("get", timeout=BOUND)
+        cancel.set()
+
+    with MCPHub([hub_entry]) as hub:
+        canceller = threading.Thread(target=cancel_once_polled, daemon=True)
+        canceller.start()
+        with pytest.raises(ToolCallCancelledError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=BOUND, cancel=cancel)
+        canceller.join(BOUND)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_hub_answers_input_required_with_its_elicitation_handler(
+    hub_entry: dict[str, Any], mode: str
+) -> None:
+    asked: list[ElicitationRequest] = []
+    with MCPHub([hub_entry], elicitation=_record_elicitations(asked)) as hub:
+        result = hub.call_tool("mcp__t__ask", {"mode": mode}, timeout=BOUND)
+    assert [(request.server_name, request.mode) for request in asked] == [("t", mode)]
+    assert result.text == ('accept {"name": "Grace"}' if mode == "form" else "accept {}")
+    if mode == "url":
+        assert asked[0].url is not None and asked[0].url.startswith("https://example.com/approve/")
+
+
+def test_hub_failures_of_a_task_are_errors_and_the_next_call_works(hub_entry: dict[str, Any]) -> None:
+    good = {"count": 1, "delay": 0}
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallError, match="out of paper"):
+            hub.call_tool("mcp__t__fail_task", {"message": "out of paper"}, timeout=BOUND)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        error = hub.call_tool("mcp__t__error_result", {"message": "bad input"}, timeout=BOUND)
+        assert (error.is_error, error.text) == (True, "bad input")
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        with pytest.raises(ToolCallError, match="not found"):
+            hub.call_tool("mcp__t__vanish", {}, timeout=BOUND)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        with pytest.raises(ToolCallTimeoutError):
+            hub.call_tool("mcp__t__stages", LONG, timeout=1.0)
+        assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
+        assert hub.servers["t"].state == "ready"
