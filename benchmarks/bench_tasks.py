@@ -1,4 +1,4 @@
-"""What a task adds over a plain call of the same tool: `call_tool(task=True)` against `call_tool(task=False)`.
+"""What a task adds over a plain call of one tool: `call_tool(task=True)` against `call_tool(task=False)`.
 
 One hub, one server over stdio: the tasks fixture server (`tests/servers/tasks_server.py`, the
 2026-07-28 tasks extension), whose `maybe_task` tool has optional task support and answers at once
@@ -74,7 +74,8 @@ def main() -> None:
         for label in cpu:
             cpu[label] = cpu[label][1:]  # the warm-up round
         for label, side in sides.items():
-            c.note(f"{label}: wall {c.summary(side.samples, 1e3, ' ms')}; CPU/call {c.us(c.median(cpu[label]))}")
+            wall = c.summary(side.samples, 1e3, " ms")
+            c.note(f"{label}: wall {wall}; CPU/call {c.us(c.median(cpu[label]))}")
         plain, task = c.median(sides["plain"].samples), c.median(sides["task"].samples)
         plain_cpu, task_cpu = c.median(cpu["plain"]), c.median(cpu["task"])
         c.note(f"a task adds {c.ms(task - plain)} per call (median), polling included")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+from types import MappingProxyType
 from typing import Any
 
 from .. import ConfigEntries, MCPHub, TaskHandle, TaskInfo, ToolCallTimeoutError, ToolNotFoundError
@@ -85,7 +86,9 @@ def _list(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     return EXIT_OK
 
 
-_ACTIONS = {"start": _start, "show": _show, "result": _result, "cancel": _cancel, "list": _list}
+_ACTIONS = MappingProxyType(
+    {"start": _start, "show": _show, "result": _result, "cancel": _cancel, "list": _list}
+)
 
 
 def _handle(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> TaskHandle:

@@ -23,6 +23,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..._runtime.task_watch import tell_watcher
 from ..._values.errors import TaskNotFoundError, ToolCallCancelledError, UnsupportedFeatureError
 from ..._values.tasks import TaskInfo
 from .legacy import LegacyTaskWire
@@ -91,7 +92,9 @@ async def run_task(
     started = await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
     if isinstance(started, types.CallToolResult):
         return started
-    return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
+    return await follow_task(
+        wire, client, started, label=label, progress=progress, cancel_when_stopped=True, on_info=tell_watcher
+    )
 
 
 async def follow_task(
