@@ -86,7 +86,9 @@ def positive_seconds(text: str) -> float:
 
 
 def _timeout(command: argparse.ArgumentParser, help: str, default: float | None = None) -> None:
-    command.add_argument("--timeout", type=positive_seconds, default=default, metavar="SECONDS", help=help)
+    command.add_argument(
+        "--timeout", type=positive_seconds, default=default, metavar="SECONDS", help=help
+    )
 
 
 # The hosts `--from` reads (`mcp_sync._config.hosts.locations.HOSTS`, which this light module does not

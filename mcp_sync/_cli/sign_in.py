@@ -21,7 +21,6 @@ def _check_known(args: argparse.Namespace, entries: ConfigEntries) -> None:
 
 def login(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     _check_known(args, entries)
-
     def show(url: str) -> None:
         print(
             f"To sign in to {args.server!r}, open this address in a browser:\n\n  {url}\n",

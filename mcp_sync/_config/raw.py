@@ -36,7 +36,9 @@ class HostFormat(Protocol):
     def to_ours(self, entry: RawEntry, data: dict[Any, Any], problems: list[str]) -> dict[Any, Any]:
         """The interpolated entry in our keys; records in `entry.key_names` which key fed which field."""
 
-    def finish(self, entry: RawEntry, config: ServerModel, where: str) -> ServerModel:
+    def finish(
+        self, entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         """The valid entry, with warnings about it (a timeout that looks like seconds, say)."""
 
 

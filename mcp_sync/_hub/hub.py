@@ -458,12 +458,11 @@ class MCPHub(FeatureHub):
         (default: the server's `tool_call_timeout_ms`) bounds only that. `ttl` asks the server to keep
         the task that many seconds. The task outlives the handle and the hub; its result can be fetched
         later by id (`hub.task(server, task_id)`) where the server keeps it. A tool whose `task_support`
-        is "forbidden" raises `UnsupportedFeatureError`."""
+        is "forbidden" raises `UnsupportedFeatureError`. A server that answers at once with the result
+        (no task) gives a handle that holds that result, with an empty `task_id`."""
         tool, target = self._resolve(name)
-        if isinstance(target, NativeTool):
-            _as_task(tool, True)
-            raise AssertionError("unreachable: a native tool is never a task")
-        _as_task(tool, True)
+        _as_task(tool, True)  # a native tool is never a task: its task_support is "forbidden"
+        assert isinstance(target, ServerConnection)
         raw_name, server = tool.raw_name, tool.server_name
         assert raw_name is not None and server is not None
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0):

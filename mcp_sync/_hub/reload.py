@@ -128,7 +128,6 @@ def plan_reload(
             kept_errors[entry.server_name] = entry.error
         else:
             unusable.append(entry)
-
     def is_outdated(name: str, connection: ServerConnection) -> bool:
         if name in kept:
             return False

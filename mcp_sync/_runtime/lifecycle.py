@@ -88,32 +88,26 @@ logger = logging.getLogger("mcp_sync")
 HubState = Literal["created", "starting", "running", "closing", "closed", "forked"]
 ConnectionState = Literal["connecting", "ready", "failed", "disconnected", "closed", "reconnecting"]
 
-HUB_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "created": frozenset({"starting", "closing", "closed"}),
-        "starting": frozenset({"running", "created", "closing"}),
-        "running": frozenset({"closing"}),
-        "closing": frozenset({"closed"}),
-        "closed": frozenset(),
-    }
-)
-CONNECTION_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "connecting": frozenset({"ready", "failed", "closed"}),
-        "ready": frozenset({"disconnected", "closed"}),
-        "failed": frozenset(),
-        "disconnected": frozenset(),
-        "closed": frozenset(),
-    }
-)
-RECONNECT_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "disconnected": frozenset({"reconnecting"}),
-        "reconnecting": frozenset({"connecting", "closed"}),
-        "connecting": frozenset({"ready", "failed", "closed"}),
-        "failed": frozenset({"reconnecting"}),  # while attempts are left
-    }
-)
+HUB_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "created": frozenset({"starting", "closing", "closed"}),
+    "starting": frozenset({"running", "created", "closing"}),
+    "running": frozenset({"closing"}),
+    "closing": frozenset({"closed"}),
+    "closed": frozenset(),
+})
+CONNECTION_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "connecting": frozenset({"ready", "failed", "closed"}),
+    "ready": frozenset({"disconnected", "closed"}),
+    "failed": frozenset(),
+    "disconnected": frozenset(),
+    "closed": frozenset(),
+})
+RECONNECT_TRANSITIONS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "disconnected": frozenset({"reconnecting"}),
+    "reconnecting": frozenset({"connecting", "closed"}),
+    "connecting": frozenset({"ready", "failed", "closed"}),
+    "failed": frozenset({"reconnecting"}),  # while attempts are left
+})
 """The states a server shows while it is reconnected (the server as the hub shows it, not one connection)."""
 
 S = TypeVar("S", bound=str)

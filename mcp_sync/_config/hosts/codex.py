@@ -218,5 +218,7 @@ class CodexFormat:
         return mapper.out
 
     @staticmethod
-    def finish(entry: RawEntry, config: ServerModel, where: str) -> ServerModel:
+    def finish(
+        entry: RawEntry, config: ServerModel, where: str
+    ) -> ServerModel:
         return config

@@ -7,6 +7,9 @@ the task's result. A runner that is cancelled (the caller's timeout, cancel Even
 `future.cancel()`) sends `tasks/cancel` first when it drives a call (`cancel_when_stopped`),
 shielded and bounded by `_CANCEL_TIMEOUT`; one that only waits on a task leaves it running.
 The SDK's errors become this package's: an unknown task id is `TaskNotFoundError`.
+
+The wire follows the session's negotiated protocol (`wire_for`): `legacy.LegacyTaskWire` up to
+2025-11-25; on 2026-07-28 the module `extension`, whose `wire(server_name)` makes its `TaskWire`.
 """
 
 from __future__ import annotations
@@ -108,21 +111,23 @@ async def follow_task(
     on_info: Callable[[TaskInfo], object] | None = None,
 ) -> types.CallToolResult:
     """Poll a task until it ends and return its result (`ToolCallCancelledError` if it was cancelled).
-    Each new status message goes to `progress(updates_so_far, None, message)`, each status to
+    Each new status message (the status itself where the server gives none) goes to
+    `progress(updates_so_far, None, message)`, each status seen to
     `on_info`; an unknown task id is `TaskNotFoundError`."""
     task_id = info.task_id
-    seen: tuple[str, str | None] | None = None
+    seen: str | None = None
     updates = 0
     answering: asyncio.Task[types.CallToolResult | None] | None = None
     try:
         while True:
             if on_info is not None:
                 on_info(info)
-            if (info.status, info.status_message) != seen:
-                seen = (info.status, info.status_message)
+            message = info.status_message or info.status  # a task without messages: its status changes
+            if message != seen:
+                seen = message
                 updates += 1
                 if progress is not None:
-                    await progress(float(updates), None, info.status_message or info.status)
+                    await progress(float(updates), None, message)
             if info.status == "cancelled":
                 raise ToolCallCancelledError(
                     f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
