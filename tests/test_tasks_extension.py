@@ -7,7 +7,9 @@ These drive an SDK `Client` carrying `TasksExtension` directly, with the hub's t
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
 import sys
 import textwrap
@@ -26,6 +28,7 @@ from mcp_sync import (
     ElicitationRequest,
     ElicitationResponse,
     MCPHub,
+    TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -38,7 +41,15 @@ from mcp_sync._server.tasks.extension import (
     server_offers_tasks,
 )
 from mcp_sync._values.tasks import TaskInfo
-from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config, stdio_params
+from tests.support import (
+    SERVERS_DIR,
+    EventLog,
+    HttpServer,
+    http_config,
+    stdio_config,
+    stdio_params,
+    wait_until,
+)
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
 BOUND = 30.0
@@ -484,10 +495,215 @@ def test_hub_failures_of_a_task_are_errors_and_the_next_call_works(hub_entry: di
         error = hub.call_tool("mcp__t__error_result", {"message": "bad input"}, timeout=BOUND)
         assert (error.is_error, error.text) == (True, "bad input")
         assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
-        with pytest.raises(ToolCallError, match="not found"):
+        with pytest.raises(TaskNotFoundError, match="does not know task"):
             hub.call_tool("mcp__t__vanish", {}, timeout=BOUND)
         assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
         with pytest.raises(ToolCallTimeoutError):
             hub.call_tool("mcp__t__stages", LONG, timeout=1.0)
         assert hub.call_tool("mcp__t__stages", good, timeout=BOUND).text == "done 1 stages"
         assert hub.servers["t"].state == "ready"
+
+
+def test_hub_sees_every_tool_of_a_server_with_the_extension_as_an_optional_task(
+    hub_entry: dict[str, Any],
+) -> None:
+    with MCPHub([hub_entry]) as hub:
+        assert {tool.task_support for tool in hub.tools()} == {"optional"}
+
+
+def test_hub_status_messages_reach_progress(hub_entry: dict[str, Any]) -> None:
+    updates: list[tuple[float, float | None, str | None]] = []
+    arguments = {"count": 3, "delay": 0, "lockstep": True}
+    with MCPHub([hub_entry]) as hub:
+        result = hub.call_tool(
+            "mcp__t__stages", arguments, timeout=BOUND, progress=lambda *update: updates.append(update)
+        )
+    assert result.text == "done 3 stages"
+    messages = [message for _, _, message in updates]
+    assert [m for m in messages if m and m.startswith("stage")] == [
+        "stage 1 of 3",
+        "stage 2 of 3",
+        "stage 3 of 3",
+    ]
+    assert messages[-1] == "all stages done"
+    counts = [count for count, _, _ in updates]
+    assert counts == sorted(counts) and len(set(counts)) == len(counts)
+    assert {total for _, total, _ in updates} == {None}
+
+
+def test_hub_call_with_task_true_runs_the_tool_as_a_task(hub_entry: dict[str, Any], target: Target) -> None:
+    with MCPHub([hub_entry]) as hub:
+        assert hub.call_tool("mcp__t__maybe_task", {"text": "z"}, timeout=BOUND, task=True).text == "echo z"
+    assert target.events.count("task_created") == 1
+
+
+def test_hub_future_cancel_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    with MCPHub([hub_entry]) as hub:
+        future = hub.submit("mcp__t__stages", LONG, timeout=BOUND)
+        target.events.wait_for("get", timeout=BOUND)
+        assert future.cancel()
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
+def test_hub_start_task_gives_a_handle_that_waits_for_the_result(hub_entry: dict[str, Any]) -> None:
+    with MCPHub([hub_entry]) as hub:
+        handle = hub.start_task("mcp__t__stages", {"count": 2, "delay": 0.01, "tag": "secret-arg"})
+        assert (handle.server, handle.tool) == ("t", "mcp__t__stages")
+        assert handle.info is not None and handle.info.status == "working"
+        assert "secret-arg" not in repr(handle) and handle.task_id in repr(handle)
+        assert handle.wait(BOUND).text == "done 2 stages secret-arg"
+        assert handle.refresh(BOUND).status == "completed"
+        assert handle.result().text == "done 2 stages secret-arg"
+
+
+def test_hub_handle_cancel_is_recorded_by_the_server(hub_entry: dict[str, Any], target: Target) -> None:
+    with MCPHub([hub_entry]) as hub:
+        handle = hub.start_task("mcp__t__stages", LONG)
+        assert handle.cancel(BOUND).status == "cancelled"
+        assert target.events.wait_for("cancelled")["task_id"] == handle.task_id
+        with pytest.raises(ToolCallCancelledError):
+            handle.wait(BOUND)
+
+
+def test_hub_handle_wait_that_times_out_leaves_the_task_running(
+    hub_entry: dict[str, Any], target: Target
+) -> None:
+    with MCPHub([hub_entry]) as hub:
+        handle = hub.start_task("mcp__t__stages", {"count": 3, "delay": 0, "lockstep": True})
+        with pytest.raises(ToolCallTimeoutError, match="keeps running"):
+            handle.wait(0.01)
+        assert target.events.count("cancelled") == 0
+        assert handle.wait(BOUND).text == "done 3 stages"
+
+
+def test_hub_handle_of_a_task_the_server_dropped_raises_task_not_found(hub_entry: dict[str, Any]) -> None:
+    with MCPHub([hub_entry]) as hub:
+        handle = hub.start_task("mcp__t__vanish", {})
+        with pytest.raises(TaskNotFoundError) as caught:
+            handle.wait(BOUND)
+        assert handle.task_id in str(caught.value) and "'t'" in str(caught.value)
+        with pytest.raises(TaskNotFoundError):
+            hub.task("t", "no-such-task").refresh(BOUND)
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+def test_hub_list_tasks_is_unsupported_by_the_extension(hub_entry: dict[str, Any]) -> None:
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(UnsupportedFeatureError, match="no tasks/list"):
+            hub.list_tasks("t")
+        assert (
+            hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND).text == "done 1 stages"
+        )
+
+
+def test_hub_of_another_process_fetches_a_result_by_task_id(http_target: Target) -> None:
+    assert isinstance(http_target.server, str)
+    with MCPHub([http_config("t", http_target.server)]) as hub:
+        handle = hub.start_task("mcp__t__stages", {"count": 2, "delay": 0.05, "tag": "by-id"})
+    script = textwrap.dedent(
+        """
+        import sys
+        from mcp_sync import MCPHub
+
+        with MCPHub([{"server_name": "t", "transport": "streamable-http", "url": sys.argv[1]}]) as hub:
+            result = hub.task("t", sys.argv[2]).result(timeout=30)
+            print(result.text)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, http_target.server, handle.task_id],
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 2,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done 2 stages by-id"
+    assert http_target.events.count("run") == 1
+
+
+class _Proxy:
+    """A TCP forwarder on 127.0.0.1 in front of a server, that can go away and come back on its port:
+    a network path that breaks while the server (and its tasks) lives on."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target_port = target_port
+        self._listener: socket.socket | None = None
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, []
+        for sock in ([listener] if listener is not None else []) + sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self._target_port), timeout=BOUND)
+            upstream.settimeout(None)
+            with self._lock:
+                self._sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog) -> None:
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        assert server.port is not None
+        proxy = _Proxy(server.port)
+        proxy.start()
+        try:
+            entry = http_config(
+                "t",
+                f"http://127.0.0.1:{proxy.port}/mcp",
+                reconnect={"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 200},
+            )
+            with MCPHub([entry]) as hub:
+                handle = hub.start_task("mcp__t__stages", {"count": 20, "delay": 0.1, "tag": "once"})
+                waited: list[Any] = []
+                waiter = threading.Thread(target=lambda: waited.append(handle.wait(BOUND * 2)), daemon=True)
+                waiter.start()
+                events.wait_for(
+                    lambda event: event["event"] == "stage" and event["stage"] == 2, timeout=BOUND
+                )
+                proxy.stop()
+                wait_until(lambda: hub.servers["t"].state == "reconnecting", timeout=BOUND)
+                proxy.start()
+                waiter.join(BOUND * 2)
+                assert [result.text for result in waited] == ["done 20 stages once"]
+                assert hub.servers["t"].state == "ready"
+        finally:
+            proxy.stop()
+    assert events.count("run") == 1
+    assert events.count("task_created") == 1

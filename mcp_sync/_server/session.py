@@ -50,7 +50,7 @@ from .._values.tool import Tool
 from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
-from .tasks.extension import TasksExtension
+from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.runner import follow_task, not_found, run_task, wire_for
 from .tasks.wire import TaskWire
 from .tool_sync import ToolSync
@@ -409,7 +409,15 @@ class Session:
         try:
             async with timer or _NO_TIMER:
                 try:
-                    result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+                    if server_offers_tasks(client):
+                        # The server may answer any call with a task (2026-07-28 tasks extension): the
+                        # runner follows it, its status messages to `progress`, cancelling it if stopped.
+                        _client, wire = self._task_client(public_name)
+                        result = await run_task(
+                            wire, client, raw_name, arguments, label=public_name, progress=on_progress
+                        )
+                    else:
+                        result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
                 except pydantic.ValidationError as invalid:
                     complete = complete_result_of(invalid)
                     if complete is None:
@@ -417,6 +425,8 @@ class Session:
                     result = complete
                     if not result.is_error:  # what the SDK does for a result it accepted
                         await client.session.validate_tool_result(raw_name, result)
+        except MCPSyncError:  # the task runner's own typed errors stand as they are
+            raise
         except Exception as exc:
             if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
                 raise timed_out(public_name, timeout or 0, "the server") from None

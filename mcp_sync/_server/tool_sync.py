@@ -29,6 +29,7 @@ from .._values.errors import ToolListError, describe
 from .._values.naming import public_tool_name
 from .._values.tool import TaskSupport, Tool
 from .leases import ToolLease
+from .tasks.extension import server_offers_tasks
 
 __all__ = ["MAX_LIST_PAGES", "ToolSync", "listen_not_offered"]
 
@@ -92,7 +93,8 @@ class ToolSync:
             raise self._listing_error(f"its tools/list did not end within {MAX_LIST_PAGES} pages", initial)
         if initial:
             warn_unmatched_tool_filters(self._config, (tool.name for tool in listed))
-        tools = [self._tool_from(tool) for tool in listed if self._config.allows_tool(tool.name)]
+        tasks = server_offers_tasks(client)
+        tools = [self._tool_from(tool, tasks) for tool in listed if self._config.allows_tool(tool.name)]
         try:
             changes = self._lease.replace_tools(tools)
         except ToolListError as exc:
@@ -200,7 +202,7 @@ class ToolSync:
         logger.error("%s", error)
         return error
 
-    def _tool_from(self, tool: types.Tool) -> Tool:
+    def _tool_from(self, tool: types.Tool, offers_tasks: bool = False) -> Tool:
         return Tool(
             name=public_tool_name(self._name, tool.name),
             description=tool.description,
@@ -208,11 +210,14 @@ class ToolSync:
             server_name=self._name,
             raw_name=tool.name,
             output_schema=tool.output_schema,
-            task_support=_task_support(tool),
+            task_support=_task_support(tool, offers_tasks),
         )
 
 
-def _task_support(tool: types.Tool) -> TaskSupport:
-    """The listing's `execution.taskSupport` (2025-11-25); absent means "forbidden"."""
+def _task_support(tool: types.Tool, offers_tasks: bool) -> TaskSupport:
+    """The listing's `execution.taskSupport` (2025-11-25); absent means "forbidden". A server with the
+    2026-07-28 tasks extension may answer any call with a task, and says nothing per tool: "optional"."""
+    if offers_tasks:
+        return "optional"
     execution = tool.execution
     return execution.task_support if execution is not None and execution.task_support else "forbidden"

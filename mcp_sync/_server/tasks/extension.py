@@ -11,10 +11,15 @@ id as the `Mcp-Name` header on Streamable HTTP. There is no `tasks/list` and no 
 Two ways in:
 - `ExtensionTaskWire`: the runner's `TaskWire`, one request at a time. `start` calls the tool
   through `Client.call_tool` (so multi-round-trip input before the task exists, and the
-  re-listing on a header mismatch, stay the SDK's), and takes the task out of the claim.
+  re-listing on a header mismatch, stay the SDK's), and takes the task out of the claim. Every
+  call to a server that offers the extension goes this way (`Session.call`), since any call may
+  become a task: the runner then polls it, reports its status messages and cancels it if stopped.
 - `TasksExtension`'s claim resolver, for a plain `Client.call_tool` whose server answers with a
-  task unasked: it follows the task to its end (polling at the server's interval, answering
-  input with the client's callbacks) and cancels it if the caller is cancelled.
+  task unasked (one that did not advertise the extension): it follows the task to its end
+  (polling at the server's interval, answering input with the client's callbacks) and cancels it
+  if the caller is cancelled.
+
+Input is asked of the user once per request key (the SEP's dedup), however often the task is polled.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import contextvars
 import datetime
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import anyio
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
@@ -40,10 +45,12 @@ from mcp_types import (
     RequestParams,
     Result,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, TypeAdapter
 
 from ..._values.errors import UnsupportedFeatureError
 from ..._values.tasks import TERMINAL_STATUSES, TaskInfo, TaskStatus
+from .wire import ProgressSink
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -55,6 +62,7 @@ __all__ = [
     "ExtensionTaskWire",
     "TasksExtension",
     "server_offers_tasks",
+    "wire",
 ]
 
 logger = logging.getLogger(__name__)
@@ -76,6 +84,10 @@ MAX_POLL_INTERVAL: Final = 60.0
 """Ceiling on the poll interval: a server that says an hour still gets looked at."""
 
 CANCEL_TIMEOUT: Final = 5.0
+
+MAX_REMEMBERED_TASKS: Final = 1000
+"""Bound on the tasks a wire remembers answers for: a caller that stops waiting on tasks that wait for
+input leaves them there, and the oldest are forgotten first (at worst, input is asked for again)."""
 """Bound on the `tasks/cancel` the resolver sends for a caller that went away."""
 
 _CAPTURE: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_sync_task_capture", default=False)
@@ -144,6 +156,8 @@ class _DetailedTask(Result):
     error: dict[str, Any] | None = None
 
 
+ResultT = TypeVar("ResultT", bound=Result)
+
 _INPUT_REQUEST: Final[TypeAdapter[InputRequest]] = TypeAdapter(InputRequest)
 
 
@@ -156,9 +170,17 @@ class _TaskCreated(Exception):
 
 
 def server_offers_tasks(client: Client) -> bool:
-    """Whether the server's `server/discover` answer advertises the tasks extension."""
+    """Whether the session speaks 2026-07-28 and the server's `server/discover` answer advertises the
+    tasks extension."""
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False
     extensions = client.server_capabilities.extensions
     return extensions is not None and EXTENSION_ID in extensions
+
+
+def wire(server: str) -> ExtensionTaskWire:
+    """The runner's wire for a 2026-07-28 session of the server named `server`."""
+    return ExtensionTaskWire(server)
 
 
 class TasksExtension(ClientExtension):
@@ -217,13 +239,19 @@ class ExtensionTaskWire:
         self._answered: dict[str, set[str]] = {}
 
     async def start(
-        self, client: Client, raw_name: str, arguments: dict[str, Any], *, ttl: float | None
+        self,
+        client: Client,
+        raw_name: str,
+        arguments: dict[str, Any],
+        *,
+        ttl: float | None,
+        progress: ProgressSink | None = None,
     ) -> TaskInfo | CallToolResult:
         """Call the tool; the server decides whether a task comes back (no ttl can be asked for)."""
         del ttl  # the server alone sets a task's ttl in this era
         token = _CAPTURE.set(True)
         try:
-            return await client.call_tool(raw_name, arguments)
+            return await client.call_tool(raw_name, arguments, progress_callback=progress)
         except _TaskCreated as created:
             return _info(self._server, created.task)
         finally:
@@ -233,16 +261,20 @@ class ExtensionTaskWire:
         task = await _get(client.session, task_id)
         if task.status in TERMINAL_STATUSES or task.status == "input_required":
             self._last[task_id] = task
+            _forget_oldest(self._last)
         else:
             self._last.pop(task_id, None)
         return _info(self._server, task)
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> None:
+    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
+        """Answer the outstanding input with one `tasks/update`; the result comes by polling (None)."""
         task = self._last.get(task_id)
         if task is None or task.status != "input_required":
             task = await _get(client.session, task_id)
         answered = self._answered.setdefault(task_id, set())
+        _forget_oldest(self._answered)
         await _answer(client.session, task, answered)
+        return None
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult:
         task = self._last.pop(task_id, None)
@@ -271,16 +303,35 @@ class ExtensionTaskWire:
         )
 
 
+def _forget_oldest(remembered: dict[str, Any]) -> None:
+    while len(remembered) > MAX_REMEMBERED_TASKS:
+        del remembered[next(iter(remembered))]
+
+
+async def _send(
+    session: ClientSession, request: Request[Any, Any], task_id: str, answer: type[ResultT]
+) -> ResultT:
+    """Send a task request; the extension's "unknown task" error (-32602, whatever its text) says so."""
+    try:
+        return await session.send_request(request, answer)
+    except MCPError as error:
+        if error.code != TASK_NOT_FOUND_CODE or "not found" in error.message.lower():
+            raise
+        raise MCPError(
+            code=error.code, message=f"task {task_id!r} not found: {error.message}", data=error.data
+        ) from error
+
+
 async def _get(session: ClientSession, task_id: str) -> _DetailedTask:
     request = _GetTaskRequest(params=_TaskIdParams(task_id=task_id))
-    task = await session.send_request(request, _DetailedTask)
+    task = await _send(session, request, task_id, _DetailedTask)
     if task.task_id != task_id:
         raise MCPError(code=INTERNAL_ERROR, message=f"tasks/get for {task_id!r} answered about another task")
     return task
 
 
 async def _cancel(session: ClientSession, task_id: str) -> None:
-    await session.send_request(_CancelTaskRequest(params=_TaskIdParams(task_id=task_id)), _Ack)
+    await _send(session, _CancelTaskRequest(params=_TaskIdParams(task_id=task_id)), task_id, _Ack)
 
 
 async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str]) -> None:
@@ -299,7 +350,7 @@ async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str
             raise MCPError.from_error_data(response)
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
     update = _UpdateTaskRequest(params=_UpdateTaskParams(task_id=task.task_id, input_responses=responses))
-    await session.send_request(update, _Ack)
+    await _send(session, update, task.task_id, _Ack)
     answered.update(responses)
 
 
