@@ -119,8 +119,11 @@ def test_call_shows_each_status_message_of_a_task_as_a_progress_line(reference_c
     done = mcp_sync("call", reference_config, RESEARCH, '{"topic": "tides"}')
     assert done.returncode == 0, done.stderr
     messages = [line.partition(": ")[2].partition(": ")[2] for line in progress_lines(done.stderr)]
-    shown = list(dict.fromkeys(message for message in messages if message in STAGES))  # each once, in order
-    assert shown == list(STAGES), done.stderr
+    # Polled once a second while each stage lasts a second: a stage may pass unseen, never out of order;
+    # the message of the last stage stays with the completed task.
+    assert messages and set(messages) <= set(STAGES), done.stderr
+    stages = [STAGES.index(message) for message in messages]
+    assert stages == sorted(stages) and messages[-1] == STAGES[-1], done.stderr
 
 
 def test_call_json_of_a_task_prints_only_the_result_object(reference_config: str) -> None:

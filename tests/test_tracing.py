@@ -387,7 +387,7 @@ def test_a_task_call_is_one_span_with_the_task_id_and_its_final_status(
         timeout=60,
         progress=lambda _done, _total, message: statuses.append(message),
     )
-    assert not result.is_error and len(statuses) >= 4  # polled several times
+    assert not result.is_error and statuses  # four stages of a second, polled once a second
     span = spans.one("tools/call simulate-research-query")
     assert [span.name for span in spans.ended()] == ["tools/call simulate-research-query"]
     attributes = dict(span.attributes or {})
