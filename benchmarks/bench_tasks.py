@@ -1,15 +1,21 @@
-"""What a task adds over a plain call of one tool: `call_tool(task=True)` against `call_tool(task=False)`.
+"""What a task adds over a plain call of one tool: `call_tool` of a tool run as a task, against the same tool
+called plainly.
 
-One hub, one server over stdio: the tasks fixture server (`tests/servers/tasks_server.py`, the
-2026-07-28 tasks extension), whose `maybe_task` tool has optional task support and answers at once
-("echo <text>"), in a task or as a plain result. In alternating rounds, the same number of blocking calls:
+One hub, two servers over stdio running the same code: the tasks fixture server
+(`tests/servers/tasks_server.py`, the 2026-07-28 tasks extension), and the same server without the
+extension (`_plain_tasks_server.py`). Its `maybe_task` tool answers at once ("echo <text>"): in a task
+where the server offers the extension (a client that declares it leaves the choice to the server, and
+this server always takes a task), as a plain result otherwise. In alternating rounds, the same number
+of blocking calls:
 
-- plain: `call_tool("maybe_task", ..., task=False)`, one `tools/call`;
-- task: `call_tool("maybe_task", ..., task=True)`, the `tools/call` that creates the task, then
-  `tasks/get` until it has ended (paced by the server's poll interval, here `--poll-ms`), and the result.
+- plain: `call_tool("mcp__plain__maybe_task", ...)`, one `tools/call`;
+- task: `call_tool("mcp__tasks__maybe_task", ..., task=True)`, the `tools/call` that creates the task,
+  then `tasks/get` until it has ended (paced by the server's poll interval, here `--poll-ms`), which
+  carries the result.
 
 Printed: the median wall time per call of each side and their ratio (the polling included: a task that
-has not ended at the first `tasks/get` waits one poll interval), and the client CPU per call.
+has not ended when it is created waits one poll interval before its first `tasks/get`), and the client
+CPU per call.
 
     python benchmarks/bench_tasks.py [--quick]
 """
@@ -23,6 +29,7 @@ from typing import Any
 import _common as c
 
 TASKS_SERVER = c.REPO_ROOT / "tests" / "servers" / "tasks_server.py"
+PLAIN_SERVER = c.REPO_ROOT / "benchmarks" / "_plain_tasks_server.py"
 POLL_MS = 50  # the server's poll interval: what a task call may wait between its requests
 
 
@@ -34,22 +41,25 @@ def main() -> None:
 
     from mcp_sync import MCPHub
 
-    config = {
-        "server_name": "tasks",
-        "transport": "stdio",
-        "command": c.PYTHON,
-        "args": [str(TASKS_SERVER), "--poll-ms", str(POLL_MS)],
-    }
+    configs = [
+        {
+            "server_name": name,
+            "transport": "stdio",
+            "command": c.PYTHON,
+            "args": [str(script), "--poll-ms", str(POLL_MS)],
+        }
+        for name, script in (("tasks", TASKS_SERVER), ("plain", PLAIN_SERVER))
+    ]
     load = c.LoadMeter()
-    hub = MCPHub([config]).start()
+    hub = MCPHub(configs).start()
     try:
-        assert hub.servers["tasks"].state == "ready", hub.servers["tasks"].error
+        assert all(s.state == "ready" for s in hub.servers.values()), hub.servers
         tool = hub.registry.get("mcp__tasks__maybe_task")
         assert tool is not None and tool.task_support == "optional", tool
         clock = time.perf_counter_ns
         cpu: dict[str, list[float]] = {"plain": [], "task": []}
 
-        def loop(label: str, task: bool) -> Callable[[], list[float]]:
+        def loop(label: str, name: str, options: dict[str, Any]) -> Callable[[], list[float]]:
             call_tool: Any = hub.call_tool
 
             def run() -> list[float]:
@@ -57,7 +67,7 @@ def main() -> None:
                 cpu0 = time.process_time()
                 for i in range(calls):
                     t0 = clock()
-                    result = call_tool("mcp__tasks__maybe_task", {"text": f"x{i}"}, task=task)
+                    result = call_tool(name, {"text": f"x{i}"}, **options)
                     out.append((clock() - t0) / 1e9)
                     assert result.text == f"echo x{i}", result
                 cpu[label].append((time.process_time() - cpu0) / calls)
@@ -65,7 +75,10 @@ def main() -> None:
 
             return run
 
-        sides = {"plain": c.Side("plain", loop("plain", False)), "task": c.Side("task", loop("task", True))}
+        sides = {
+            "plain": c.Side("plain", loop("plain", "mcp__plain__maybe_task", {})),
+            "task": c.Side("task", loop("task", "mcp__tasks__maybe_task", {"task": True})),
+        }
         c.note(
             f"{rounds} rounds x {calls} calls per side, alternating (plus 1 warm-up round); "
             f"the server's poll interval {POLL_MS} ms"
