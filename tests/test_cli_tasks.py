@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support import REPO_ROOT, SERVERS_DIR, HttpServer, ReferenceServers, python_path, run_in_repo
+from tests.tasks_harness import EverythingHttp
 
 RUN_TIMEOUT = 120.0
 pytestmark = pytest.mark.timeout(RUN_TIMEOUT * 4)
@@ -48,6 +49,18 @@ def tasks_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with HttpServer(script=SERVERS_DIR / "tasks_server.py") as server:
         path = tmp_path_factory.mktemp("cli-tasks-http") / "tasks.json"
         path.write_text(json.dumps({"mcpServers": {"tasks": {"type": "http", "url": server.url}}}))
+        yield str(path)
+
+
+@pytest.fixture(scope="module")
+def reference_http_config(
+    reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A configuration file with the official reference server over Streamable HTTP, named `ref`."""
+    folder = tmp_path_factory.mktemp("cli-tasks-reference-http")
+    with EverythingHttp(reference_servers, folder) as server:
+        path = folder / "reference-http.json"
+        path.write_text(json.dumps({"mcpServers": {"ref": {"type": "http", "url": server.url}}}))
         yield str(path)
 
 
@@ -236,3 +249,23 @@ def test_task_list_where_the_protocol_has_no_listing_exits_4(tasks_config: str) 
     done = mcp_sync("task", "list", tasks_config, "tasks")
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
+
+
+def test_a_reference_server_task_is_started_over_http_and_unknown_to_a_later_run(
+    reference_http_config: str,
+) -> None:
+    # server-everything keeps each task in its MCP session's store: a later run is a new session.
+    started = mcp_sync("task", "start", reference_http_config, RESEARCH, '{"topic": "tides"}')
+    assert started.returncode == 0, started.stderr
+    task_id = started.stdout.strip()
+    done = mcp_sync("task", "show", reference_http_config, "ref", task_id, "--json")
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "not_found" and task_id in error["message"]
+
+
+def test_call_runs_a_reference_server_task_over_http(reference_http_config: str) -> None:
+    done = mcp_sync("call", reference_http_config, RESEARCH, '{"topic": "tides"}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Research Report: tides")
+    assert progress_lines(done.stderr), done.stderr
