@@ -269,3 +269,10 @@ def test_call_runs_a_reference_server_task_over_http(reference_http_config: str)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# Research Report: tides")
     assert progress_lines(done.stderr), done.stderr
+
+
+def test_task_start_on_a_stdio_server_says_the_task_ends_with_the_run(reference_config: str) -> None:
+    done = mcp_sync("task", "start", reference_config, RESEARCH, '{"topic": "tides"}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() and "\n" not in done.stdout.strip()
+    assert "runs over stdio: it stops at the end of this run, and the task with it" in done.stderr

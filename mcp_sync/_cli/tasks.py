@@ -44,6 +44,10 @@ def _start(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int
         + (f" ({info.status})" if info is not None else "")
         + f"; its result: mcp-sync task result ... {handle.server} {printable(handle.task_id)}"
     )
+    if any(c.server_name == handle.server and c.transport == "stdio" for c in entries.configs):
+        warn(
+            f"server {handle.server!r} runs over stdio: it stops at the end of this run, and the task with it"
+        )
     return EXIT_OK
 
 
