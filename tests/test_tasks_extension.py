@@ -445,7 +445,7 @@ def test_hub_call_of_a_task_tool_blocks_until_its_result(hub_entry: dict[str, An
 def test_hub_timeout_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
     with MCPHub([hub_entry]) as hub:
         with pytest.raises(ToolCallTimeoutError):
-            hub.call_tool("mcp__t__stages", LONG, timeout=2.0)
+            hub.call_tool("mcp__t__stages", LONG, timeout=3.0)
         created = target.events.wait_for("task_created")
         assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
         assert (
@@ -707,3 +707,18 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog)
             proxy.stop()
     assert events.count("run") == 1
     assert events.count("task_created") == 1
+
+
+def test_hub_call_whose_input_cannot_be_given_fails_and_cancels_its_task(
+    hub_entry: dict[str, Any], target: Target
+) -> None:
+    def no_user(request: ElicitationRequest) -> ElicitationResponse:
+        raise RuntimeError("nobody at the keyboard")
+
+    with MCPHub([hub_entry], elicitation=no_user) as hub:
+        with pytest.raises(ToolCallError, match="nobody at the keyboard"):
+            hub.call_tool("mcp__t__ask", {}, timeout=BOUND)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+        good = hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND)
+        assert good.text == "done 1 stages"

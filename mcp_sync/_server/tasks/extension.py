@@ -46,7 +46,7 @@ from mcp_types import (
     Result,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field, TypeAdapter
+from pydantic import TypeAdapter
 
 from ..._values.errors import UnsupportedFeatureError
 from ..._values.tasks import TERMINAL_STATUSES, TaskInfo, TaskStatus
@@ -74,21 +74,22 @@ TASK_NOT_FOUND_CODE: Final = INVALID_PARAMS
 """What a server answers `tasks/get` (MUST) and `tasks/update` / `tasks/cancel` (SHOULD) for a task it
 does not know: never existed, expired or dropped."""
 
-DEFAULT_POLL_INTERVAL: Final = 1.0
+# The resolver's polling follows the task runner's rules (runner.py), so both paths poll alike.
+DEFAULT_POLL_INTERVAL: Final = 0.5
 """Seconds between polls when the server gives no `pollIntervalMs` (the SEP leaves it to the client)."""
 
-MIN_POLL_INTERVAL: Final = 0.01
+MIN_POLL_INTERVAL: Final = 0.05
 """Floor on the poll interval: a server that says 0 is not polled in a busy loop."""
 
-MAX_POLL_INTERVAL: Final = 60.0
-"""Ceiling on the poll interval: a server that says an hour still gets looked at."""
+MAX_POLL_INTERVAL: Final = 5.0
+"""Ceiling on the poll interval: the end of a task is seen within it, however long the server asks."""
 
-CANCEL_TIMEOUT: Final = 5.0
+CANCEL_TIMEOUT: Final = 2.0
+"""Bound on the `tasks/cancel` the resolver sends for a caller that went away."""
 
 MAX_REMEMBERED_TASKS: Final = 1000
 """Bound on the tasks a wire remembers answers for: a caller that stops waiting on tasks that wait for
 input leaves them there, and the oldest are forgotten first (at worst, input is asked for again)."""
-"""Bound on the `tasks/cancel` the resolver sends for a caller that went away."""
 
 _CAPTURE: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_sync_task_capture", default=False)
 """Set while `ExtensionTaskWire.start` calls a tool: the claim hands the task back instead of following it."""
@@ -151,7 +152,7 @@ class _DetailedTask(Result):
     last_updated_at: str | None = None
     ttl_ms: float | None = None
     poll_interval_ms: float | None = None
-    input_requests: dict[str, Any] | None = Field(default=None)
+    input_requests: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
 
@@ -248,7 +249,10 @@ class ExtensionTaskWire:
         progress: ProgressSink | None = None,
     ) -> TaskInfo | CallToolResult:
         """Call the tool; the server decides whether a task comes back (no ttl can be asked for)."""
-        del ttl  # the server alone sets a task's ttl in this era
+        if ttl is not None:
+            logger.debug(
+                "server %r sets its tasks' ttl itself (2026-07-28): ttl=%g not sent", self._server, ttl
+            )
         token = _CAPTURE.set(True)
         try:
             return await client.call_tool(raw_name, arguments, progress_callback=progress)

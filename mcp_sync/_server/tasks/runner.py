@@ -155,10 +155,13 @@ async def follow_task(
         if cancel_when_stopped and not info.done:
             await cancel_task(wire, client, task_id)
         raise
-    except MCPError as exc:
+    except Exception as exc:
         missing = not_found(exc, info.server, task_id, label)
         if missing is not None:
             raise missing from exc
+        if cancel_when_stopped and not info.done:
+            # The call fails (its input could not be given, a poll failed): nobody will fetch this task.
+            await cancel_task(wire, client, task_id)
         raise
     finally:
         if answering is not None and not answering.done():
