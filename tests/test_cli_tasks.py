@@ -276,3 +276,10 @@ def test_task_start_on_a_stdio_server_says_the_task_ends_with_the_run(reference_
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() and "\n" not in done.stdout.strip()
     assert "runs over stdio: it stops at the end of this run, and the task with it" in done.stderr
+
+
+def test_call_task_of_a_tool_that_cannot_run_as_a_task_exits_4_naming_it(reference_config: str) -> None:
+    done = mcp_sync("call", reference_config, "mcp__ref__echo", '{"message": "hi"}', "--task", "--json")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "call_failed" and "mcp__ref__echo" in error["message"]
