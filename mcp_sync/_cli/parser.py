@@ -24,7 +24,8 @@ EXIT_CODES = MappingProxyType(
         EXIT_TOOL_ERROR: "the tool ran and returned an error result (call)",
         EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config "
         "(also when one entry is invalid and the others ran)",
-        EXIT_SERVER: "a server failed to start or connect, or no tool, resource, prompt or task has that name",
+        EXIT_SERVER: "a server failed to start or connect, or no tool, resource, prompt or task has that "
+        "name",
         EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
         EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
         EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
