@@ -183,9 +183,9 @@ class Relay:
 
     def _pump(self, client: socket.socket, upstream: socket.socket) -> None:
         with selectors.DefaultSelector() as selector:
-            selector.register(client, selectors.EVENT_READ, upstream)
-            selector.register(upstream, selectors.EVENT_READ, client)
-            try:
+            try:  # a cut may have closed them already
+                selector.register(client, selectors.EVENT_READ, upstream)
+                selector.register(upstream, selectors.EVENT_READ, client)
                 while True:
                     for key, _events in selector.select(timeout=1.0):
                         source: socket.socket = key.fileobj  # type: ignore[assignment]

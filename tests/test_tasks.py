@@ -5,6 +5,7 @@ server's pollInterval 1 s; `ambiguous: true` asks for a clarification while `inp
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     UnsupportedFeatureError,
 )
-from tests.hub_harness import started_hub
+from tests.hub_harness import fixture_server, started_hub
 from tests.support import REPO_ROOT, ReferenceServers, wait_until
 from tests.tasks_harness import RESEARCH, Answers, EverythingHttp, Relay, http_entry
 
@@ -205,7 +207,10 @@ def test_a_handle_by_id_waits_for_a_task_another_handle_started(everything: tupl
     started = hub.start_task(TOOL, {"topic": "by id"})
     other = hub.task("ev", started.task_id)
     assert other.info is None and other.tool is None  # nothing sent yet
-    assert other.wait(timeout=30).text.startswith("# Research Report: by id")
+    progress = Progress()
+    assert other.wait(timeout=30, progress=progress).text.startswith("# Research Report: by id")
+    assert progress.messages and set(progress.messages) <= set(STAGES)  # the server's messages, no guesses
+    assert other.info is not None and other.info.status == "completed"
 
 
 def test_list_tasks_lists_the_tasks_started(everything: tuple[MCPHub, Answers]) -> None:
@@ -324,8 +329,9 @@ def test_a_reset_http_connection_mid_task_does_not_stop_the_wait_and_the_tool_ru
         ]
 
 
+@pytest.mark.parametrize("waiter", ["handle.wait", "call_tool"])
 def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_never_calls_again(
-    everything_http: EverythingHttp,
+    everything_http: EverythingHttp, waiter: str
 ) -> None:
     """The server goes out of reach mid-task, the hub reconnects (a new MCP session), and the wait goes on
     with the same task id there. server-everything keeps tasks per session, so the new session does not
@@ -336,13 +342,21 @@ def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_n
     states: list[str] = []
     with Relay(everything_http.port) as relay, started_hub(http_entry("ev", relay.url, **reconnect)) as hub:
         hub.on_server_state(lambda _name, state, _error: states.append(state))
-        handle = hub.start_task(TOOL, {"topic": "reconnected"})
         first_session = hub.servers["ev"].session_id  # type: ignore[union-attr]
         progress = Progress()
         waiting = concurrent.futures.ThreadPoolExecutor(1)
         try:
-            result = waiting.submit(handle.wait, 60, progress=progress)
-            progress.wait_for(1)
+            if waiter == "call_tool":
+                result = waiting.submit(
+                    hub.call_tool, TOOL, {"topic": "reconnected"}, timeout=60, progress=progress
+                )
+                progress.wait_for(1)
+                task_id = hub.list_tasks("ev")[0].task_id
+            else:
+                handle = hub.start_task(TOOL, {"topic": "reconnected"})
+                task_id = handle.task_id
+                result = waiting.submit(handle.wait, 60, progress=progress)
+                progress.wait_for(1)
             relay.go_down()
             wait_until(lambda: "reconnecting" in states, timeout=20, message=f"no reconnect: {states}")
             relay.come_back()
@@ -350,7 +364,7 @@ def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_n
                 result.result(timeout=60)
         finally:
             waiting.shutdown(wait=True, cancel_futures=True)
-        assert caught.value.task_id == handle.task_id
+        assert caught.value.task_id == task_id
         assert hub.servers["ev"].state == "ready"
         assert hub.servers["ev"].session_id not in (None, first_session)  # type: ignore[union-attr]
         assert hub.list_tasks("ev") == []  # the tool was not called again on the new session
@@ -379,16 +393,56 @@ def test_ctrl_c_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers
     assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
 
 
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
 def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
-    reference_servers: ReferenceServers,
+    reference_servers: ReferenceServers, caller: str
 ) -> None:
     with started_hub(reference_servers.everything_config("ev")) as hub:
         pid = hub.servers["ev"].pid
         assert pid is not None
         progress = Progress()
-        future = hub.submit(TOOL, {"topic": "orphaned"}, progress=progress)
+        if caller == "submit":
+            future = hub.submit(TOOL, {"topic": "orphaned"}, progress=progress)
+        else:
+            pool = concurrent.futures.ThreadPoolExecutor(1)
+            future = pool.submit(hub.call_tool, TOOL, {"topic": "orphaned"}, progress=progress)
+            pool.shutdown(wait=False)
         progress.wait_for(1)
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ServerDisconnectedError):
             future.result(timeout=15)
         assert hub.servers["ev"].state == "disconnected"
+
+
+def test_submit_timeout_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything
+    before = task_ids(hub)
+    future = hub.submit(TOOL, {"topic": "submitted, too long"}, timeout=1.5)
+    with pytest.raises(ToolCallTimeoutError):
+        future.result(timeout=30)
+    assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_without_tasks_lists_none_and_its_tools_are_not_tasks(era: str) -> None:
+    with fixture_server("fx", "stdio", era) as served, started_hub(served.config) as hub:
+        assert {tool.task_support for tool in hub.tools()} == {"forbidden"}
+        with pytest.raises(UnsupportedFeatureError):
+            hub.list_tasks("fx")
+        with pytest.raises(UnsupportedFeatureError, match="mcp__fx__echo"):
+            hub.call_tool("mcp__fx__echo", {"text": "x"}, task=True)
+        assert hub.call_tool("mcp__fx__echo", {"text": "ok"}).text == "ok"
+
+
+def test_a_handle_does_not_keep_its_hub_alive(reference_servers: ReferenceServers) -> None:
+    hub = MCPHub([reference_servers.everything_config("ev")])
+    hub.start()
+    handle = hub.start_task(TOOL, {"topic": "orphan"})
+    handle.cancel()
+    hub.close()
+    collected = weakref.ref(hub)
+    del hub
+    gc.collect()
+    assert collected() is None
+    with pytest.raises(ServerDisconnectedError, match="its hub was closed"):
+        handle.refresh()

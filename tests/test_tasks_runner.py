@@ -153,3 +153,37 @@ def test_a_modern_session_without_the_tasks_extension_is_unsupported(monkeypatch
     with pytest.raises(UnsupportedFeatureError, match="2026-07-28"):
         runner.wire_for("srv", "2026-07-28")
     assert isinstance(runner.wire_for("srv", "2025-11-25"), LegacyTaskWire)
+
+
+def test_the_runner_waits_the_server_s_poll_interval_between_polls() -> None:
+    wire = ScriptedWire(
+        [_info("working", "a", 0.2), _info("working", "b", 0.2), _info("completed", "b", 0.2)]
+    )
+
+    async def run() -> float:
+        started = asyncio.get_running_loop().time()
+        await runner.run_task(wire, None, "tool", {}, label="mcp__srv__tool", progress=None)  # type: ignore[arg-type]
+        return asyncio.get_running_loop().time() - started
+
+    assert asyncio.run(run()) >= 0.4  # two pauses of the server's 0.2 s before the two polls
+    assert wire.requests == ["tools/call", "tasks/get", "tasks/get", "tasks/result"]
+
+
+class FailingInput(ScriptedWire):
+    """A wire whose answer to `input_required` fails (its `tasks/result` refused)."""
+
+    async def answer_input(self, client: Any, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
+        self.requests.append("answer_input")
+        raise RuntimeError("tasks/result refused")
+
+
+def test_input_that_fails_because_the_task_was_cancelled_says_cancelled() -> None:
+    wire = FailingInput([_info("input_required", "which?", 0.0), _info("cancelled", "by someone", 0.0)])
+    with pytest.raises(ToolCallCancelledError, match="cancelled"):
+        asyncio.run(runner.run_task(wire, None, "tool", {}, label="t", progress=None))  # type: ignore[arg-type]
+
+
+def test_input_that_fails_otherwise_raises_its_error() -> None:
+    wire = FailingInput([_info("input_required", "which?", 0.0), _info("input_required", "which?", 0.0)])
+    with pytest.raises(RuntimeError, match="refused"):
+        asyncio.run(runner.run_task(wire, None, "tool", {}, label="t", progress=None))  # type: ignore[arg-type]

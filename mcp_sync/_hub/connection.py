@@ -36,7 +36,6 @@ from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateM
 from .._runtime.loop_thread import LoopThread
 from .._server.features import ServerFeatures
 from .._server.session import Session
-from .._server.tasks.runner import CANCEL_TIMEOUT
 from .._values.errors import MCPSyncError, ServerDisconnectedError
 from .._values.naming import server_label
 from .._values.results import ToolResult
@@ -57,9 +56,6 @@ ServerState = ConnectionState
 CLOSE_TIMEOUT = 4.0
 # After killing the process group, time for the loop thread to notice and finish.
 _KILL_JOIN_TIMEOUT = 1.0
-# A task call the caller gave up on: how long its thread waits for `tasks/cancel` to be answered
-# (the runner's own bound, `CANCEL_TIMEOUT`, plus a margin), so the task is cancelled when the call raises.
-_TASK_CANCEL_SETTLE_TIMEOUT = CANCEL_TIMEOUT + 0.5
 
 
 class ServerConnection:
@@ -264,25 +260,21 @@ class ServerConnection:
         timeout: float,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
-        task: bool = False,
     ) -> ToolResult:
         """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
-        kept by this thread: the call is abandoned (cancelled on the server) when it runs out. `task`:
-        run it as a task, whose `tasks/cancel` the abandoning waits for (bounded)."""
+        kept by this thread: the call is abandoned (cancelled on the server) when it runs out. (A call
+        run as a task goes through `_hub.tasks.call_as_task`.)"""
         forked = self.forked_error()
         if forked is not None:
             raise forked
         args = checked_arguments(arguments, public_name)
         slot = CallSlot[ToolResult]()
         calls = self._session.calls
-        work = self._session.task_call if task else self._session.call
         if self._machine.is_final() or not calls.hand_over(
-            slot, public_name, work, raw_name, args, public_name, None, progress
+            slot, public_name, self._session.call, raw_name, args, public_name, None, progress
         ):
             raise self.not_ready_error(public_name)
         try:
-            if task:
-                return calls.wait(slot, public_name, timeout, cancel, settle=_TASK_CANCEL_SETTLE_TIMEOUT)
             return calls.wait(slot, public_name, timeout, cancel)
         finally:
             if progress is not None and slot.done() and not slot.cancelled() and not self._dispatcher.flush():
@@ -302,18 +294,20 @@ class ServerConnection:
         public_name: str,
         ttl: float | None,
         timeout: float,
+        cancel: threading.Event | None = None,
     ) -> TaskInfo | ToolResult:
-        """Ask the server for a task and wait (up to `timeout`) until it is created; the result itself
-        when the server answered at once."""
+        """Ask the server for a task and wait (up to `timeout`, or `cancel`) until it is created; the
+        result itself when the server answered at once."""
         args = checked_arguments(arguments, public_name)
         started: TaskInfo | ToolResult = self._on_loop(
-            public_name, timeout, None, self._session.start_task, raw_name, args, public_name, ttl
+            public_name, timeout, cancel, self._session.start_task, raw_name, args, public_name, ttl
         )
         return started
 
     def follow_task(
         self,
-        info: TaskInfo,
+        task_id: str,
+        info: TaskInfo | None,
         *,
         label: str,
         timeout: float,
@@ -322,10 +316,17 @@ class ServerConnection:
         on_info: Callable[[TaskInfo], object] | None,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
-        stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on."""
+        stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
+        have reached `progress` when this returns."""
         result: ToolResult = self._on_loop(
-            label, timeout, cancel, self._session.follow_task, info, label, progress, on_info
+            label, timeout, cancel, self._session.follow_task, task_id, info, label, progress, on_info
         )
+        if progress is not None and not self._dispatcher.flush():
+            logger.warning(
+                "returning the result of %s before its progress callbacks ran: the callback thread is "
+                "blocked by a slow callback",
+                label,
+            )
         return result
 
     def task_request(self, kind: str, task_id: str, *, timeout: float) -> Any:

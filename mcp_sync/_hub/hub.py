@@ -17,7 +17,8 @@ the configuration, and resolves public names to what runs them.
 
 Why one file of over 400 lines: it is the public facade (constructors for every source of
 configuration, calls, lifecycle), each method a few lines that resolve names and hand off; resources,
-prompts and server requests are a mixin (`hub_features`), tracing is `tracing`.
+prompts and server requests are a mixin (`hub_features`), tracing is `tracing`, tasks (long-running
+calls: handles, waiting across a reconnect) are `tasks`.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 from .sign_ins import SignIns
-from .tasks import TaskHandle
+from .tasks import ServerLookup, TaskHandle, call_as_task
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -384,7 +385,9 @@ class MCPHub(FeatureHub):
         the server too. `progress(progress, total, message)` runs on the callback thread, before this
         returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
         `ServerDisconnectedError` or `ToolCallError`, and `SignInRequiredError` when the server wants a
-        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`.
+        sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`. A task the
+        server cancelled raises `ToolCallCancelledError`; one it lost (after a reconnect, say),
+        `TaskNotFoundError`.
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
@@ -392,28 +395,17 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
-        as_task = _as_task(tool, task)
+        if _as_task(tool, task):
+            call = functools.partial(
+                call_as_task, target, self._servers_now, raw_name, arguments, public_name=name
+            )
+        else:
+            call = functools.partial(target.call, raw_name, arguments, public_name=name)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).run(
-                lambda: target.call(
-                    raw_name,
-                    arguments,
-                    public_name=name,
-                    timeout=seconds,
-                    cancel=cancel,
-                    progress=progress,
-                    task=as_task,
-                )
+                lambda: call(timeout=seconds, cancel=cancel, progress=progress)
             )
-        return target.call(
-            raw_name,
-            arguments,
-            public_name=name,
-            timeout=seconds,
-            cancel=cancel,
-            progress=progress,
-            task=as_task,
-        )
+        return call(timeout=seconds, cancel=cancel, progress=progress)
 
     def submit(
         self,
@@ -492,8 +484,12 @@ class MCPHub(FeatureHub):
         tasks: list[TaskInfo] = connection.task_request("list", "", timeout=seconds)
         return tasks
 
-    def _servers_now(self) -> Mapping[str, object]:
-        return self._servers.servers
+    @property
+    def _servers_now(self) -> ServerLookup:
+        """The servers by name, read at each use, for a `TaskHandle`: through the set, never the hub,
+        so that a handle does not keep the hub alive."""
+        servers = self._servers
+        return lambda: servers.servers
 
     def _configured(self, server: str) -> None:
         self._servers.check_usable()

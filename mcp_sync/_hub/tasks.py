@@ -10,13 +10,17 @@ one, or a `wait` that times out, leaves the task running on the server.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from .._runtime.callbacks import ProgressCallback
-from .._runtime.calls import NO_LIMIT, resolve_timeout
+from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
+from .._server.tasks.runner import CANCEL_TIMEOUT
 from .._values.errors import (
+    MCPSyncError,
     ServerDisconnectedError,
     ToolCallCancelledError,
     ToolCallTimeoutError,
@@ -25,7 +29,9 @@ from .._values.results import ToolResult
 from .._values.tasks import TaskInfo
 from .connection import ServerConnection
 
-__all__ = ["ServerLookup", "TaskHandle"]
+__all__ = ["ServerLookup", "TaskHandle", "call_as_task"]
+
+logger = logging.getLogger("mcp_sync")
 
 ServerLookup = Callable[[], Mapping[str, object]]
 """The hub's servers by name now (`ServerSet.servers`): a connection, or what stands in for one."""
@@ -100,15 +106,29 @@ class TaskHandle:
         drops and the hub reconnects it, the wait goes on with the same task on the new session.
         """
         seconds = resolve_timeout(timeout, NO_LIMIT)
-        deadline = time.monotonic() + seconds
+        try:
+            return self._follow(time.monotonic() + seconds, cancel, progress)
+        except _WaitStopped as stopped:
+            why = (
+                "was not waited for any longer" if stopped.cancelled else f"did not end within {seconds:g} s"
+            )
+            message = f"{self._label} {why}; it keeps running on the server (wait again, or cancel it)"
+            if stopped.cancelled:
+                raise ToolCallCancelledError(message, tool=self.tool) from None
+            raise ToolCallTimeoutError(message, tool=self.tool) from None
+
+    def _follow(
+        self, deadline: float, cancel: threading.Event | None, progress: ProgressCallback | None
+    ) -> ToolResult:
+        """`wait` up to `deadline` (monotonic); `_WaitStopped` when the deadline or `cancel` stops it."""
         if self._result is not None:
             return self._result
         while True:
-            connection = self._connection(deadline, cancel, seconds)
-            info = self._info or TaskInfo(server=self.server, task_id=self.task_id, status="working")
+            connection = self._connection(deadline, cancel)
             try:
                 result = connection.follow_task(
-                    info,
+                    self.task_id,
+                    self._info,
                     label=self._label,
                     timeout=_remaining(deadline),
                     cancel=cancel,
@@ -120,10 +140,10 @@ class TaskHandle:
                     raise
                 continue  # the hub reconnects it: wait on the new connection, with the same task
             except ToolCallTimeoutError:
-                raise self._stopped_waiting(f"did not end within {seconds:g} s", cancelled=False) from None
+                raise _WaitStopped(cancelled=False) from None
             except ToolCallCancelledError:
                 if cancel is not None and cancel.is_set():
-                    raise self._stopped_waiting("was not waited for any longer", cancelled=True) from None
+                    raise _WaitStopped(cancelled=True) from None
                 raise
             with self._lock:
                 self._result = result
@@ -141,20 +161,27 @@ class TaskHandle:
         return info
 
     def _request(self, kind: str, timeout: float | None) -> TaskInfo:
-        connection = self._connection(time.monotonic(), None, 0.0)
+        try:
+            connection = self._connection(time.monotonic(), None)
+        except _WaitStopped:
+            raise ServerDisconnectedError(
+                f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
+            ) from None
         seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
         info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
         return info
 
-    def _connection(
-        self, deadline: float, cancel: threading.Event | None, seconds: float
-    ) -> ServerConnection:
+    def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
         """The server's connection, once ready: while it is reconnecting (or connecting) this waits, up to
-        `deadline`; a server that is not coming back raises `ServerDisconnectedError`."""
+        `deadline` or `cancel` (`_WaitStopped`); a server that is not coming back raises
+        `ServerDisconnectedError`."""
         while True:
             current = self._servers().get(self.server)
             if current is None:
-                raise ServerDisconnectedError(f"server {self.server!r} is not in this hub (any more)")
+                raise ServerDisconnectedError(
+                    f"server {self.server!r} is not connected (its hub was closed, or reloaded without it); "
+                    f"cannot reach {self._label}"
+                )
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
                 return current
@@ -165,19 +192,61 @@ class TaskHandle:
                     + (f": {error}" if error is not None else "")
                 )
             if cancel is not None and cancel.is_set():
-                raise self._stopped_waiting("was not waited for any longer", cancelled=True)
+                raise _WaitStopped(cancelled=True)
             if time.monotonic() >= deadline:
-                raise self._stopped_waiting(
-                    f"could not be reached within {seconds:g} s (server {state})", cancelled=False
-                )
+                raise _WaitStopped(cancelled=False)
             time.sleep(_RECONNECT_POLL_INTERVAL)
 
-    def _stopped_waiting(self, why: str, *, cancelled: bool) -> ToolCallTimeoutError | ToolCallCancelledError:
-        """The error of a wait that stopped (the task itself goes on)."""
-        message = f"{self._label} {why}; it keeps running on the server (wait again, or cancel it)"
-        if cancelled:
-            return ToolCallCancelledError(message, tool=self.tool)
-        return ToolCallTimeoutError(message, tool=self.tool)
+
+class _WaitStopped(Exception):
+    """A wait on a task that stopped (deadline or cancel); the task itself goes on."""
+
+    def __init__(self, *, cancelled: bool) -> None:
+        super().__init__()
+        self.cancelled = cancelled
+
+
+def call_as_task(
+    connection: ServerConnection,
+    servers: ServerLookup,
+    raw_name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    public_name: str,
+    timeout: float,
+    cancel: threading.Event | None,
+    progress: ProgressCallback | None,
+) -> ToolResult:
+    """`call_tool` of a task on a server the hub reconnects: the task is started, then waited for as a
+    handle waits, so the wait goes on across a reconnect with the same task (the tool is never called
+    again). `timeout` covers it all; when the caller gives up (timeout, `cancel`, Ctrl-C) the task is
+    cancelled on the server, and the call raises as any call does."""
+    deadline = time.monotonic() + timeout
+    started = connection.start_task(
+        raw_name, arguments, public_name=public_name, ttl=None, timeout=timeout, cancel=cancel
+    )
+    if isinstance(started, ToolResult):
+        return started
+    handle = TaskHandle(servers, connection.name, started.task_id, tool=public_name, info=started)
+    try:
+        return handle._follow(deadline, cancel, progress)
+    except _WaitStopped as stopped:
+        _cancel_quietly(handle)
+        if stopped.cancelled:
+            raise was_cancelled(public_name, "the server") from None
+        raise timed_out(public_name, timeout, "the server") from None
+    except BaseException as exc:  # Ctrl-C in the waiting thread: cancel the task too
+        if not isinstance(exc, Exception):
+            _cancel_quietly(handle)
+        raise
+
+
+def _cancel_quietly(handle: TaskHandle) -> None:
+    """Send `tasks/cancel` for a task whose caller gave up, bounded; the caller's own error is raised."""
+    try:
+        handle.cancel(timeout=CANCEL_TIMEOUT)
+    except MCPSyncError as exc:
+        logger.info("could not cancel %s: %s", handle._label, exc)
 
 
 def _remaining(deadline: float) -> float:

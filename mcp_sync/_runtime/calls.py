@@ -290,35 +290,27 @@ class LoopCalls:
             self._handed_over.remove(item)
         return False
 
-    def wait(
-        self,
-        slot: CallSlot[T],
-        label: str,
-        seconds: float,
-        cancel: threading.Event | None,
-        *,
-        settle: float = _CANCEL_SETTLE_TIMEOUT,
-    ) -> T:
+    def wait(self, slot: CallSlot[T], label: str, seconds: float, cancel: threading.Event | None) -> T:
         """Wait for a handed-over call; on timeout, `cancel` or Ctrl-C it is abandoned (cancelled on
-        the server, waiting up to `settle` seconds for that) and `ToolCallTimeoutError` /
-        `ToolCallCancelledError` raised, unless its outcome came first after all."""
+        the server) and `ToolCallTimeoutError` / `ToolCallCancelledError` raised, unless its outcome
+        came first after all."""
         try:
             finished = slot.wait(seconds, cancel)
         except BaseException:  # KeyboardInterrupt in the waiting thread: cancel on the server too
-            self.abandon(slot, settle)
+            self.abandon(slot)
             raise
-        if not finished and not self.abandon(slot, settle):
+        if not finished and not self.abandon(slot):
             if cancel is not None and cancel.is_set():
                 raise was_cancelled(label, "the server")
             raise timed_out(label, seconds, "the server")
         return slot.result()
 
-    def abandon(self, outcome: Outcome[Any], settle: float = _CANCEL_SETTLE_TIMEOUT) -> bool:
-        """Cancel a call the caller stopped waiting for, and wait (up to `settle` seconds) until the loop
-        has sent the cancellation. True if the call finished first after all: its result stands."""
+    def abandon(self, outcome: Outcome[Any]) -> bool:
+        """Cancel a call the caller stopped waiting for, and wait (bounded) until the loop has sent the
+        cancellation. True if the call finished first after all: its result stands."""
         settled = threading.Event()
         if self._call_soon(self.cancel, outcome, settled.set):
-            settled.wait(settle)
+            settled.wait(_CANCEL_SETTLE_TIMEOUT)
         return outcome.done() and not outcome.cancelled()
 
     # -- the loop thread ----------------------------------------------------------------------------------

@@ -514,15 +514,19 @@ class Session:
 
     async def follow_task(
         self,
-        info: TaskInfo,
+        task_id: str,
+        info: TaskInfo | None,
         label: str,
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
     ) -> ToolResult:
-        """Wait on the loop for an existing task to end, and its result; stopped, the task keeps running."""
+        """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
+        None to ask first); stopped, the task keeps running."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
+            if info is None:
+                info = await wire.get(client, task_id)
             result = await follow_task(
                 wire,
                 client,
@@ -535,7 +539,10 @@ class Session:
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            raise await self._failure(exc, label, f"the wait for task {info.task_id!r}") from exc
+            missing = not_found(exc, self._name, task_id, label)
+            if missing is not None:
+                raise missing from exc
+            raise await self._failure(exc, label, f"the wait for task {task_id!r}") from exc
         return _tool_result(result, label)
 
     async def task_request(self, kind: str, task_id: str) -> TaskInfo | list[TaskInfo]:

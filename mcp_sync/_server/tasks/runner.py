@@ -146,8 +146,14 @@ async def follow_task(
             else:
                 done, _pending = await asyncio.wait({answering}, timeout=delay)
                 if done:
-                    answered = answering.result()
-                    answering = None
+                    finished, answering = answering, None
+                    error = finished.exception()
+                    if error is not None:  # the task may have been cancelled meanwhile: that says more
+                        info = await wire.get(client, task_id)
+                        if info.status != "cancelled":
+                            raise error
+                        continue
+                    answered = finished.result()
                     if answered is not None:
                         return answered
             info = await wire.get(client, task_id)
