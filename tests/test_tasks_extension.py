@@ -8,12 +8,14 @@ These drive an SDK `Client` carrying `TasksExtension` directly, with the hub's t
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +30,7 @@ from mcp_sync import (
     ElicitationRequest,
     ElicitationResponse,
     MCPHub,
+    ServerDisconnectedError,
     TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallError,
@@ -678,7 +681,9 @@ class _Proxy:
             sink.shutdown(socket.SHUT_WR)
 
 
-def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog) -> None:
+@pytest.mark.parametrize("how", ["handle", "call"])
+def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog, how: str) -> None:
+    arguments = {"count": 20, "delay": 0.1, "tag": "once"}
     with HttpServer(script=TASKS_SERVER, events=events) as server:
         assert server.port is not None
         proxy = _Proxy(server.port)
@@ -690,9 +695,15 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog)
                 reconnect={"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 200},
             )
             with MCPHub([entry]) as hub:
-                handle = hub.start_task("mcp__t__stages", {"count": 20, "delay": 0.1, "tag": "once"})
                 waited: list[Any] = []
-                waiter = threading.Thread(target=lambda: waited.append(handle.wait(BOUND * 2)), daemon=True)
+                if how == "handle":
+                    handle = hub.start_task("mcp__t__stages", arguments)
+                    work = functools.partial(handle.wait, BOUND * 2)
+                else:
+                    work = functools.partial(
+                        hub.call_tool, "mcp__t__stages", arguments, timeout=BOUND * 2, task=True
+                    )
+                waiter = threading.Thread(target=lambda: waited.append(work()), daemon=True)
                 waiter.start()
                 events.wait_for(
                     lambda event: event["event"] == "stage" and event["stage"] == 2, timeout=BOUND
@@ -709,16 +720,43 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog)
     assert events.count("task_created") == 1
 
 
+@pytest.mark.parametrize("as_task", [None, True])
 def test_hub_call_whose_input_cannot_be_given_fails_and_cancels_its_task(
-    hub_entry: dict[str, Any], target: Target
+    hub_entry: dict[str, Any], target: Target, as_task: bool | None
 ) -> None:
     def no_user(request: ElicitationRequest) -> ElicitationResponse:
         raise RuntimeError("nobody at the keyboard")
 
     with MCPHub([hub_entry], elicitation=no_user) as hub:
         with pytest.raises(ToolCallError, match="nobody at the keyboard"):
-            hub.call_tool("mcp__t__ask", {}, timeout=BOUND)
+            hub.call_tool("mcp__t__ask", {}, timeout=BOUND, task=as_task)
         created = target.events.wait_for("task_created")
         assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
         good = hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}, timeout=BOUND)
         assert good.text == "done 1 stages"
+
+
+def test_a_handle_waits_through_the_moment_a_dropped_connection_shows_disconnected() -> None:
+    # The loop thread announces `disconnected` before it installs the reconnector in the connection's
+    # place; a waiting handle may read the state in between. No real server can hold that moment open.
+    from unittest import mock
+
+    from mcp_sync._hub.connection import ServerConnection
+    from mcp_sync._hub.tasks import TaskHandle
+
+    def connection(state: str) -> Any:
+        stand_in = mock.Mock(spec=ServerConnection)
+        stand_in.state = state
+        stand_in.error = ServerDisconnectedError("connection lost")
+        stand_in.config = mock.Mock(reconnect=object())
+        return stand_in
+
+    dropped, ready = connection("disconnected"), connection("ready")
+    seen = iter([dropped, dropped, dropped])
+    handle = TaskHandle(lambda: {"t": next(seen, ready)}, "t", "task-1")
+    assert handle._connection(time.monotonic() + BOUND, None) is ready
+
+    dropped.config.reconnect = None  # a server that does not reconnect: disconnected at once
+    handle = TaskHandle(lambda: {"t": dropped}, "t", "task-1")
+    with pytest.raises(ServerDisconnectedError, match="disconnected"):
+        handle._connection(time.monotonic() + BOUND, None)

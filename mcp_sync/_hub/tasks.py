@@ -22,6 +22,8 @@ from .._server.tasks.runner import CANCEL_TIMEOUT
 from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
+    SignInRequiredError,
+    TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallTimeoutError,
 )
@@ -38,6 +40,8 @@ ServerLookup = Callable[[], Mapping[str, object]]
 
 # While its server is reconnecting, how often a wait looks for the new connection.
 _RECONNECT_POLL_INTERVAL = 0.05
+# How long a connection that dropped may show `disconnected` before its reconnector stands in for it.
+_RECONNECT_HANDOVER_TIMEOUT = 2.0
 
 
 class TaskHandle:
@@ -175,6 +179,7 @@ class TaskHandle:
         """The server's connection, once ready: while it is reconnecting (or connecting) this waits, up to
         `deadline` or `cancel` (`_WaitStopped`); a server that is not coming back raises
         `ServerDisconnectedError`."""
+        dropped_at: float | None = None
         while True:
             current = self._servers().get(self.server)
             if current is None:
@@ -185,6 +190,12 @@ class TaskHandle:
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
                 return current
+            if state == "disconnected" and isinstance(current, ServerConnection) and _hands_over(current):
+                # It has just dropped: its reconnector takes its place in a moment (the loop thread
+                # installs it after announcing the state this thread may read in between).
+                dropped_at = dropped_at if dropped_at is not None else time.monotonic()
+                if time.monotonic() - dropped_at < _RECONNECT_HANDOVER_TIMEOUT:
+                    state = "reconnecting"
             if state not in ("reconnecting", "connecting"):
                 error = getattr(current, "error", None)
                 raise ServerDisconnectedError(
@@ -196,6 +207,11 @@ class TaskHandle:
             if time.monotonic() >= deadline:
                 raise _WaitStopped(cancelled=False)
             time.sleep(_RECONNECT_POLL_INTERVAL)
+
+
+def _hands_over(connection: ServerConnection) -> bool:
+    """Whether a dropped connection is about to be replaced by a reconnector (see `ServerSet`)."""
+    return connection.config.reconnect is not None and not isinstance(connection.error, SignInRequiredError)
 
 
 class _WaitStopped(Exception):
@@ -235,9 +251,10 @@ def call_as_task(
         if stopped.cancelled:
             raise was_cancelled(public_name, "the server") from None
         raise timed_out(public_name, timeout, "the server") from None
-    except BaseException as exc:  # Ctrl-C in the waiting thread: cancel the task too
-        if not isinstance(exc, Exception):
-            _cancel_quietly(handle)
+    except (TaskNotFoundError, ToolCallCancelledError):
+        raise  # the task is gone or cancelled already: nothing to cancel
+    except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
+        _cancel_quietly(handle)  # given, say): nobody will fetch the task, so it is cancelled too
         raise
 
 
