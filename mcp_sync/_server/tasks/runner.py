@@ -95,9 +95,7 @@ async def run_task(
     started = await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
     if isinstance(started, types.CallToolResult):
         return started
-    return await follow_task(
-        wire, client, started, label=label, progress=progress, cancel_when_stopped=True, on_info=tell_watcher
-    )
+    return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
 
 
 async def follow_task(
@@ -122,6 +120,7 @@ async def follow_task(
         while True:
             if on_info is not None:
                 on_info(info)
+            tell_watcher(info)  # a traced call's span (`_runtime.task_watch`)
             message = info.status_message or info.status  # a task without messages: its status changes
             if message != seen:
                 seen = message
