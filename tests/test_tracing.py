@@ -34,7 +34,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
 )
 from tests.hub_harness import fixture_server, started_hub
-from tests.support import REPO_ROOT, EventLog, HttpServer, stdio_config, wait_until
+from tests.support import REPO_ROOT, EventLog, HttpServer, ReferenceServers, stdio_config, wait_until
 
 # What a traced hub's spans carry about the call's server, per transport.
 TRANSPORTS = [pytest.param("stdio", id="stdio"), pytest.param("http", id="http")]
@@ -363,3 +363,56 @@ def test_without_tracing_nothing_of_it_is_imported_and_with_it_the_process_wide_
 def test_tracing_takes_true_false_or_a_tracer_provider() -> None:
     with pytest.raises(TypeError, match="TracerProvider"):
         MCPHub([], tracing="yes")  # type: ignore[arg-type]
+
+
+# -- a call that runs as an MCP task ---------------------------------------------------------------------
+
+RESEARCH = "mcp__ref__simulate-research-query"
+
+
+@pytest.fixture(scope="module")
+def research(spans: Spans, reference_servers: ReferenceServers) -> Iterator[MCPHub]:
+    """The official reference server over stdio, traced: its `simulate-research-query` runs as a task."""
+    with started_hub(reference_servers.everything_config("ref"), tracing=spans.provider) as hub:
+        yield hub
+
+
+def test_a_task_call_is_one_span_with_the_task_id_and_its_final_status(
+    research: MCPHub, spans: Spans
+) -> None:
+    statuses: list[str] = []
+    result = research.call_tool(
+        RESEARCH,
+        {"topic": ARGUMENT},
+        timeout=60,
+        progress=lambda _done, _total, message: statuses.append(message),
+    )
+    assert not result.is_error and statuses  # four stages of a second, polled once a second
+    span = spans.one("tools/call simulate-research-query")
+    assert [span.name for span in spans.ended()] == ["tools/call simulate-research-query"]
+    attributes = dict(span.attributes or {})
+    assert attributes["mcp_sync.task.status"] == "completed"
+    [task] = [task for task in research.list_tasks("ref") if task.task_id == attributes["mcp_sync.task.id"]]
+    assert task.status == "completed"
+    assert span.status.status_code is StatusCode.UNSET
+    assert ARGUMENT not in _every_value(span)
+
+
+def test_a_submitted_task_call_is_one_span_ended_with_its_future(research: MCPHub, spans: Spans) -> None:
+    future = research.submit(RESEARCH, {"topic": "tides"}, timeout=60)
+    assert not future.result(timeout=90).is_error
+    span = spans.one("tools/call simulate-research-query")
+    assert [span.name for span in spans.ended()] == ["tools/call simulate-research-query"]
+    attributes = dict(span.attributes or {})
+    assert attributes["mcp_sync.task.id"] and attributes["mcp_sync.task.status"] == "completed"
+
+
+def test_a_task_call_that_times_out_is_one_span_with_its_task_id(research: MCPHub, spans: Spans) -> None:
+    with pytest.raises(ToolCallTimeoutError):
+        research.call_tool(RESEARCH, {"topic": "tides"}, timeout=1.5)
+    span = spans.one("tools/call simulate-research-query")
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == "timeout"
+    assert attributes["mcp_sync.task.status"] == "working"
+    handle = research.task("ref", str(attributes["mcp_sync.task.id"]))
+    assert handle.refresh(timeout=10).status == "cancelled"

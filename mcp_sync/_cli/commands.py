@@ -24,6 +24,7 @@ from .. import (
     ResourceNotFoundError,
     ServerDisconnectedError,
     ServerStartError,
+    TaskNotFoundError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -35,21 +36,20 @@ from .. import (
 from .._hub.hub_features import PASS_SERVER
 from .._values.secrets import scrub
 from .._values.suggestions import public_name_hint
-from . import listings, output, sign_in
+from . import listings, output, sign_in, tasks
 from .inputs import terminal_inputs
-from .output import one_line, print_json, printable, warn
+from .output import one_line, print_json, printable
 from .parser import (
     EXIT_CALL_FAILED,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SERVER,
-    EXIT_TOOL_ERROR,
     EXIT_USAGE,
     Failure,
 )
 
-__all__ = ["run"]
+__all__ = ["run", "unknown_tool"]
 
 logger = logging.getLogger("mcp_sync")
 CONFIG_LOGGER = "mcp_sync.config"
@@ -69,7 +69,7 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     return arguments
 
 
-def _unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
+def unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
     """One line: the name, the tools it may stand for (as the Python API suggests them), and any server
     that is not ready."""
     message = f"unknown tool {name!r}"
@@ -105,39 +105,18 @@ def _check_save_directory(directory: str | None) -> None:
 
 def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     if hub.registry.get(args.tool) is None:
-        raise _unknown_tool(hub, entries, args.tool)
+        raise unknown_tool(hub, entries, args.tool)
     reporter = output.progress_reporter(quiet=args.json)
     try:
-        result = hub.call_tool(args.tool, args.parsed_arguments, timeout=args.timeout, progress=reporter)
+        result = hub.call_tool(
+            args.tool, args.parsed_arguments, timeout=args.timeout, progress=reporter, task=args.task or None
+        )
     except ToolNotFoundError:  # its server went away since the check above
-        raise _unknown_tool(hub, entries, args.tool) from None
+        raise unknown_tool(hub, entries, args.tool) from None
     finally:
         if reporter is not None:
             reporter.finish()
-    blocks = output.binary_blocks(result.content)
-    saved = output.save_blocks(Path(args.save_images), args.tool, blocks) if args.save_images else []
-    if args.json:
-        record: dict[str, Any] = {
-            "tool": args.tool,
-            "is_error": result.is_error,
-            "text": result.text,
-            "structured_content": result.structured_content,
-            "content": output.content_json(result.content),
-        }
-        if args.save_images:
-            record["saved"] = [str(path) for path in saved]
-        print_json(record)
-    else:
-        print(result.text)
-        sys.stdout.flush()  # the result before the notes about it on stderr
-        for block, path in zip(blocks, saved, strict=False):
-            warn(f"saved {printable(block.mime_type)} ({len(block.data)} bytes) to {path}")
-        if blocks and not args.save_images:
-            warn(output.left_out_note(blocks))
-    if result.is_error:
-        warn(f"{args.tool} returned an error result")
-        return EXIT_TOOL_ERROR
-    return EXIT_OK
+    return output.print_result(result, args.tool, as_json=args.json, save_images=args.save_images)
 
 
 def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
@@ -201,6 +180,7 @@ _COMMANDS = MappingProxyType(
         "read": _read,
         "prompts": listings.prompts,
         "prompt": _prompt,
+        "task": tasks.run,
     }
 )
 _SIGN_IN_COMMANDS = MappingProxyType({"login": sign_in.login, "logout": sign_in.logout})
@@ -217,6 +197,8 @@ def _failure_of(error: BaseException, verbose: bool) -> Failure:
     if isinstance(error, KeyboardInterrupt):
         return Failure("interrupted", EXIT_INTERRUPTED, "interrupted")
     message = scrub(one_line(str(error)))
+    if isinstance(error, TaskNotFoundError):
+        return Failure(message, EXIT_SERVER, "not_found")
     if isinstance(error, ToolCallTimeoutError):
         return Failure(message, EXIT_CALL_FAILED, "timeout")
     if isinstance(error, ServerDisconnectedError):
@@ -265,6 +247,8 @@ def _without_config(args: argparse.Namespace) -> None:
     """`call --from HOST TOOL ARGUMENTS`: the parser, which cannot tell an optional CONFIG from TOOL by
     position, took TOOL for CONFIG; move each to its place."""
     name = {"call": "tool", "prompt": "prompt"}.get(args.command)
+    if _starts_task(args):
+        name = "tool"
     if name is None or args.from_host is None or args.config is None or args.arguments is not None:
         return
     args.arguments = getattr(args, name)
@@ -272,9 +256,13 @@ def _without_config(args: argparse.Namespace) -> None:
     args.config = None
 
 
+def _starts_task(args: argparse.Namespace) -> bool:
+    return bool(args.command == "task" and args.task_command == "start")
+
+
 def _run(args: argparse.Namespace) -> int:
     _without_config(args)
-    if args.command in ("call", "prompt"):
+    if args.command in ("call", "prompt") or _starts_task(args):
         args.parsed_arguments = _parse_arguments(args.arguments or "{}")  # before starting any server
     if args.command == "call":
         _check_save_directory(args.save_images)

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, TextIO
 
 from .._values.platform import stream_supports_ansi
-from .parser import Failure
+from .parser import EXIT_OK, EXIT_TOOL_ERROR, Failure
 
 __all__ = [
     "BinaryBlock",
@@ -31,6 +31,7 @@ __all__ = [
     "left_out_note",
     "one_line",
     "print_json",
+    "print_result",
     "print_table",
     "printable",
     "progress_reporter",
@@ -150,6 +151,40 @@ def progress_reporter(quiet: bool) -> _ProgressLines | _ProgressBar | None:
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# -- results --------------------------------------------------------------------------------------------
+
+
+def print_result(result: Any, name: str, *, as_json: bool, save_images: str | None, **record: Any) -> int:
+    """A tool's result (a `ToolResult`) as `call` prints it: its text on stdout and notes about its binary
+    blocks on stderr, or one JSON object (`record`'s keys first); EXIT_TOOL_ERROR for an error result."""
+    blocks = binary_blocks(result.content)
+    saved = save_blocks(Path(save_images), name, blocks) if save_images else []
+    if as_json:
+        record.update(
+            {
+                "tool": name,
+                "is_error": result.is_error,
+                "text": result.text,
+                "structured_content": result.structured_content,
+                "content": content_json(result.content),
+            }
+        )
+        if save_images:
+            record["saved"] = [str(path) for path in saved]
+        print_json(record)
+    else:
+        print(result.text)
+        sys.stdout.flush()  # the result before the notes about it on stderr
+        for block, path in zip(blocks, saved, strict=False):
+            warn(f"saved {printable(block.mime_type)} ({len(block.data)} bytes) to {path}")
+        if blocks and not save_images:
+            warn(left_out_note(blocks))
+    if result.is_error:
+        warn(f"{name} returned an error result")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
 
 
 # -- binary blocks --------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ EXIT_CODES = MappingProxyType(
         EXIT_TOOL_ERROR: "the tool ran and returned an error result (call)",
         EXIT_USAGE: "usage or configuration error: bad arguments, invalid JSON, unreadable or invalid config "
         "(also when one entry is invalid and the others ran)",
-        EXIT_SERVER: "a server failed to start or connect, or no tool, resource or prompt has that name",
+        EXIT_SERVER: "a server failed to start or connect, or no tool, resource, prompt or task has that "
+        "name",
         EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
         EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
         EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -172,12 +173,19 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
         "tool_call_timeout_ms",
     )
     call.add_argument(
+        "--task",
+        action="store_true",
+        help="run the call as a task on the server (a tool whose task support is optional; a tool that "
+        "requires it always runs as one); its status messages are shown as progress",
+    )
+    call.add_argument(
         "--save-images",
         metavar="DIR",
         default=None,
         help="save the result's images, audio and binary resources in DIR (created if missing), "
         "as TOOL-N.EXT; existing files are never overwritten",
     )
+    _task_commands(commands, common, parser_class)
     commands.add_parser(
         "resources",
         parents=[common],
@@ -229,3 +237,66 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     )
     logout.add_argument("server", metavar="SERVER", help="the server's name")
     return parser
+
+
+def _task_commands(
+    commands: Any, common: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser]
+) -> None:
+    """`task start|show|result|cancel|list`: a long-running call as a task on the server, which outlives
+    this command (over Streamable HTTP, where the server keeps it), found again by its server and id."""
+    task = commands.add_parser(
+        "task",
+        help="start a task, show its status, fetch its result, cancel it, or list a server's tasks",
+        description="Long-running calls as MCP tasks: 'task start' prints the id of a task the server runs "
+        "on; 'task show', 'task result' and 'task cancel' find it again by SERVER and TASK_ID, from "
+        "another run (over Streamable HTTP, where the server keeps it; a stdio server ends with the run).",
+    )
+    actions = task.add_subparsers(
+        dest="task_command", required=True, metavar="ACTION", parser_class=parser_class
+    )
+    start = actions.add_parser(
+        "start",
+        parents=[common],
+        help="start TOOL as a task and print its id (stdout: the id alone)",
+        description="Call TOOL (its public name) with ARGUMENTS (a JSON object) as a task, print the task's "
+        "id once the server created it, and leave it running.",
+    )
+    start.add_argument("tool", metavar="TOOL", help="the tool's public name")
+    start.add_argument(
+        "arguments", metavar="ARGUMENTS", nargs="?", default=None, help="a JSON object; default {}"
+    )
+    start.add_argument(
+        "--ttl",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="ask the server to keep the task this long after it was created",
+    )
+    _timeout(start, "give up if the server has not created the task after this long")
+    by_id = {
+        "show": ("show a task's status and status message", "Ask SERVER for the task's status now."),
+        "result": (
+            "wait for a task to end and print its result (exit 1 if it is an error result)",
+            "Wait for the task to end (its status messages shown as progress) and print its result as "
+            "'call' does. --timeout stops waiting (exit 4), the task keeps running; Ctrl-C too.",
+        ),
+        "cancel": ("cancel a task on the server", "Ask SERVER to cancel the task; show its status after."),
+    }
+    for name, (help, description) in by_id.items():
+        action = actions.add_parser(name, parents=[common], help=help, description=description)
+        action.add_argument("server", metavar="SERVER", help="the server the task runs on")
+        action.add_argument("task_id", metavar="TASK_ID", help="the task's id, as 'task start' printed it")
+        _timeout(
+            action,
+            "stop waiting after this long (the task keeps running)"
+            if name == "result"
+            else "give up after this long",
+        )
+    listing = actions.add_parser(
+        "list",
+        parents=[common],
+        help="the tasks SERVER knows: id, status, last update, status message",
+        description="List the tasks SERVER keeps (a server or protocol without a task listing: exit 4).",
+    )
+    listing.add_argument("server", metavar="SERVER", help="the server's name")
+    _timeout(listing, "give up after this long")

@@ -12,6 +12,12 @@ error code (also as `rpc.response.status_code`), `tool_error` for an `isError` r
 class name. `mcp_sync.server.name` and `mcp_sync.tool.public_name` say which configured server and
 which public name. No argument, result or content is recorded; error descriptions are scrubbed of secrets.
 
+A call that runs as an MCP task is one span all the same, from the call to its result (its polls are
+not spans of their own): `mcp_sync.task.id` once the server created the task, and
+`mcp_sync.task.status`, the last status the client learnt before the span ended (`completed`,
+`failed`, `cancelled`, or `working` for a call that gave up first). The loop side reports them through
+`_runtime.task_watch`, a watcher set in the context the call is handed over in.
+
 Threads: a span starts on the caller's thread, as a child of the caller's current span, and is
 current while the call is handed to the server's loop; the call's task runs in a copy of that
 context (`_calls`), so the `traceparent` the SDK puts in the request's `_meta` continues this trace
@@ -35,6 +41,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from .._config import HttpServerConfig, ServerConfig, SseServerConfig
+from .._runtime.task_watch import TASK_WATCHER
 from .._values.errors import (
     ServerDisconnectedError,
     ToolCallCancelledError,
@@ -42,6 +49,7 @@ from .._values.errors import (
     ToolCallTimeoutError,
 )
 from .._values.secrets import scrub
+from .._values.tasks import TaskInfo
 
 __all__ = ["CallSpan", "TracedServer", "Tracing"]
 
@@ -118,12 +126,15 @@ class CallSpan:
     def run(self, call: Callable[[], T]) -> T:
         """Make a blocking call with this span current; end the span with its outcome."""
         token = otel_context.attach(trace.set_span_in_context(self._span))
+        watching = TASK_WATCHER.set(self._task_seen) if self._tool_call else None
         try:
             result = call()
         except BaseException as exc:
             self.end(error=exc)
             raise
         finally:
+            if watching is not None:
+                TASK_WATCHER.reset(watching)
             otel_context.detach(token)
         self.end(result)
         return result
@@ -131,15 +142,26 @@ class CallSpan:
     def follow(self, start: Callable[[], concurrent.futures.Future[T]]) -> concurrent.futures.Future[T]:
         """Start a call that returns a Future, with this span current; the span ends with the Future."""
         token = otel_context.attach(trace.set_span_in_context(self._span))
+        watching = TASK_WATCHER.set(self._task_seen) if self._tool_call else None
         try:
             future = start()
         except BaseException as exc:
             self.end(error=exc)
             raise
         finally:
+            if watching is not None:
+                TASK_WATCHER.reset(watching)
             otel_context.detach(token)
         future.add_done_callback(self._future_done)
         return future
+
+    def _task_seen(self, info: TaskInfo) -> None:
+        """The call's task as the loop side last learnt it (on the loop thread): its id and status."""
+        with self._lock:  # an ended span takes no attribute
+            if self._ended:
+                return
+            self._span.set_attribute("mcp_sync.task.id", info.task_id)
+            self._span.set_attribute("mcp_sync.task.status", info.status)
 
     def _future_done(self, future: concurrent.futures.Future[Any]) -> None:
         if future.cancelled():

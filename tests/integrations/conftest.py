@@ -10,12 +10,14 @@ import pytest
 
 from mcp_sync import MCPHub
 from tests.integrations.support import (
+    RESEARCH_SERVER,
     TRANSPORTS,
     TwoServers,
     register_media_tool,
     register_rich_tool,
     two_servers,
 )
+from tests.support import ReferenceServers
 
 
 @pytest.fixture(scope="package", params=TRANSPORTS)
@@ -38,4 +40,11 @@ def media_hub() -> Iterator[MCPHub]:
     """A hub without servers; its native tool `media` returns text, audio, a PDF and a PNG resource."""
     with MCPHub([]) as hub:
         register_media_tool(hub)
+        yield hub
+
+
+@pytest.fixture(scope="package")
+def research_hub(reference_servers: ReferenceServers) -> Iterator[MCPHub]:
+    """The official reference server over stdio: its `simulate-research-query` runs only as a task."""
+    with MCPHub([reference_servers.everything_config(RESEARCH_SERVER)]) as hub:
         yield hub

@@ -22,6 +22,12 @@ from tests.support import EventLog, HttpServer, http_config, stdio_config
 
 TRANSPORTS = [pytest.param("stdio", id="stdio"), pytest.param("http", id="http")]
 
+RESEARCH_SERVER = "ref"
+RESEARCH_TOOL = f"mcp__{RESEARCH_SERVER}__simulate-research-query"
+"""The reference server's tool that requires a task (four stages of a second each)."""
+RESEARCH_REPORT = "# Research Report: tides"
+"""How its result starts for `{"topic": "tides"}`."""
+
 RICH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "Book a trip.",
@@ -144,3 +150,12 @@ _ids = itertools.count(1)
 def unique(prefix: str) -> str:
     """A name no other test in the run uses (tool names added to shared servers, sleep tags)."""
     return f"{prefix}{next(_ids)}"
+
+
+def new_task_ids(hub: MCPHub, before: set[str]) -> list[str]:
+    """The ids of the research server's tasks that are not in `before` (tasks made since it was read)."""
+    return [info.task_id for info in hub.list_tasks(RESEARCH_SERVER) if info.task_id not in before]
+
+
+def task_ids(hub: MCPHub) -> set[str]:
+    return {info.task_id for info in hub.list_tasks(RESEARCH_SERVER)}

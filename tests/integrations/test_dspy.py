@@ -15,15 +15,20 @@ import pytest
 from dspy.utils.dummies import DummyLM
 from dspy.utils.exceptions import AdapterParseError
 
-from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
 from mcp_sync.integrations.dspy import dspy_tool, dspy_tools
 from tests.integrations.support import (
     PDF,
     PNG,
+    RESEARCH_REPORT,
+    RESEARCH_SERVER,
+    RESEARCH_TOOL,
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
     TwoServers,
+    new_task_ids,
+    task_ids,
     unique,
 )
 from tests.support import assert_stopped_if_started
@@ -221,3 +226,21 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
     with pytest.raises(ToolCallCancelledError):
         tool(seconds=30, tag=tag)
     servers.events.wait_for("cancelled", tag=tag)
+
+
+# -- a tool that runs as a task -------------------------------------------------------------------------
+
+
+def test_react_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    tools = dspy_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    [observation] = observations(run_react(scripted((RESEARCH_TOOL, {"topic": "tides"})), tools))
+    assert str(observation).startswith(RESEARCH_REPORT)
+
+
+def test_a_task_tools_timeout_cancels_the_task_on_the_server(research_hub: MCPHub) -> None:
+    before = task_ids(research_hub)
+    tool = dspy_tool(research_hub, RESEARCH_TOOL, timeout=1.5)
+    with pytest.raises(ToolCallTimeoutError):
+        tool(topic="tides")
+    [task_id] = new_task_ids(research_hub, before)
+    assert research_hub.task(RESEARCH_SERVER, task_id).refresh(timeout=10).status == "cancelled"

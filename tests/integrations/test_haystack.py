@@ -26,6 +26,8 @@ from mcp_sync.integrations.haystack import HubToolset, haystack_tool
 from tests.integrations.support import (
     PDF,
     PNG_BASE64,
+    RESEARCH_REPORT,
+    RESEARCH_TOOL,
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
@@ -272,3 +274,14 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
         tool.invoke(seconds=30, tag=tag)
     assert isinstance(raised.value.__cause__, ToolCallCancelledError)
     servers.events.wait_for("cancelled", tag=tag)
+
+
+# -- a tool that runs as a task -------------------------------------------------------------------------
+
+
+def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    generator = ScriptedChatGenerator([[(RESEARCH_TOOL, {"topic": "tides"})], "done"])
+    toolset = HubToolset(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    [result] = tool_results(run_agent(generator, toolset))
+    assert not result.error
+    assert str(result.result).startswith(RESEARCH_REPORT)

@@ -25,6 +25,8 @@ from tests.integrations.support import (
     MEDIA_CONTENT,
     PDF,
     PNG_BASE64,
+    RESEARCH_REPORT,
+    RESEARCH_TOOL,
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
@@ -279,3 +281,14 @@ def test_embedded_files_become_file_blocks_and_audio_a_note(media_hub: MCPHub) -
         {"type": "image", "base64": PNG_BASE64, "mime_type": "image/png"},
     ]
     assert len(received.artifact["content"]) == len(MEDIA_CONTENT)
+
+
+# -- a tool that runs as a task -------------------------------------------------------------------------
+
+
+def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    model = scripted([(RESEARCH_TOOL, {"topic": "tides"})], "done")
+    tools = langchain_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    [result] = tool_messages(run_agent(model, tools))
+    assert result.status == "success"
+    assert isinstance(result.content, str) and result.content.startswith(RESEARCH_REPORT)

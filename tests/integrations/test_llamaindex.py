@@ -31,8 +31,21 @@ from mcp_sync.integrations.llamaindex import (
     llamaindex_tool,
     llamaindex_tools,
 )
-from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
-from tests.support import assert_stopped_if_started
+from tests.integrations.support import (
+    PDF,
+    PNG,
+    RESEARCH_REPORT,
+    RESEARCH_SERVER,
+    RESEARCH_TOOL,
+    RICH_ARGUMENTS,
+    RICH_SCHEMA,
+    WAV,
+    TwoServers,
+    new_task_ids,
+    task_ids,
+    unique,
+)
+from tests.support import assert_stopped_if_started, wait_until
 
 # LlamaIndex's workflows inspect every attribute of an agent, including pydantic's deprecated ones.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")
@@ -265,3 +278,34 @@ def test_tool_spec_lists_the_allowed_tools_sync_and_async(servers: TwoServers) -
 def test_tool_spec_refuses_raw_names_that_collide(servers: TwoServers) -> None:
     with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\); 'pid' \("):
         HubToolSpec(servers.hub, allowed_tools=["echo", "pid"], raw_names=True).to_tool_list()
+
+
+# -- a tool that runs as a task -------------------------------------------------------------------------
+
+
+def test_async_agent_runs_a_task_tool(research_hub: MCPHub) -> None:
+    tools = llamaindex_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    answer, [result] = run(Script([(RESEARCH_TOOL, {"topic": "tides"})]), tools)
+    assert not result.tool_output.is_error
+    assert result.tool_output.content.startswith(RESEARCH_REPORT)
+    assert answer == "done"
+
+
+def test_cancelling_the_run_cancels_the_task_on_the_server(research_hub: MCPHub) -> None:
+    before = task_ids(research_hub)
+    tools = llamaindex_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    agent = FunctionAgent(llm=Script([(RESEARCH_TOOL, {"topic": "tides"})]).llm, tools=tools)
+
+    async def cancel_once_the_task_exists() -> None:
+        task = asyncio.ensure_future(run_agent(agent))
+        while not new_task_ids(research_hub, before):  # each check is a request: no busy loop
+            assert not task.done(), task
+            await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(cancel_once_the_task_exists(), timeout=60))
+    [task_id] = new_task_ids(research_hub, before)
+    handle = research_hub.task(RESEARCH_SERVER, task_id)
+    wait_until(lambda: handle.refresh(timeout=10).status == "cancelled", timeout=20, message="not cancelled")

@@ -27,8 +27,19 @@ from mcp_sync.integrations.smolagents import (
     HubToolCollection,
     smolagents_inputs,
     smolagents_tool,
+    smolagents_tools,
 )
-from tests.integrations.support import PDF, PNG, RICH_ARGUMENTS, RICH_SCHEMA, WAV, TwoServers, unique
+from tests.integrations.support import (
+    PDF,
+    PNG,
+    RESEARCH_REPORT,
+    RESEARCH_TOOL,
+    RICH_ARGUMENTS,
+    RICH_SCHEMA,
+    WAV,
+    TwoServers,
+    unique,
+)
 from tests.support import assert_stopped_if_started, stdio_config
 
 Calls = list[tuple[str, dict[str, Any]]]
@@ -325,3 +336,15 @@ def test_tool_names_become_python_identifiers(rich_hub: MCPHub) -> None:
 def test_structured_output_returns_the_structured_content(servers: TwoServers) -> None:
     tool = smolagents_tool(servers.hub, "mcp__a__add", structured_output=True)
     assert (tool.output_type, tool(a=2, b=3)) == ("object", {"result": 5})
+
+
+# -- a tool that runs as a task -------------------------------------------------------------------------
+
+
+def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    [tool] = smolagents_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
+    agent = make_agent(ScriptedModel([(tool.name, {"topic": "tides"})]), [tool])
+    assert agent.run("go") == "done"
+    step = action_steps(agent)[0]  # then the final answer's step
+    assert step.error is None
+    assert RESEARCH_REPORT in str(step.observations)

@@ -26,6 +26,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..._runtime.task_watch import tell_watcher
 from ..._values.errors import TaskNotFoundError, ToolCallCancelledError, UnsupportedFeatureError
 from ..._values.tasks import TaskInfo
 from .legacy import LegacyTaskWire
@@ -119,6 +120,7 @@ async def follow_task(
         while True:
             if on_info is not None:
                 on_info(info)
+            tell_watcher(info)  # a traced call's span (`_runtime.task_watch`)
             message = info.status_message or info.status  # a task without messages: its status changes
             if message != seen:
                 seen = message
