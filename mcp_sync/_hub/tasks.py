@@ -18,7 +18,7 @@ from typing import Any
 
 from .._runtime.callbacks import ProgressCallback
 from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
-from .._server.tasks.runner import CANCEL_TIMEOUT
+from .._server.tasks.runner import CANCEL_TIMEOUT, StatusUpdates
 from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
@@ -127,6 +127,7 @@ class TaskHandle:
         """`wait` up to `deadline` (monotonic); `_WaitStopped` when the deadline or `cancel` stops it."""
         if self._result is not None:
             return self._result
+        updates = StatusUpdates()  # one count of status messages across the connections of this wait
         while True:
             connection = self._connection(deadline, cancel)
             try:
@@ -138,6 +139,7 @@ class TaskHandle:
                     cancel=cancel,
                     progress=progress,
                     on_info=self._seen,
+                    updates=updates,
                 )
             except ServerDisconnectedError:
                 if connection.config.reconnect is None:
@@ -239,7 +241,13 @@ def call_as_task(
     cancelled on the server, and the call raises as any call does."""
     deadline = time.monotonic() + timeout
     started = connection.start_task(
-        raw_name, arguments, public_name=public_name, ttl=None, timeout=timeout, cancel=cancel
+        raw_name,
+        arguments,
+        public_name=public_name,
+        ttl=None,
+        timeout=timeout,
+        cancel=cancel,
+        progress=progress,
     )
     if isinstance(started, ToolResult):
         return started

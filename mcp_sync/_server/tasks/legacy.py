@@ -30,6 +30,8 @@ logger = logging.getLogger("mcp_sync")
 
 # A `tasks/list` whose cursor never ends cannot hang the caller: past this many pages it is refused.
 _MAX_LIST_PAGES = 100
+# The longest duration read from the wire (about 31 700 years): any more is the same to a client.
+_MAX_MILLISECONDS = 10**15
 
 
 class LegacyTaskWire:
@@ -111,9 +113,17 @@ def task_info(server: str, task: types.Task) -> TaskInfo:
         status_message=task.status_message,
         created_at=_timestamp(task.created_at),
         last_updated_at=_timestamp(task.last_updated_at),
-        ttl=task.ttl / 1000 if task.ttl is not None else None,
-        poll_interval=task.poll_interval / 1000 if task.poll_interval is not None else None,
+        ttl=_seconds(task.ttl),
+        poll_interval=_seconds(task.poll_interval),
     )
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    """A wire duration in seconds; one too long to be a float (a server may send any integer) is
+    clamped to `_MAX_MILLISECONDS`, which every use of it treats as "long"."""
+    if milliseconds is None:
+        return None
+    return min(milliseconds, _MAX_MILLISECONDS) / 1000
 
 
 def _timestamp(text: str | None) -> datetime.datetime | None:
