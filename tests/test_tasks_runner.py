@@ -408,3 +408,22 @@ def test_a_closed_hub_says_it_is_closed_for_its_tasks(request_kind: str, tmp_pat
         else:
             hub.list_tasks("raw")
     assert not isinstance(raised.value, ConfigError)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_the_server_s_own_progress_during_a_task_reaches_progress(caller: str, tmp_path: Path) -> None:
+    raw = RawServer("progress", tmp_path / "log")  # "server progress 1..3" while the task works
+    seen: list[tuple[float, float | None, str | None]] = []
+    with started_hub(raw.config) as hub:
+        if caller == "call_tool":
+            hub.call_tool(JOB, timeout=30, progress=lambda *update: seen.append(update))
+        else:
+            hub.submit(JOB, timeout=30, progress=lambda *update: seen.append(update)).result(timeout=30)
+    server_own = [update for update in seen if update[2] and update[2].startswith("server progress")]
+    assert server_own == [
+        (1.0, 3.0, "server progress 1"),
+        (2.0, 3.0, "server progress 2"),
+        (3.0, 3.0, "server progress 3"),
+    ]
+    assert (1.0, None, "busy") in seen  # the task's status message, besides
