@@ -36,6 +36,7 @@ from .._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateM
 from .._runtime.loop_thread import LoopThread
 from .._server.features import ServerFeatures
 from .._server.session import Session
+from .._server.tasks.runner import StatusUpdates
 from .._values.errors import MCPSyncError, ServerDisconnectedError
 from .._values.naming import server_label
 from .._values.results import ToolResult
@@ -295,12 +296,14 @@ class ServerConnection:
         ttl: float | None,
         timeout: float,
         cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
     ) -> TaskInfo | ToolResult:
         """Ask the server for a task and wait (up to `timeout`, or `cancel`) until it is created; the
-        result itself when the server answered at once."""
+        result itself when the server answered at once. Stopped meanwhile, the task the server created
+        is cancelled (on the loop, after this has raised)."""
         args = checked_arguments(arguments, public_name)
         started: TaskInfo | ToolResult = self._on_loop(
-            public_name, timeout, cancel, self._session.start_task, raw_name, args, public_name, ttl
+            public_name, timeout, cancel, self._session.start_task, raw_name, args, public_name, ttl, progress
         )
         return started
 
@@ -314,12 +317,23 @@ class ServerConnection:
         cancel: threading.Event | None,
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
+        updates: StatusUpdates | None = None,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
         stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
-        have reached `progress` when this returns."""
+        have reached `progress` when this returns (`updates`: those reported before, by this wait on
+        an earlier connection)."""
         result: ToolResult = self._on_loop(
-            label, timeout, cancel, self._session.follow_task, task_id, info, label, progress, on_info
+            label,
+            timeout,
+            cancel,
+            self._session.follow_task,
+            task_id,
+            info,
+            label,
+            progress,
+            on_info,
+            updates,
         )
         if progress is not None and not self._dispatcher.flush():
             logger.warning(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import math
 import os
 import threading
 import weakref
@@ -56,7 +57,13 @@ from .._server.server_requests import (
     SamplingHandler,
     decline_elicitation,
 )
-from .._values.errors import ConfigError, ServerDisconnectedError, ToolNotFoundError, UnsupportedFeatureError
+from .._values.errors import (
+    ConfigError,
+    MCPSyncError,
+    ServerDisconnectedError,
+    ToolNotFoundError,
+    UnsupportedFeatureError,
+)
 from .._values.html import hub_html
 from .._values.results import ToolResult
 from .._values.suggestions import public_name_hint
@@ -70,7 +77,7 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 from .sign_ins import SignIns
-from .tasks import ServerLookup, TaskHandle, call_as_task
+from .tasks import ServerLookup, TaskHandle, call_as_task, submit_as_task
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -391,6 +398,7 @@ class MCPHub(FeatureHub):
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
+            _as_task(tool, task)  # a native tool is never a task: task=True is refused, as `submit` does
             return self._call_native(name, target, arguments, timeout, cancel)
         raw_name = tool.raw_name
         assert raw_name is not None
@@ -426,15 +434,15 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if as_task and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
+            submit = functools.partial(submit_as_task, target, self._servers_now)
+        else:
+            submit = functools.partial(target.submit, task=as_task)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).follow(
-                lambda: target.submit(
-                    raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
-                )
+                lambda: submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
             )
-        return target.submit(
-            raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
-        )
+        return submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
 
     # -- tasks -----------------------------------------------------------------------------------------
 
@@ -457,8 +465,10 @@ class MCPHub(FeatureHub):
         assert isinstance(target, ServerConnection)
         raw_name, server = tool.raw_name, tool.server_name
         assert raw_name is not None and server is not None
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0):
-            raise ValueError(f"ttl must be a positive number of seconds or None, not {ttl!r}")
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < math.inf
+        ):
+            raise ValueError(f"ttl must be a positive, finite number of seconds or None, not {ttl!r}")
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
@@ -493,6 +503,8 @@ class MCPHub(FeatureHub):
 
     def _configured(self, server: str) -> None:
         self._servers.check_usable()
+        if self._servers.state in ("closing", "closed"):  # its servers are gone, not unknown
+            raise MCPSyncError(f"this hub is closed; make a new one (to reach server {server!r})")
         if server not in self._servers.servers:
             raise ConfigError(f"no server named {server!r} in this hub")
 

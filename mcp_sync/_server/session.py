@@ -51,7 +51,8 @@ from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
-from .tasks.runner import follow_task, not_found, run_task, wire_for
+from .tasks.legacy import LegacyTaskWire
+from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
 from .tasks.wire import TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
@@ -374,6 +375,10 @@ class Session:
         # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
         if isinstance(message, types.ToolListChangedNotification) and self._sync is not None:
             self._sync.mark_dirty()
+        elif isinstance(message, types.ProgressNotification):
+            wire = self._task_wire[1] if self._task_wire is not None else None
+            if isinstance(wire, LegacyTaskWire):  # a task call's progress, after its tools/call returned
+                await wire.progress_notified(message.params)
         elif self._connection.features is not None:
             self._connection.features.on_message(message)
 
@@ -500,12 +505,19 @@ class Session:
         return _tool_result(result, public_name)
 
     async def start_task(
-        self, raw_name: str, arguments: dict[str, Any], public_name: str, ttl: float | None
+        self,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        ttl: float | None,
+        progress: ProgressCallback | None = None,
     ) -> TaskInfo | ToolResult:
-        """Ask for a task and return once the server created it (or answered at once with the result)."""
+        """Ask for a task and return once the server created it (or answered at once with the result);
+        stopped meanwhile, it cancels the task the server created."""
         client, wire = self._task_client(public_name)
+        on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
-            started = await wire.start(client, raw_name, arguments, ttl=ttl)
+            started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=on_progress)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -521,6 +533,7 @@ class Session:
         label: str,
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
+        updates: StatusUpdates | None = None,
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
         None to ask first); stopped, the task keeps running."""
@@ -537,6 +550,7 @@ class Session:
                 progress=on_progress,
                 cancel_when_stopped=False,
                 on_info=on_info,
+                updates=updates,
             )
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
@@ -559,9 +573,8 @@ class Session:
                 try:
                     return await wire.cancel(client, task_id)
                 except MCPError as refused:
-                    if not_found(refused, self._name, task_id) is not None:
-                        raise
-                    # Cancelling a task that already ended is refused: its status says what became of it.
+                    # Cancelling a task that already ended is refused with the same "invalid params" as
+                    # an unknown one: its status (or tasks/get's "not found") says which it was.
                     logger.debug("server %r refused tasks/cancel of %r: %s", self._name, task_id, refused)
             return await wire.get(client, task_id)
         except MCPSyncError:  # the runner's own typed errors stand as they are

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -32,12 +33,22 @@ from ..._values.tasks import TaskInfo
 from .legacy import LegacyTaskWire
 from .wire import ProgressSink, TaskWire
 
-__all__ = ["CANCEL_TIMEOUT", "cancel_task", "follow_task", "not_found", "run_task", "wire_for"]
+__all__ = [
+    "CANCEL_TIMEOUT",
+    "StatusUpdates",
+    "cancel_task",
+    "follow_task",
+    "not_found",
+    "run_task",
+    "start_task",
+    "wire_for",
+]
 
 logger = logging.getLogger("mcp_sync")
 
 # Never poll faster than this, whatever the server asks: a server asking for 0 ms must not make us spin.
-_MIN_POLL_INTERVAL = 0.05
+# Low, so that a server's own short interval is what it costs: the runner adds no wait of its own.
+_MIN_POLL_INTERVAL = 0.01
 # Never poll slower than this: a status message or the end is seen within it, however long the server asks.
 _MAX_POLL_INTERVAL = 5.0
 # The poll interval when the server suggests none.
@@ -70,8 +81,11 @@ def wire_for(server: str, protocol_version: str | None) -> TaskWire:
 def not_found(
     exc: BaseException, server: str, task_id: str, label: str | None = None
 ) -> TaskNotFoundError | None:
-    """`TaskNotFoundError` when `exc` is the server saying it does not know the task; else None."""
-    if not isinstance(exc, MCPError) or exc.code != _INVALID_PARAMS or "not found" not in exc.message.lower():
+    """`TaskNotFoundError` when `exc` is the server saying it does not know the task; else None. Only
+    for the task requests whose one parameter is the id (`tasks/get`, `tasks/result`): "invalid params"
+    there can only be about the id, whatever the message says. (`tasks/cancel` also refuses a task that
+    has ended so: a refused cancel is followed by `tasks/get`.)"""
+    if not isinstance(exc, MCPError) or exc.code != _INVALID_PARAMS:
         return None
     return TaskNotFoundError(
         f"server {server!r} does not know task {task_id!r} (it never existed, expired or was dropped)",
@@ -79,6 +93,15 @@ def not_found(
         task_id=task_id,
         tool=label,
     )
+
+
+@dataclass
+class StatusUpdates:
+    """The status messages one wait has reported so far: the last, and how many. Kept by the caller
+    across the connections a wait goes through, so a resumed wait neither repeats nor recounts."""
+
+    last: str | None = None
+    count: int = 0
 
 
 async def run_task(
@@ -92,10 +115,53 @@ async def run_task(
     ttl: float | None = None,
 ) -> types.CallToolResult:
     """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server."""
-    started = await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
+    started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress)
     if isinstance(started, types.CallToolResult):
         return started
     return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
+
+
+async def start_task(
+    wire: TaskWire,
+    client: Client,
+    raw_name: str,
+    arguments: dict[str, Any],
+    *,
+    ttl: float | None,
+    progress: ProgressSink | None,
+) -> TaskInfo | types.CallToolResult:
+    """`wire.start`, which a cancelled caller never cuts short: once `tools/call` may have reached the
+    server a task may exist, so the start is let finish (bounded by `CANCEL_TIMEOUT`) and the task it
+    created is cancelled before the cancellation goes on."""
+    starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=progress))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({starting}, timeout=CANCEL_TIMEOUT)
+        if not starting.done():
+            logger.warning(
+                "%s: the server did not create the task within %g s of the call being stopped; "
+                "if it creates one later, it is not cancelled",
+                raw_name,
+                CANCEL_TIMEOUT,
+            )
+            starting.cancel()
+        elif not starting.cancelled() and starting.exception() is None:
+            started = starting.result()
+            if isinstance(started, TaskInfo):
+                if isinstance(wire, LegacyTaskWire):
+                    wire.ended(started.task_id)
+                if not started.done:
+                    await cancel_task(wire, client, started.task_id)
+        else:
+            _log_start_failure(starting)
+        raise
+
+
+def _log_start_failure(starting: asyncio.Future[TaskInfo | types.CallToolResult]) -> None:
+    if not starting.cancelled() and starting.exception() is not None:
+        logger.debug("a stopped call's tools/call failed: %s", starting.exception())
 
 
 async def follow_task(
@@ -107,26 +173,28 @@ async def follow_task(
     progress: ProgressSink | None,
     cancel_when_stopped: bool,
     on_info: Callable[[TaskInfo], object] | None = None,
+    updates: StatusUpdates | None = None,
 ) -> types.CallToolResult:
     """Poll a task until it ends and return its result (`ToolCallCancelledError` if it was cancelled).
     Each new status message (the status itself where the server gives none) goes to
-    `progress(updates_so_far, None, message)`, each status seen to
-    `on_info`; an unknown task id is `TaskNotFoundError`."""
+    `progress(updates_so_far, None, message)`, counted in `updates` (a wait resumed on a new
+    connection passes the one it had), each status seen to `on_info`; an unknown task id is
+    `TaskNotFoundError`."""
     task_id = info.task_id
-    seen: str | None = None
-    updates = 0
+    updates = updates if updates is not None else StatusUpdates()
     answering: asyncio.Task[types.CallToolResult | None] | None = None
+    input_error: BaseException | None = None  # giving the input failed (the task is known: just polled)
     try:
         while True:
             if on_info is not None:
                 on_info(info)
             tell_watcher(info)  # a traced call's span (`_runtime.task_watch`)
             message = info.status_message or info.status  # a task without messages: its status changes
-            if message != seen:
-                seen = message
-                updates += 1
+            if message != updates.last:
+                updates.last = message
+                updates.count += 1
                 if progress is not None:
-                    await progress(float(updates), None, message)
+                    await progress(float(updates.count), None, message)
             if info.status == "cancelled":
                 raise ToolCallCancelledError(
                     f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
@@ -150,6 +218,7 @@ async def follow_task(
                     if error is not None:  # the task may have been cancelled meanwhile: that says more
                         info = await wire.get(client, task_id)
                         if info.status != "cancelled":
+                            input_error = error
                             raise error
                         continue
                     answered = finished.result()
@@ -161,7 +230,7 @@ async def follow_task(
             await cancel_task(wire, client, task_id)
         raise
     except Exception as exc:
-        missing = not_found(exc, info.server, task_id, label)
+        missing = not_found(exc, info.server, task_id, label) if exc is not input_error else None
         if missing is not None:
             raise missing from exc
         if cancel_when_stopped and not info.done:
@@ -171,6 +240,8 @@ async def follow_task(
     finally:
         if answering is not None and not answering.done():
             answering.cancel()
+        if isinstance(wire, LegacyTaskWire):
+            wire.ended(task_id)
 
 
 async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
