@@ -311,6 +311,9 @@ def test_a_second_process_asks_for_a_task_by_id_over_http(everything_http: Every
 def test_a_reset_http_connection_mid_task_does_not_stop_the_wait_and_the_tool_runs_once(
     everything_http: EverythingHttp,
 ) -> None:
+    """The relay resets every connection just after a poll was answered (a status message arrived), a
+    second before the next poll: the idle connections go, the session and the wait stay. (A reset that
+    catches a request in flight ends the SDK's HTTP transport: that is the reconnect tests' case.)"""
     with Relay(everything_http.port) as relay, started_hub(http_entry("ev", relay.url)) as hub:
         handle = hub.start_task(TOOL, {"topic": "reset"})
         progress = Progress()
