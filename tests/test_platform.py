@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import MCPHub, StdioServerConfig
+from mcp_sync import ConfigError, MCPHub, StdioServerConfig
 from mcp_sync._cli import _replace_unencodable
 from mcp_sync._values import platform
 from tests.support import EventLog, stdio_config
@@ -115,6 +115,49 @@ def test_a_windows_command_is_found_with_its_script_extension(
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(platform, "IS_WINDOWS", True)
     assert platform.executable_command("npx") == str(script)
+
+
+def test_a_cmd_launcher_gets_a_command_line_for_cmd_exe_and_a_program_its_argument_list(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = tmp_path / "npx.cmd"
+    script.write_text("@echo off\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    assert platform.process_command("npx", ["mcp-remote", "https://h/mcp?a=1&b=2"]) == (
+        f'"{script}" mcp-remote "https://h/mcp?a=1&b=2"'
+    )
+    assert platform.process_command(sys.executable, ["a&b"]) == [sys.executable, "a&b"]
+
+
+@pytest.mark.parametrize(
+    ("argument", "written"),
+    [
+        ("plain-1.0/x:y@z", "plain-1.0/x:y@z"),  # nothing cmd.exe reads: as it is
+        ("a&b|c<d>e^f", '"a&b|c<d>e^f"'),  # cmd.exe's syntax: inside quotes
+        ("two words", '"two words"'),
+        ("", '""'),  # kept as an argument
+        ('say "hi"', '"say ""hi"""'),  # a quote doubled
+        ('a\\"b', '"a\\\\""b"'),  # the backslashes before a quote doubled too
+        ("trail\\", '"trail\\\\"'),  # and before the closing quote
+        ("C:\\dir\\file", "C:\\dir\\file"),  # elsewhere a backslash is itself
+        ("50%", '"50%%cd:~,%"'),  # no `%NAME%` can form: an empty substring of CD follows each `%`
+        ("%PATH%", '"%%cd:~,%PATH%%cd:~,%"'),
+        ("https://h/mcp?y=2%20z", '"https://h/mcp?y=2%%cd:~,%20z"'),
+        ("bang!", '"bang!"'),
+    ],
+)
+def test_a_batch_launchers_argument_is_quoted_for_cmd_exe_as_rust_does(argument: str, written: str) -> None:
+    assert platform.batch_command_line("C:\\node\\npx.cmd", [argument]) == f'"C:\\node\\npx.cmd" {written}'
+
+
+@pytest.mark.parametrize("argument", ["two\nlines", "a\rb", "nul\0"])
+def test_an_argument_cmd_exe_cannot_pass_is_refused_naming_its_position_not_its_value(argument: str) -> None:
+    with pytest.raises(ConfigError, match=r"argument 2 holds a (line break|NUL character)") as raised:
+        platform.batch_command_line("C:\\node\\npx.cmd", ["ok", argument])
+    assert "npx.cmd" in str(raised.value)
+    assert argument not in str(raised.value)
 
 
 def test_no_fork_hooks_are_registered_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
