@@ -5,6 +5,7 @@ encodings), run everywhere. The rest of Windows is tested with a Windows Python:
 from __future__ import annotations
 
 import _thread
+import concurrent.futures
 import io
 import os
 import stat
@@ -84,6 +85,60 @@ def test_ctrl_c_during_a_call_waited_for_in_slices_cancels_it_on_the_server(
             hub.call_tool("mcp__fx__sleep", {"seconds": 30, "tag": "ctrl-c"})
         events.wait_for("cancelled", tag="ctrl-c")
         assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+
+@pytest.mark.real_processes
+def test_ctrl_c_during_a_subscription_the_server_has_not_acknowledged_ends_it_in_slices(
+    monkeypatch: pytest.MonkeyPatch, events: EventLog
+) -> None:
+    # The server holds the subscription's acknowledgement; without slices the wait would last the
+    # subscription's whole timeout (600 s here) before the interrupt could be raised.
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    config = stdio_config("fx", "--hold-subscriptions", events=events, tool_call_timeout_ms=600_000)
+    with MCPHub([config]) as hub:
+
+        def interrupt_once_held() -> None:
+            events.wait_for("listen_held")
+            _thread.interrupt_main()
+
+        threading.Thread(target=interrupt_once_held, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.subscribe_resource("fixture://text/readme", print)
+
+
+def test_a_future_is_waited_for_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+    threading.Timer(0.3, future.set_result, (None,)).start()
+    waits: list[float | None] = []
+    real_wait = concurrent.futures.wait
+
+    def recording_wait(futures: Any, timeout: float | None = None) -> Any:
+        waits.append(timeout)
+        return real_wait(futures, timeout)
+
+    monkeypatch.setattr(concurrent.futures, "wait", recording_wait)
+    assert platform.wait_future(future, None)
+    assert len(waits) > 1 and all(seconds is not None and seconds <= 0.05 for seconds in waits)
+
+
+def test_a_thread_is_joined_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, args=(60,))
+    thread.start()
+    joins: list[float | None] = []
+    real_join = thread.join
+
+    def recording_join(timeout: float | None = None) -> None:
+        joins.append(timeout)
+        if len(joins) == 3:
+            release.set()
+        real_join(timeout)
+
+    monkeypatch.setattr(thread, "join", recording_join)
+    assert platform.join_thread(thread, None)
+    assert len(joins) >= 3 and all(seconds is not None and seconds <= 0.05 for seconds in joins)
 
 
 # --- a server's process on Windows: no console event reaches it -------------------------------------

@@ -259,3 +259,20 @@ def test_an_argument_a_cmd_launcher_cannot_pass_fails_that_server_naming_it(
         error = str(hub.servers["launched"].error)
     assert "argument 2 holds a line break" in error and "fixture-launcher.cmd" in error
     assert "two" not in error
+
+
+def test_ctrl_c_in_a_subscription_the_server_holds_ends_it_within_a_slice(tmp_path: Path) -> None:
+    # Without slices the wait for the server's acknowledgement would last its whole timeout (600 s).
+    events = Events(tmp_path / "events.jsonl")
+    config = stdio_config(
+        "held", "--hold-subscriptions", "--events", str(events.path), tool_call_timeout_ms=600_000
+    )
+    with MCPHub([config]) as hub:
+
+        def interrupt_once_held() -> None:
+            events.wait_for("listen_held")
+            _thread.interrupt_main()
+
+        threading.Thread(target=interrupt_once_held, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.subscribe_resource("fixture://text/readme", print)
