@@ -7,6 +7,7 @@ from __future__ import annotations
 import _thread
 import concurrent.futures
 import io
+import json
 import os
 import stat
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 from mcp_sync import ConfigError, MCPHub, StdioServerConfig
 from mcp_sync._cli import _replace_unencodable
+from mcp_sync._cli.output import print_json
 from mcp_sync._values import platform
 from tests.support import EventLog, stdio_config
 
@@ -276,6 +278,33 @@ def test_output_a_code_page_cannot_hold_is_replaced_not_fatal(monkeypatch: pytes
     print("ok ✓ 你好", file=stream)
     stream.flush()
     assert raw.getvalue().decode("cp1252").startswith("ok ? ??")
+
+
+def test_json_output_a_code_page_cannot_hold_is_escaped_not_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="cp1252"))
+    _replace_unencodable()
+    print_json({"text": "caf\u00e9 \u2713 \u4f60\u597d"})
+    sys.stdout.flush()
+    assert json.loads(raw.getvalue().decode("cp1252")) == {"text": "caf\u00e9 \u2713 \u4f60\u597d"}
+
+
+def test_json_output_in_utf8_keeps_its_characters_readable(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8"))
+    print_json({"text": "caf\u00e9 \u2713"})
+    sys.stdout.flush()
+    assert "caf\u00e9 \u2713" in raw.getvalue().decode("utf-8")
+
+
+def test_stderr_keeps_its_lossless_backslash_escapes_in_a_code_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="cp1252", errors="backslashreplace")
+    monkeypatch.setattr(sys, "stderr", stream)
+    _replace_unencodable()
+    print("mcp-sync: /tmp/\u65e5\u672c/servers.json", file=stream)
+    stream.flush()
+    assert "/tmp/\\u65e5\\u672c/" in raw.getvalue().decode("cp1252")
 
 
 # --- paths with drive letters -------------------------------------------------------------------------

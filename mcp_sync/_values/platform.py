@@ -28,6 +28,7 @@ server starts before it has joined the job (within microseconds of its start) is
 
 from __future__ import annotations
 
+import codecs
 import concurrent.futures
 import contextlib
 import logging
@@ -51,6 +52,7 @@ __all__ = [
     "describe_returncode",
     "executable_command",
     "has_desktop",
+    "holds_any_text",
     "interruptible_wait",
     "join_thread",
     "make_private_directory",
@@ -421,6 +423,16 @@ def _windows_private_acl(path: Path) -> None:
         )
     except pywintypes.error as exc:
         raise OSError(f"could not make {path} private: {exc}") from exc
+
+
+def holds_any_text(stream: TextIO) -> bool:
+    """Whether `stream`'s encoding can write every character (UTF-8, as on a Windows console), unlike a
+    code page (Windows output redirected to a file or pipe: cp1252 and the like) or ASCII."""
+    try:
+        name = codecs.lookup(getattr(stream, "encoding", None) or "ascii").name
+    except LookupError:
+        return False
+    return name.startswith(("utf-8", "utf-16", "utf-32"))
 
 
 def stream_supports_ansi(stream: TextIO) -> bool:

@@ -106,6 +106,22 @@ def test_the_command_line_lists_tools_and_says_failures_with_exit_codes(tmp_path
     assert "nowhere.json" in missing.stderr
 
 
+def test_json_output_in_a_code_page_carries_every_character(tmp_path: Path) -> None:
+    # Output to a pipe is in the ANSI code page, which lacks most of this text: JSON escapes it.
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"servers": [stdio_config("fx")]}), encoding="utf-8")
+    text = "caf\u00e9 \u2713 \u4f60\u597d"
+    called = _cli("call", str(config), "mcp__fx__echo", json.dumps({"text": text}), "--json")
+    assert called.returncode == 0, called.stderr
+    assert text in json.dumps(json.loads(called.stdout), ensure_ascii=False)
+
+
+def test_an_error_on_stderr_in_a_code_page_keeps_what_it_lacks_as_escapes(tmp_path: Path) -> None:
+    missing = _cli("tools", str(tmp_path / "\u65e5\u672c" / "servers.json"))
+    assert missing.returncode == 2, (missing.stdout, missing.stderr)
+    assert "\\u65e5\\u672c" in missing.stderr  # Python's backslashreplace, not "?"
+
+
 def test_host_files_are_found_in_their_windows_locations(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
