@@ -5,7 +5,9 @@ encodings), run everywhere. The rest of Windows is tested with a Windows Python:
 from __future__ import annotations
 
 import _thread
+import concurrent.futures
 import io
+import json
 import os
 import stat
 import sys
@@ -16,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import MCPHub, StdioServerConfig
+from mcp_sync import ConfigError, MCPHub, StdioServerConfig
 from mcp_sync._cli import _replace_unencodable
+from mcp_sync._cli.output import print_json
 from mcp_sync._values import platform
 from tests.support import EventLog, stdio_config
 
@@ -86,6 +89,60 @@ def test_ctrl_c_during_a_call_waited_for_in_slices_cancels_it_on_the_server(
         assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
 
 
+@pytest.mark.real_processes
+def test_ctrl_c_during_a_subscription_the_server_has_not_acknowledged_ends_it_in_slices(
+    monkeypatch: pytest.MonkeyPatch, events: EventLog
+) -> None:
+    # The server holds the subscription's acknowledgement; without slices the wait would last the
+    # subscription's whole timeout (600 s here) before the interrupt could be raised.
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    config = stdio_config("fx", "--hold-subscriptions", events=events, tool_call_timeout_ms=600_000)
+    with MCPHub([config]) as hub:
+
+        def interrupt_once_held() -> None:
+            events.wait_for("listen_held")
+            _thread.interrupt_main()
+
+        threading.Thread(target=interrupt_once_held, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.subscribe_resource("fixture://text/readme", print)
+
+
+def test_a_future_is_waited_for_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+    threading.Timer(0.3, future.set_result, (None,)).start()
+    waits: list[float | None] = []
+    real_wait = concurrent.futures.wait
+
+    def recording_wait(futures: Any, timeout: float | None = None) -> Any:
+        waits.append(timeout)
+        return real_wait(futures, timeout)
+
+    monkeypatch.setattr(concurrent.futures, "wait", recording_wait)
+    assert platform.wait_future(future, None)
+    assert len(waits) > 1 and all(seconds is not None and seconds <= 0.05 for seconds in waits)
+
+
+def test_a_thread_is_joined_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, args=(60,))
+    thread.start()
+    joins: list[float | None] = []
+    real_join = thread.join
+
+    def recording_join(timeout: float | None = None) -> None:
+        joins.append(timeout)
+        if len(joins) == 3:
+            release.set()
+        real_join(timeout)
+
+    monkeypatch.setattr(thread, "join", recording_join)
+    assert platform.join_thread(thread, None)
+    assert len(joins) >= 3 and all(seconds is not None and seconds <= 0.05 for seconds in joins)
+
+
 # --- a server's process on Windows: no console event reaches it -------------------------------------
 
 
@@ -115,6 +172,49 @@ def test_a_windows_command_is_found_with_its_script_extension(
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(platform, "IS_WINDOWS", True)
     assert platform.executable_command("npx") == str(script)
+
+
+def test_a_cmd_launcher_gets_a_command_line_for_cmd_exe_and_a_program_its_argument_list(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = tmp_path / "npx.cmd"
+    script.write_text("@echo off\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    assert platform.process_command("npx", ["mcp-remote", "https://h/mcp?a=1&b=2"]) == (
+        f'"{script}" mcp-remote "https://h/mcp?a=1&b=2"'
+    )
+    assert platform.process_command(sys.executable, ["a&b"]) == [sys.executable, "a&b"]
+
+
+@pytest.mark.parametrize(
+    ("argument", "written"),
+    [
+        ("plain-1.0/x:y@z", "plain-1.0/x:y@z"),  # nothing cmd.exe reads: as it is
+        ("a&b|c<d>e^f", '"a&b|c<d>e^f"'),  # cmd.exe's syntax: inside quotes
+        ("two words", '"two words"'),
+        ("", '""'),  # kept as an argument
+        ('say "hi"', '"say ""hi"""'),  # a quote doubled
+        ('a\\"b', '"a\\\\""b"'),  # the backslashes before a quote doubled too
+        ("trail\\", '"trail\\\\"'),  # and before the closing quote
+        ("C:\\dir\\file", "C:\\dir\\file"),  # elsewhere a backslash is itself
+        ("50%", '"50%%cd:~,%"'),  # no `%NAME%` can form: an empty substring of CD follows each `%`
+        ("%PATH%", '"%%cd:~,%PATH%%cd:~,%"'),
+        ("https://h/mcp?y=2%20z", '"https://h/mcp?y=2%%cd:~,%20z"'),
+        ("bang!", '"bang!"'),
+    ],
+)
+def test_a_batch_launchers_argument_is_quoted_for_cmd_exe_as_rust_does(argument: str, written: str) -> None:
+    assert platform.batch_command_line("C:\\node\\npx.cmd", [argument]) == f'"C:\\node\\npx.cmd" {written}'
+
+
+@pytest.mark.parametrize("argument", ["two\nlines", "a\rb", "nul\0"])
+def test_an_argument_cmd_exe_cannot_pass_is_refused_naming_its_position_not_its_value(argument: str) -> None:
+    with pytest.raises(ConfigError, match=r"argument 2 holds a (line break|NUL character)") as raised:
+        platform.batch_command_line("C:\\node\\npx.cmd", ["ok", argument])
+    assert "npx.cmd" in str(raised.value)
+    assert argument not in str(raised.value)
 
 
 def test_no_fork_hooks_are_registered_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,6 +278,33 @@ def test_output_a_code_page_cannot_hold_is_replaced_not_fatal(monkeypatch: pytes
     print("ok ✓ 你好", file=stream)
     stream.flush()
     assert raw.getvalue().decode("cp1252").startswith("ok ? ??")
+
+
+def test_json_output_a_code_page_cannot_hold_is_escaped_not_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="cp1252"))
+    _replace_unencodable()
+    print_json({"text": "caf\u00e9 \u2713 \u4f60\u597d"})
+    sys.stdout.flush()
+    assert json.loads(raw.getvalue().decode("cp1252")) == {"text": "caf\u00e9 \u2713 \u4f60\u597d"}
+
+
+def test_json_output_in_utf8_keeps_its_characters_readable(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8"))
+    print_json({"text": "caf\u00e9 \u2713"})
+    sys.stdout.flush()
+    assert "caf\u00e9 \u2713" in raw.getvalue().decode("utf-8")
+
+
+def test_stderr_keeps_its_lossless_backslash_escapes_in_a_code_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="cp1252", errors="backslashreplace")
+    monkeypatch.setattr(sys, "stderr", stream)
+    _replace_unencodable()
+    print("mcp-sync: /tmp/\u65e5\u672c/servers.json", file=stream)
+    stream.flush()
+    assert "/tmp/\\u65e5\\u672c/" in raw.getvalue().decode("cp1252")
 
 
 # --- paths with drive letters -------------------------------------------------------------------------

@@ -5,6 +5,7 @@ display. Real servers, real processes; the helpers and fixtures are test_remote_
 
 from __future__ import annotations
 
+import _thread
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import httpx2
 import pytest
 
 from mcp_sync import AuthError, MCPHub
+from mcp_sync._values import platform
 from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, wait_until
 from tests.test_remote_oauth import (
     OAUTH_SERVER,
@@ -460,6 +462,23 @@ def test_interpreter_exit_while_a_login_waits_on_a_pool_worker_ends_promptly(
 
     assert process.returncode == 0, err
     assert not list(token_dir.glob("*.json"))
+
+
+def test_ctrl_c_during_a_login_waited_for_in_slices_ends_it_at_once(
+    oauth_server: HttpServer, token_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Windows before Python 3.14 (a lock wait there holds Ctrl-C back): the login's wait is sliced,
+    # so the interrupt ends it within a slice, not at the sign-in's timeout (600 s here).
+    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    shown = threading.Event()
+
+    def interrupt_once_shown() -> None:
+        if shown.wait(CHILD_TIMEOUT):
+            _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_shown, daemon=True).start()
+    with MCPHub([remote(oauth_server)]) as hub, pytest.raises(KeyboardInterrupt):
+        hub.login("remote", open_url=lambda url: shown.set(), timeout=600)
 
 
 def test_closing_the_hub_stops_its_login_in_progress(oauth_server: HttpServer, token_dir: Path) -> None:

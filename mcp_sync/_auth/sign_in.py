@@ -54,6 +54,7 @@ from mcp.client.streamable_http import streamable_http_client
 from .._config import HttpServerConfig, ServerConfig
 from .._config.secrets import secrets_of
 from .._values.errors import AuthError, ConfigError, describe
+from .._values.platform import join_thread, wait_future
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import register, scrub
 from .machine_oauth import GrantOAuth, KeyOAuth, MachineOAuth
@@ -74,6 +75,8 @@ AuthFactory = Callable[[ServerConfig], httpx2.Auth | None]
 
 # The sign-in connection's HTTP requests (the authorization itself is bounded by the sign-in's timeout).
 _SIGN_IN_HTTP_TIMEOUT = 30.0
+# The sign-in's thread closing its loop, once the sign-in has ended or been cancelled.
+_SIGN_IN_STOP_TIMEOUT = 5.0
 
 
 def _key_of(config: HttpServerConfig) -> str:
@@ -306,10 +309,11 @@ def sign_in(
         thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
         thread.start()
         try:
+            wait_future(done, None)  # bounded by the sign-in's own timeout
             done.result()
         except BaseException:
             if not done.done() and task_box:  # interrupted: stop the sign-in before the exception goes on
                 cancel()
-                thread.join(5.0)
+                join_thread(thread, _SIGN_IN_STOP_TIMEOUT)
             raise
-        thread.join(5.0)
+        join_thread(thread, _SIGN_IN_STOP_TIMEOUT)

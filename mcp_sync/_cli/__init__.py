@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from .._values.platform import holds_any_text
 from .parser import EXIT_CODES, Failure, build_parser
 
 __all__ = ["EXIT_CODES", "main"]
@@ -40,10 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _replace_unencodable() -> None:
-    """Output a stream's encoding cannot hold (a Windows code page, redirected; a C locale) is shown
-    with `?` for what it lacks, instead of failing the command half way through."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-        if reconfigure is not None and encoding not in ("utf8", "utf8sig"):
-            reconfigure(errors="replace")
+    """Text stdout's encoding cannot hold (a Windows code page, redirected; a C locale) is shown with
+    `?` for what it lacks, instead of failing the command half way through (`--json` output escapes
+    it instead: see `print_json`). stderr keeps Python's `backslashreplace`, which loses nothing."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and not holds_any_text(sys.stdout):
+        reconfigure(errors="replace")

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
 
-from .._values.platform import stream_supports_ansi
+from .._values.platform import holds_any_text, stream_supports_ansi
 from .parser import EXIT_OK, EXIT_TOOL_ERROR, Failure
 
 __all__ = [
@@ -78,7 +78,9 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    """JSON on stdout, lossless: where stdout's encoding cannot hold every character (a Windows code
+    page), what it lacks is written as `\\uXXXX` escapes, never replaced."""
+    print(json.dumps(value, indent=2, ensure_ascii=not holds_any_text(sys.stdout), default=str))
 
 
 def warn(message: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from .._config import ReconnectConfig, ServerConfig
 from .._runtime.lifecycle import ConnectionState
+from .._values.platform import join_thread
 
 __all__ = ["Attempt", "Reconnector", "backoff_delays"]
 
@@ -112,8 +113,7 @@ class Reconnector:
     def join(self, timeout: float) -> bool:
         if self._thread is threading.current_thread() or not self._thread.is_alive():
             return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        return join_thread(self._thread, timeout)
 
     def _run(self) -> None:
         try:

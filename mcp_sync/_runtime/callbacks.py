@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from .._values.platform import interruptible_wait, join_thread
 from .lifecycle import on_fork_in_child
 
 __all__ = ["CallbackDispatcher", "ListenerSet", "ProgressCallback"]
@@ -96,7 +97,7 @@ class CallbackDispatcher:
             return True
         drained = threading.Event()
         self.post((drained.set,))
-        if drained.wait(timeout):
+        if interruptible_wait(drained.wait, timeout):
             return True
         self.report_if_stuck(threshold=0.0)
         return False
@@ -110,7 +111,7 @@ class CallbackDispatcher:
             self._queue.put(_STOP)
         if thread is threading.current_thread():
             return
-        thread.join(timeout)
+        join_thread(thread, timeout)
         if thread.is_alive() and self._running is not None:
             self.report_if_stuck(threshold=0.0)
             logger.warning(

@@ -312,7 +312,7 @@ class LoopCalls:
         cancellation. True if the call finished first after all: its result stands."""
         settled = threading.Event()
         if self._call_soon(self.cancel, outcome, settled.set):
-            settled.wait(_CANCEL_SETTLE_TIMEOUT)
+            interruptible_wait(settled.wait, _CANCEL_SETTLE_TIMEOUT)
         return outcome.done() and not outcome.cancelled()
 
     # -- the loop thread ----------------------------------------------------------------------------------

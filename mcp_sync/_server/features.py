@@ -39,6 +39,7 @@ from .._values.errors import (
     UnsupportedFeatureError,
     describe,
 )
+from .._values.platform import wait_future
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import scrub
 from .catalog_sync import CatalogSync
@@ -316,10 +317,9 @@ class ServerFeatures:
 
             if not self._call_soon(ask):
                 raise ServerDisconnectedError(f"server {self.name!r} is not connected")
-            try:
-                ack.result(timeout)
-            except concurrent.futures.TimeoutError:
-                raise timed_out(f"subscribe to {uri}", timeout, "the server") from None
+            if not wait_future(ack, timeout):
+                raise timed_out(f"subscribe to {uri}", timeout, "the server")
+            ack.result()
             return
 
         async def subscribe(client: Client) -> Any:

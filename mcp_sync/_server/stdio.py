@@ -39,7 +39,8 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from .._values.platform import ProcessTree, describe_returncode, executable_command
+from .._values.errors import ConfigError
+from .._values.platform import ProcessTree, describe_returncode, process_command
 from .._values.secrets import scrub
 
 __all__ = [
@@ -217,10 +218,15 @@ async def open_stdio(
     `on_not_mcp()` once the text that is not MCP it keeps writing proves it will not answer (see
     `StdioProcess._count_line`).
 
-    Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError).
+    Raises `OSError` when the command cannot be started (a missing executable: FileNotFoundError), and
+    `ConfigError` for an argument a Windows batch launcher cannot be given (a line break).
     """
+    try:
+        started = process_command(command, args)  # on Windows a .cmd launcher's line for cmd.exe
+    except ConfigError as exc:
+        raise ConfigError(f"server {process.server_name!r}: {exc}") from None
     child = await anyio.open_process(
-        [executable_command(command), *args],
+        started,
         stdin=PIPE,
         stdout=PIPE,
         stderr=PIPE,

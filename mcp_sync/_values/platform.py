@@ -7,10 +7,12 @@
 - Ctrl-C in the terminal reaches no server: a new session on POSIX; on Windows no console of ours and
   a process group of its own, so no console control event does;
 - a command such as `npx` is found on PATH; on Windows also as `npx.cmd`, `.bat`, `.exe` (the SDK's
-  lookup);
+  lookup), and a `.cmd`/`.bat` launcher gets a command line quoted for cmd.exe, which reads it again
+  (as Rust's standard library does it: every argument reaches the server as it was given);
 - `os.fork()`: hooks before and after it on POSIX; Windows has no fork, and nothing is registered;
-- a caller's blocking wait is one wait, which Ctrl-C interrupts; on Windows before Python 3.14 a lock
-  wait holds Ctrl-C back until it returns, so a caller there waits in short slices;
+- a caller's blocking wait (a call, a sign-in, a thread's end) is one wait, which Ctrl-C interrupts;
+  on Windows before Python 3.14 a lock wait holds Ctrl-C back until it returns, so a caller there
+  waits in short slices;
 - the token store: a directory 0700 with files 0600; on Windows a directory whose protected ACL grants
   the current user alone, which the files in it inherit;
 - ANSI on the command line: on a terminal; on Windows on a console that accepts VT sequences;
@@ -26,30 +28,40 @@ server starts before it has joined the job (within microseconds of its start) is
 
 from __future__ import annotations
 
+import codecs
+import concurrent.futures
 import contextlib
 import logging
 import os
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+from .errors import ConfigError
 
 __all__ = [
     "IS_WINDOWS",
     "STDIN_SELECTABLE",
     "WAIT_SLICE",
     "ProcessTree",
+    "batch_command_line",
     "describe_returncode",
     "executable_command",
     "has_desktop",
+    "holds_any_text",
     "interruptible_wait",
+    "join_thread",
     "make_private_directory",
     "make_private_file",
+    "process_command",
     "register_at_fork",
     "stream_supports_ansi",
     "user_data_dir",
+    "wait_future",
 ]
 
 logger = logging.getLogger("mcp_sync")
@@ -72,6 +84,15 @@ _CREATE_NO_WINDOW = 0x08000000
 _CREATE_NEW_PROCESS_GROUP = 0x00000200
 # The exit code Windows reports for a process that has not exited.
 _STILL_ACTIVE = 259
+# Windows launchers that run in cmd.exe, which parses their command line a second time.
+_BATCH_SUFFIXES = (".bat", ".cmd")
+# ASCII a batch argument may hold unquoted (Rust's list); any other ASCII punctuation or space is quoted.
+_BATCH_UNQUOTED = frozenset("#$*+-./:?@\\_")
+# `%` in a batch launcher's argument: cmd.exe replaces `%NAME%` with a variable's value, quoted or not.
+# Written `%%cd:~,%` (Rust's way): an empty substring of CD, a variable that always exists, follows
+# the `%`, so what comes after it can never be read as a variable's name (command extensions, on by
+# default, read `:~,`).
+_BATCH_PERCENT = "%%cd:~,%"
 
 
 def register_at_fork(*, before: Callable[[], None], after_in_child: Callable[[], None]) -> None:
@@ -106,6 +127,26 @@ def interruptible_wait(
             return False
 
 
+def wait_future(future: concurrent.futures.Future[Any], timeout: float | None) -> bool:
+    """Wait until `future` is done, up to `timeout` seconds (None: no limit); True if it is. In slices
+    where Ctrl-C needs them."""
+
+    def done_within(seconds: float | None) -> bool:
+        return not concurrent.futures.wait((future,), seconds).not_done
+
+    return interruptible_wait(done_within, timeout)
+
+
+def join_thread(thread: threading.Thread, timeout: float | None) -> bool:
+    """`thread.join(timeout)`, in slices where Ctrl-C needs them; True if the thread has ended."""
+
+    def ended_within(seconds: float | None) -> bool:
+        thread.join(seconds)
+        return not thread.is_alive()
+
+    return interruptible_wait(ended_within, timeout)
+
+
 def executable_command(command: str) -> str:
     """The program to start for `command`: on Windows `npx` may be `npx.cmd` (the SDK's lookup)."""
     if not IS_WINDOWS:
@@ -113,6 +154,59 @@ def executable_command(command: str) -> str:
     from mcp.os.win32.utilities import get_windows_executable_command
 
     return get_windows_executable_command(command)
+
+
+def process_command(command: str, args: Sequence[str]) -> list[str] | str:
+    """What starts `command` with `args` (for `anyio.open_process`): the program and its arguments; on
+    Windows, for a `.cmd` or `.bat` launcher (npx, uvx), a command line for the shell (cmd.exe) that
+    passes every argument on unchanged (see `batch_command_line`)."""
+    program = executable_command(command)
+    if IS_WINDOWS and program.lower().endswith(_BATCH_SUFFIXES):
+        return batch_command_line(program, args)
+    return [program, *args]
+
+
+def batch_command_line(script: str, args: Sequence[str]) -> str:
+    """The command line that runs the batch file `script` with `args` under `cmd.exe /c`, each argument
+    arriving as given, built as Rust's std::process builds it. cmd.exe reads `& | < > ^ ( )` outside
+    quotes as syntax, so an argument is quoted unless it is plain, and a `"` in it is doubled (with the
+    backslashes before it); it replaces `%NAME%` with a variable's value, quoted or not, so a `%` is
+    followed by an empty expansion (`_BATCH_PERCENT`). A line break ends cmd.exe's command and cannot
+    be passed: `ConfigError` names that argument (by position: its value may be a secret)."""
+    parts = ['"' + script.replace("%", _BATCH_PERCENT) + '"']
+    for position, arg in enumerate(args, start=1):
+        if "\r" in arg or "\n" in arg or "\0" in arg:
+            what = "a NUL character" if "\0" in arg else "a line break"
+            raise ConfigError(
+                f"argument {position} holds {what}, which cmd.exe cannot pass to {Path(script).name} "
+                "(a batch launcher): start the program it runs directly instead"
+            )
+        parts.append(_batch_argument(arg))
+    return " ".join(parts)
+
+
+def _batch_argument(arg: str) -> str:
+    quote = (
+        not arg
+        or arg.endswith("\\")
+        or any(
+            (char.isascii() and not char.isalnum() and char not in _BATCH_UNQUOTED) or not char.isprintable()
+            for char in arg
+        )
+    )
+    text: list[str] = ['"'] if quote else []
+    backslashes = 0
+    for char in arg:
+        if char == "\\":
+            backslashes += 1
+        else:
+            if char == '"':
+                text.append("\\" * backslashes + '"')  # 2n backslashes, then the quote doubled
+            backslashes = 0
+        text.append(_BATCH_PERCENT if char == "%" else char)
+    if quote:
+        text.append("\\" * backslashes + '"')  # 2n backslashes before the closing quote
+    return "".join(text)
 
 
 def describe_returncode(code: int) -> str:
@@ -329,6 +423,16 @@ def _windows_private_acl(path: Path) -> None:
         )
     except pywintypes.error as exc:
         raise OSError(f"could not make {path} private: {exc}") from exc
+
+
+def holds_any_text(stream: TextIO) -> bool:
+    """Whether `stream`'s encoding can write every character (UTF-8, as on a Windows console), unlike a
+    code page (Windows output redirected to a file or pipe: cp1252 and the like) or ASCII."""
+    try:
+        name = codecs.lookup(getattr(stream, "encoding", None) or "ascii").name
+    except LookupError:
+        return False
+    return name.startswith(("utf-8", "utf-16", "utf-32"))
 
 
 def stream_supports_ansi(stream: TextIO) -> bool:

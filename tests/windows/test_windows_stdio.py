@@ -4,6 +4,7 @@ server, a crash noticed, and no process left by close, by interpreter exit, or o
 from __future__ import annotations
 
 import _thread
+import json
 import os
 import subprocess
 import sys
@@ -171,3 +172,107 @@ def test_a_command_given_without_its_cmd_extension_starts_as_npx_does(
     with MCPHub([config]) as hub:
         assert hub.servers["launched"].state == "ready", hub.servers["launched"].error
         assert hub.call_tool("mcp__launched__add", {"a": 20, "b": 22}).text == "42"
+
+
+# Arguments cmd.exe reads as syntax, quotes, spaces and more: through a .cmd launcher each must reach the
+# server as given (a launcher that passes them on as `%*`, as npx.cmd and uvx's do).
+_CMD_SYNTAX_ARGUMENTS = [
+    "a&b",
+    "x|y",
+    "<in>",
+    "c^d",
+    'say "hi"',
+    "bang!",
+    "two words",
+    "(paren)",
+    "semi;colon,comma=eq",
+    "trail\\",
+    'a\\"b',
+    "",
+    "caf\u00e9 \u2713",
+    "https://host/mcp?x=1&y=2",
+]
+
+
+def test_arguments_with_cmd_syntax_reach_a_server_started_through_a_cmd_launcher(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "launch & run (x)"
+    folder.mkdir()
+    record = tmp_path / "argv.json"
+    recorder = tmp_path / "record_argv.py"
+    recorder.write_text(
+        textwrap.dedent(
+            f"""
+            import json, runpy, sys
+            with open(sys.argv[1], "w", encoding="utf-8") as out:
+                json.dump(sys.argv[2:], out)
+            sys.argv = [{str(stdio_config("x")["args"][0])!r}]
+            runpy.run_path(sys.argv[0], run_name="__main__")
+            """
+        ),
+        encoding="utf-8",
+    )
+    launcher = folder / "fixture-launcher.cmd"
+    launcher.write_text(f'@"{sys.executable}" "{recorder}" %*\r\n', encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    config = {
+        **stdio_config("launched"),
+        "command": "fixture-launcher",
+        "args": [str(record), *_CMD_SYNTAX_ARGUMENTS],
+    }
+    with MCPHub([config]) as hub:
+        assert hub.servers["launched"].state == "ready", hub.servers["launched"].error
+        assert hub.call_tool("mcp__launched__add", {"a": 20, "b": 22}).text == "42"
+    assert json.loads(record.read_text(encoding="utf-8")) == _CMD_SYNTAX_ARGUMENTS
+
+
+def test_a_percent_sign_passes_cmd_exe_unexpanded(tmp_path: Path) -> None:
+    # Under Wine, cmd.exe expands a batch file's `%*` once more, which Windows does not, so a `%` is
+    # shown here through cmd.exe's own pass: the line a batch launcher gets, with a program after /c.
+    dump = tmp_path / "dump_argv.py"
+    dump.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n", encoding="utf-8")
+    arguments = [
+        "50%",
+        "%PATH%",
+        "%cd%",
+        "%%",
+        "%NOPE%",
+        "https://host/mcp?x=1&y=2%20z",
+        "%2F%3D",
+        "%PATH:~0,2%",
+    ]
+    line = platform.batch_command_line(sys.executable, [str(dump), *arguments])
+    done = subprocess.run(line, shell=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT)
+    assert json.loads(done.stdout) == arguments, done.stderr
+
+
+def test_an_argument_a_cmd_launcher_cannot_pass_fails_that_server_naming_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    launcher = tmp_path / "fixture-launcher.cmd"
+    launcher.write_text(f'@"{sys.executable}" "{stdio_config("x")["args"][0]}" %*\r\n', encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    config = {**stdio_config("launched"), "command": "fixture-launcher", "args": ["--events", "two\nlines"]}
+    with MCPHub([config]) as hub:
+        assert hub.servers["launched"].state == "failed"
+        error = str(hub.servers["launched"].error)
+    assert "argument 2 holds a line break" in error and "fixture-launcher.cmd" in error
+    assert "two" not in error
+
+
+def test_ctrl_c_in_a_subscription_the_server_holds_ends_it_within_a_slice(tmp_path: Path) -> None:
+    # Without slices the wait for the server's acknowledgement would last its whole timeout (600 s).
+    events = Events(tmp_path / "events.jsonl")
+    config = stdio_config(
+        "held", "--hold-subscriptions", "--events", str(events.path), tool_call_timeout_ms=600_000
+    )
+    with MCPHub([config]) as hub:
+
+        def interrupt_once_held() -> None:
+            events.wait_for("listen_held")
+            _thread.interrupt_main()
+
+        threading.Thread(target=interrupt_once_held, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.subscribe_resource("fixture://text/readme", print)
