@@ -22,6 +22,8 @@ _RESULT = types.CallToolResult(content=[types.TextContent(type="text", text="don
 class ScriptedWire:
     """A wire whose `tasks/get` answers follow a script; records every request."""
 
+    input_brings_result = False
+
     def __init__(self, script: list[TaskInfo], cancel_delay: float = 0.0) -> None:
         self.script = list(script)
         self.requests: list[str] = []

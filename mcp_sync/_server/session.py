@@ -418,6 +418,7 @@ class Session:
                         result = await run_task(
                             wire, client, raw_name, arguments, label=public_name, progress=on_progress
                         )
+                        await _check_output(client, raw_name, result)
                     else:
                         result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
                 except pydantic.ValidationError as invalid:
@@ -491,6 +492,7 @@ class Session:
                 result = await run_task(
                     wire, client, raw_name, arguments, label=public_name, progress=on_progress
                 )
+                await _check_output(client, raw_name, result)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -513,6 +515,8 @@ class Session:
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
             started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=on_progress)
+            if isinstance(started, types.CallToolResult):
+                await _check_output(client, raw_name, started)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -529,14 +533,22 @@ class Session:
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
+        raw_name: str | None = None,
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
-        None to ask first); stopped, the task keeps running."""
+        None to ask first); stopped, the task keeps running. `raw_name`: the task's tool, when known,
+        whose output schema its result must meet."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
             if info is None:
-                info = await wire.get(client, task_id)
+                try:
+                    info = await wire.get(client, task_id)
+                except MCPError as exc:
+                    missing = not_found(exc, self._name, task_id, label)
+                    if missing is not None:
+                        raise missing from exc
+                    raise
             result = await follow_task(
                 wire,
                 client,
@@ -547,12 +559,11 @@ class Session:
                 on_info=on_info,
                 updates=updates,
             )
+            if raw_name is not None:
+                await _check_output(client, raw_name, result)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            missing = not_found(exc, self._name, task_id, label)
-            if missing is not None:
-                raise missing from exc
             raise await self._failure(exc, label, f"the wait for task {task_id!r}") from exc
         return _tool_result(result, label)
 
@@ -592,9 +603,17 @@ class Session:
         dispatcher = self._dispatcher
 
         async def forward(value: float, total: float | None, message: str | None) -> None:
-            dispatcher.post((progress,), value, total, message)
+            # A server's message may quote a secret of its configuration, as its errors may.
+            dispatcher.post((progress,), value, total, scrub(message) if message is not None else None)
 
         return forward
+
+
+async def _check_output(client: Client, raw_name: str, result: types.CallToolResult) -> None:
+    """Check a task's result against the tool's output schema, as the SDK checks a plain call's
+    (`RuntimeError` when it does not conform); a tool's own failure (`is_error`) is not checked."""
+    if not result.is_error:
+        await client.session.validate_tool_result(raw_name, result)
 
 
 def _tool_result(result: types.CallToolResult, public_name: str) -> ToolResult:
