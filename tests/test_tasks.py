@@ -329,7 +329,7 @@ def test_a_reset_http_connection_mid_task_does_not_stop_the_wait_and_the_tool_ru
         ]
 
 
-@pytest.mark.parametrize("waiter", ["handle.wait", "call_tool"])
+@pytest.mark.parametrize("waiter", ["handle.wait", "call_tool", "submit"])
 def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_never_calls_again(
     everything_http: EverythingHttp, waiter: str
 ) -> None:
@@ -350,6 +350,10 @@ def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_n
                 result = waiting.submit(
                     hub.call_tool, TOOL, {"topic": "reconnected"}, timeout=60, progress=progress
                 )
+                progress.wait_for(1)
+                task_id = hub.list_tasks("ev")[0].task_id
+            elif waiter == "submit":
+                result = hub.submit(TOOL, {"topic": "reconnected"}, timeout=60, progress=progress)
                 progress.wait_for(1)
                 task_id = hub.list_tasks("ev")[0].task_id
             else:

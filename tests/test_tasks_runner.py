@@ -5,16 +5,33 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+import sys
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
 
-from mcp_sync import TaskInfo, ToolCallCancelledError, UnsupportedFeatureError
+from mcp_sync import (
+    ConfigError,
+    MCPHub,
+    MCPSyncError,
+    TaskInfo,
+    TaskNotFoundError,
+    ToolCallCancelledError,
+    ToolCallError,
+    ToolCallTimeoutError,
+    UnsupportedFeatureError,
+)
 from mcp_sync._server.tasks import runner
-from mcp_sync._server.tasks.legacy import LegacyTaskWire
+from mcp_sync._server.tasks.legacy import LegacyTaskWire, task_info
+from tests.hub_harness import started_hub
+from tests.support import SERVERS_DIR, wait_until
 
 _RESULT = types.CallToolResult(content=[types.TextContent(type="text", text="done")])
 
@@ -189,3 +206,226 @@ def test_input_that_fails_otherwise_raises_its_error() -> None:
     wire = FailingInput([_info("input_required", "which?", 0.0), _info("input_required", "which?", 0.0)])
     with pytest.raises(RuntimeError, match="refused"):
         asyncio.run(runner.run_task(wire, None, "tool", {}, label="t", progress=None))  # type: ignore[arg-type]
+
+
+class SlowStart(ScriptedWire):
+    """A wire whose `tools/call` is on the wire until `created` is set: the task exists on the server,
+    its `CreateTaskResult` has not come back."""
+
+    def __init__(self, script: list[TaskInfo]) -> None:
+        super().__init__(script)
+        self.created = asyncio.Event()
+
+    async def start(self, client: Any, raw_name: str, arguments: dict[str, Any], **_: Any) -> TaskInfo:
+        self.requests.append("tools/call")
+        await self.created.wait()
+        return self.script.pop(0)
+
+
+def test_a_runner_stopped_before_its_task_is_created_cancels_the_task_once_created() -> None:
+    wire = SlowStart([_info("working", "a", 5.0)])
+
+    async def run() -> None:
+        task = asyncio.ensure_future(
+            runner.run_task(wire, None, "tool", {}, label="mcp__srv__tool", progress=None)  # type: ignore[arg-type]
+        )
+        while "tools/call" not in wire.requests:
+            await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.sleep(0)
+        wire.created.set()  # the CreateTaskResult arrives after the caller gave up
+        async with asyncio.timeout(5):
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(run())
+    assert wire.requests == ["tools/call", "tasks/cancel"]
+
+
+def test_a_failed_poll_cancels_the_task_of_a_call() -> None:
+    class FailingPoll(ScriptedWire):
+        async def get(self, client: Any, task_id: str) -> TaskInfo:
+            self.requests.append("tasks/get")
+            raise ValueError("status 'paused' is no task status")
+
+    wire = FailingPoll([_info("working", "a", 0.0)])
+    with pytest.raises(ValueError, match="paused"):
+        asyncio.run(runner.run_task(wire, None, "tool", {}, label="t", progress=None))  # type: ignore[arg-type]
+    assert wire.requests == ["tools/call", "tasks/get", "tasks/cancel"]
+
+
+def test_a_wait_resumed_with_its_status_updates_neither_repeats_nor_recounts_them() -> None:
+    updates = runner.StatusUpdates()
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, message))
+
+    async def follow(first: TaskInfo, script: list[TaskInfo]) -> None:
+        with contextlib.suppress(ConnectionError):
+            await runner.follow_task(
+                DroppingWire(script),
+                None,  # type: ignore[arg-type]
+                first,
+                label="t",
+                progress=progress,
+                cancel_when_stopped=False,
+                updates=updates,
+            )
+
+    class DroppingWire(ScriptedWire):
+        """Its connection drops at the poll after the script's last status."""
+
+        async def get(self, client: Any, task_id: str) -> TaskInfo:
+            if not self.script:
+                raise ConnectionError("dropped")
+            return self.script.pop(0)
+
+    async def run() -> None:
+        await follow(_info("working", "a", 0.0), [_info("working", "b", 0.0)])
+        # the wait goes on over a new connection: the task's state now, as that connection's first poll saw it
+        await follow(_info("working", "b", 0.0), [_info("completed", "c", 0.0)])
+
+    asyncio.run(run())
+    assert seen == [(1.0, "a"), (2.0, "b"), (3.0, "c")]
+
+
+@pytest.mark.parametrize(
+    "message", ["Task not found: abc", "Invalid or nonexistent taskId.", "Task abc has expired"]
+)
+def test_invalid_params_on_a_task_request_is_task_not_found_whatever_its_message(message: str) -> None:
+    refused = MCPError(code=types.INVALID_PARAMS, message=message)
+    missing = runner.not_found(refused, "srv", "abc")
+    assert isinstance(missing, TaskNotFoundError)
+    assert "'srv'" in str(missing) and "'abc'" in str(missing)
+
+
+def test_durations_too_long_for_a_float_are_clamped() -> None:
+    huge = 10**400
+    task = types.Task(
+        task_id="t1",
+        status="working",
+        created_at="2025-01-01T00:00:00Z",
+        last_updated_at="2025-01-01T00:00:00Z",
+        ttl=huge,
+        poll_interval=huge,
+    )
+    info = task_info("srv", task)
+    assert info.ttl is not None and info.poll_interval is not None
+    assert math.isfinite(info.ttl) and info.ttl > 3600 * 24 * 365
+    assert runner._poll_delay(info) == runner._MAX_POLL_INTERVAL
+
+
+# -- against a raw server that answers what the reference server cannot be made to ------------------------
+
+RAW_TASKS_SERVER = SERVERS_DIR / "raw_tasks_server.py"
+JOB = "mcp__raw__job"
+
+
+class RawServer:
+    """A `raw_tasks_server.py` in one mode, and the methods it received."""
+
+    def __init__(self, mode: str, log: Path) -> None:
+        self.log = log
+        log.write_text("")
+        self.config = {
+            "server_name": "raw",
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(RAW_TASKS_SERVER), mode, str(log)],
+        }
+
+    def methods(self) -> list[str]:
+        return self.log.read_text().split()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "submit", "start_task"])
+def test_a_call_stopped_before_its_task_is_created_cancels_that_task_on_the_server(
+    caller: str, tmp_path: Path
+) -> None:
+    raw = RawServer("slow_create", tmp_path / "log")  # the CreateTaskResult comes 1 s after tools/call
+    with started_hub(raw.config) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            if caller == "call_tool":
+                hub.call_tool(JOB, timeout=0.3)
+            elif caller == "submit":
+                hub.submit(JOB, timeout=0.3).result(timeout=30)
+            else:
+                hub.start_task(JOB, timeout=0.3)
+        wait_until(lambda: "tasks/cancel" in raw.methods(), timeout=20, message="no tasks/cancel")
+    assert raw.methods().count("tools/call") == 1
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_a_call_failing_on_a_bad_poll_answer_cancels_its_task(caller: str, tmp_path: Path) -> None:
+    raw = RawServer("badstatus", tmp_path / "log")
+    with started_hub(raw.config) as hub:
+        with pytest.raises(ToolCallError, match="invalid result"):
+            if caller == "call_tool":
+                hub.call_tool(JOB, timeout=30)
+            else:
+                hub.submit(JOB, timeout=30).result(timeout=30)
+        wait_until(lambda: "tasks/cancel" in raw.methods(), timeout=20, message="no tasks/cancel")
+
+
+@pytest.mark.timeout(60)
+def test_a_poll_interval_too_long_for_a_float_is_no_error(tmp_path: Path) -> None:
+    raw = RawServer("hugepoll", tmp_path / "log")
+    with started_hub(raw.config) as hub:
+        assert hub.call_tool(JOB, timeout=30).text == "done"
+
+
+def test_a_native_tool_asked_to_run_as_a_task_is_unsupported() -> None:
+    hub = MCPHub([])
+
+    @hub.registry.register_function
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    with hub, pytest.raises(UnsupportedFeatureError, match="add"):
+        hub.call_tool("add", {"a": 1, "b": 2}, task=True)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("ttl", [math.inf, math.nan, -1.0])
+def test_a_ttl_that_is_not_a_positive_finite_number_is_a_value_error(ttl: float, tmp_path: Path) -> None:
+    raw = RawServer("plain", tmp_path / "log")
+    with started_hub(raw.config) as hub, pytest.raises(ValueError, match="ttl"):
+        hub.start_task(JOB, ttl=ttl)
+    assert "tools/call" not in raw.methods()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("request_kind", ["task", "list_tasks"])
+def test_a_closed_hub_says_it_is_closed_for_its_tasks(request_kind: str, tmp_path: Path) -> None:
+    raw = RawServer("plain", tmp_path / "log")
+    with started_hub(raw.config) as hub:
+        pass
+    with pytest.raises(MCPSyncError, match="closed") as raised:
+        if request_kind == "task":
+            hub.task("raw", "T1")
+        else:
+            hub.list_tasks("raw")
+    assert not isinstance(raised.value, ConfigError)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_the_server_s_own_progress_during_a_task_reaches_progress(caller: str, tmp_path: Path) -> None:
+    raw = RawServer("progress", tmp_path / "log")  # "server progress 1..3" while the task works
+    seen: list[tuple[float, float | None, str | None]] = []
+    with started_hub(raw.config) as hub:
+        if caller == "call_tool":
+            hub.call_tool(JOB, timeout=30, progress=lambda *update: seen.append(update))
+        else:
+            hub.submit(JOB, timeout=30, progress=lambda *update: seen.append(update)).result(timeout=30)
+    server_own = [update for update in seen if update[2] and update[2].startswith("server progress")]
+    assert server_own == [
+        (1.0, 3.0, "server progress 1"),
+        (2.0, 3.0, "server progress 2"),
+        (3.0, 3.0, "server progress 3"),
+    ]
+    assert (1.0, None, "busy") in seen  # the task's status message, besides

@@ -78,7 +78,7 @@ from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
 from .servers import ServerSet, UnusableServer
 from .sign_ins import SignIns
-from .tasks import ServerLookup, TaskHandle, call_as_task
+from .tasks import ServerLookup, TaskHandle, call_as_task, submit_as_task
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -435,15 +435,15 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if as_task and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
+            submit = functools.partial(submit_as_task, target, self._servers_now)
+        else:
+            submit = functools.partial(target.submit, task=as_task)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).follow(
-                lambda: target.submit(
-                    raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
-                )
+                lambda: submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
             )
-        return target.submit(
-            raw_name, arguments, public_name=name, timeout=seconds, progress=progress, task=as_task
-        )
+        return submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)
 
     # -- tasks -----------------------------------------------------------------------------------------
 

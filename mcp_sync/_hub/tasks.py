@@ -10,6 +10,9 @@ one, or a `wait` that times out, leaves the task running on the server.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -31,7 +34,7 @@ from .._values.results import ToolResult
 from .._values.tasks import TaskInfo
 from .connection import ServerConnection
 
-__all__ = ["ServerLookup", "TaskHandle", "call_as_task"]
+__all__ = ["ServerLookup", "TaskHandle", "call_as_task", "submit_as_task"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -269,6 +272,54 @@ def call_as_task(
     except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
         _cancel_quietly(handle)  # given, say): nobody will fetch the task, so it is cancelled too
         raise
+
+
+def submit_as_task(
+    connection: ServerConnection,
+    servers: ServerLookup,
+    raw_name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    public_name: str,
+    timeout: float,
+    progress: ProgressCallback | None,
+) -> concurrent.futures.Future[ToolResult]:
+    """`submit` of a task on a server the hub reconnects: `call_as_task` on a thread of its own, so the
+    call goes on across a reconnect as a blocking one does; `future.cancel()` cancels the task."""
+    future = concurrent.futures.Future[ToolResult]()
+    stop = threading.Event()
+
+    def stopped(done: concurrent.futures.Future[ToolResult]) -> None:
+        if done.cancelled():  # the Future stays pending while it runs, so that cancel() works
+            stop.set()
+            done.set_running_or_notify_cancel()  # wakes wait() and as_completed()
+
+    future.add_done_callback(stopped)
+
+    def run() -> None:
+        try:
+            result = call_as_task(
+                connection,
+                servers,
+                raw_name,
+                arguments,
+                public_name=public_name,
+                timeout=timeout,
+                cancel=stop,
+                progress=progress,
+            )
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_exception(exc)
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_result(result)
+
+    context = contextvars.copy_context()  # the caller's (a tracing span and its task watcher)
+    threading.Thread(
+        target=context.run, args=(run,), name=f"mcp_sync task call {public_name}", daemon=True
+    ).start()
+    return future
 
 
 def _cancel_quietly(handle: TaskHandle) -> None:

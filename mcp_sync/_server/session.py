@@ -51,6 +51,7 @@ from .features import ServerFeatures
 from .leases import ToolLease
 from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
+from .tasks.legacy import LegacyTaskWire
 from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
 from .tasks.wire import TaskWire
 from .tool_sync import ToolSync
@@ -374,6 +375,10 @@ class Session:
         # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
         if isinstance(message, types.ToolListChangedNotification) and self._sync is not None:
             self._sync.mark_dirty()
+        elif isinstance(message, types.ProgressNotification):
+            wire = self._task_wire[1] if self._task_wire is not None else None
+            if isinstance(wire, LegacyTaskWire):  # a task call's progress, after its tools/call returned
+                await wire.progress_notified(message.params)
         elif self._connection.features is not None:
             self._connection.features.on_message(message)
 

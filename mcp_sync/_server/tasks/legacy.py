@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import uuid
 from typing import Any
 
 import mcp_types as types
@@ -31,6 +32,8 @@ logger = logging.getLogger("mcp_sync")
 
 # A `tasks/list` whose cursor never ends cannot hang the caller: past this many pages it is refused.
 _MAX_LIST_PAGES = 100
+# Progress routes of task calls never followed to their end (the caller went away) are forgotten past this.
+_MAX_PROGRESS_ROUTES = 256
 # The longest duration read from the wire (about 31 700 years): any more is the same to a client.
 _MAX_MILLISECONDS = 10**15
 
@@ -45,6 +48,10 @@ class LegacyTaskWire:
         self._call_or_task: pydantic.TypeAdapter[types.CallToolResult | types.CreateTaskResult] = (
             pydantic.TypeAdapter(types.CallToolResult | types.CreateTaskResult)
         )
+        self._progress: dict[str, ProgressSink] = {}
+        """Where the server's progress goes, by the progress token of the `tools/call` that started it."""
+        self._tokens: dict[str, str] = {}
+        """The progress token of each task started here with progress, by task id."""
 
     async def start(
         self,
@@ -56,21 +63,55 @@ class LegacyTaskWire:
         progress: ProgressSink | None = None,
     ) -> TaskInfo | types.CallToolResult:
         task = types.TaskMetadata(ttl=round(ttl * 1000) if ttl is not None else None)
-        request = types.CallToolRequest(
-            params=types.CallToolRequestParams(name=raw_name, arguments=arguments, task=task)
+        # The server's progress notifications go on after the `CreateTaskResult`, on the call's token,
+        # where the SDK no longer routes them: the token is ours, and `progress_notified` routes them.
+        token = f"mcp_sync-task-{uuid.uuid4().hex}" if progress is not None else None
+        params = types.CallToolRequestParams(
+            name=raw_name,
+            arguments=arguments,
+            task=task,
+            _meta={"progress_token": token} if token is not None else None,
         )
+        if token is not None and progress is not None:
+            self._progress[token] = progress
+            while len(self._progress) > _MAX_PROGRESS_ROUTES:  # calls never followed to their end
+                del self._progress[next(iter(self._progress))]
         try:
             answer = await client.session.send_request(
-                request, self._call_or_task, progress_callback=progress
+                types.CallToolRequest(params=params), self._call_or_task
             )
         except pydantic.ValidationError as invalid:
             created = _created_task_of(invalid)
             if created is None:
+                self._forget_progress(token)
                 raise
-            return task_info(self.server, created.task)
+            return self._started(task_info(self.server, created.task), token)
+        except BaseException:
+            self._forget_progress(token)
+            raise
         if isinstance(answer, types.CreateTaskResult):
-            return task_info(self.server, answer.task)
+            return self._started(task_info(self.server, answer.task), token)
+        self._forget_progress(token)
         return answer
+
+    async def progress_notified(self, params: types.ProgressNotificationParams) -> None:
+        """Give a server's progress notification to the call whose token it carries, if it is ours."""
+        sink = self._progress.get(params.progress_token) if isinstance(params.progress_token, str) else None
+        if sink is not None:
+            await sink(params.progress, params.total, params.message)
+
+    def ended(self, task_id: str) -> None:
+        """The task is no longer followed here: its progress goes nowhere now."""
+        self._forget_progress(self._tokens.pop(task_id, None))
+
+    def _started(self, info: TaskInfo, token: str | None) -> TaskInfo:
+        if token is not None:
+            self._tokens[info.task_id] = token
+        return info
+
+    def _forget_progress(self, token: str | None) -> None:
+        if token is not None:
+            self._progress.pop(token, None)
 
     async def get(self, client: Client, task_id: str) -> TaskInfo:
         request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))

@@ -149,8 +149,11 @@ async def start_task(
             starting.cancel()
         elif not starting.cancelled() and starting.exception() is None:
             started = starting.result()
-            if isinstance(started, TaskInfo) and not started.done:
-                await cancel_task(wire, client, started.task_id)
+            if isinstance(started, TaskInfo):
+                if isinstance(wire, LegacyTaskWire):
+                    wire.ended(started.task_id)
+                if not started.done:
+                    await cancel_task(wire, client, started.task_id)
         else:
             _log_start_failure(starting)
         raise
@@ -242,6 +245,8 @@ async def follow_task(
     finally:
         if answering is not None and not answering.done():
             answering.cancel()
+        if isinstance(wire, LegacyTaskWire):
+            wire.ended(task_id)
 
 
 async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
