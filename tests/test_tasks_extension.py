@@ -771,7 +771,7 @@ class _Proxy:
             sink.shutdown(socket.SHUT_WR)
 
 
-@pytest.mark.parametrize("how", ["handle", "call", "default call"])
+@pytest.mark.parametrize("how", ["handle", "call", "default call", "default submit"])
 def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog, how: str) -> None:
     arguments = {"count": 20, "delay": 0.1, "tag": "once"}
     with HttpServer(script=TASKS_SERVER, events=events) as server:
@@ -789,6 +789,9 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog,
                 if how == "handle":
                     handle = hub.start_task("mcp__t__stages", arguments)
                     work = functools.partial(handle.wait, BOUND * 2)
+                elif how == "default submit":
+                    future = hub.submit("mcp__t__stages", arguments, timeout=BOUND * 2)
+                    work = functools.partial(future.result, BOUND * 2)
                 else:  # the server answers a default call (task=None) with a task too
                     work = functools.partial(
                         hub.call_tool,

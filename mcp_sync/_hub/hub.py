@@ -435,7 +435,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
-        if as_task and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
+        followed = as_task or (task is None and _may_become_task(tool, target))
+        if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
             submit = functools.partial(submit_as_task, target, self._servers_now)
         else:
             submit = functools.partial(target.submit, task=as_task)

@@ -269,11 +269,13 @@ def _log_cancel_failure(sending: asyncio.Future[TaskInfo]) -> None:
 
 
 async def _outcome(wire: TaskWire, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult:
-    """The ended task's result; an error here is the task's own failure (`TaskFailure`), never "not
-    found": the task was just seen."""
+    """The ended task's result; an error here is the task's own failure (`TaskFailure`), unless a
+    `tasks/get` says the server no longer knows the task (its -32602 is then "not found")."""
     try:
         return await wire.outcome(client, task_id, info)
     except MCPError as failed:
+        if failed.code == _INVALID_PARAMS and not isinstance(failed, TaskFailure):
+            await wire.get(client, task_id)  # raises the server's "unknown task" if it is gone
         raise TaskFailure.of(failed) from failed
 
 
