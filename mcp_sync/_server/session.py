@@ -53,7 +53,7 @@ from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
 from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
-from .tasks.wire import TaskWire
+from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
@@ -444,6 +444,12 @@ class Session:
     async def _failure(self, exc: Exception, public_name: str, what: str | None = None) -> BaseException:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
         the request was; default: the call)."""
+        if isinstance(exc, TaskFailure):  # the task's own end, not a request the server refused
+            subject = what or f"the task of {public_name}"
+            return ToolCallError(
+                scrub(f"server {self._label}: {subject} failed: {exc.message} (code {exc.code})"),
+                tool=public_name,
+            )
         failure = request_failure(
             exc,
             self._name,
@@ -569,7 +575,8 @@ class Session:
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            raise await self._failure(exc, label, f"the wait for task {task_id!r}") from exc
+            what = label if isinstance(exc, TaskFailure) else f"the wait for task {task_id!r}"
+            raise await self._failure(exc, label, what) from exc
         return _tool_result(result, label)
 
     async def task_request(self, kind: str, task_id: str) -> TaskInfo | list[TaskInfo]:
