@@ -329,6 +329,26 @@ def test_a_reset_http_connection_mid_task_does_not_stop_the_wait_and_the_tool_ru
         ]
 
 
+def test_future_cancel_cancels_the_task_on_a_server_the_hub_reconnects(
+    everything_http: EverythingHttp,
+) -> None:
+    reconnect: dict[str, Any] = {"reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200}}
+    with started_hub(http_entry("ev", everything_http.url, **reconnect)) as hub:
+        progress = Progress()
+        future = hub.submit(TOOL, {"topic": "submitted"}, progress=progress)
+        progress.wait_for(1)  # the task exists: its first status message arrived
+        assert future.cancel()
+        done, _pending = concurrent.futures.wait([future], timeout=5)
+        assert done == {future}
+        with pytest.raises(concurrent.futures.CancelledError):
+            future.result(timeout=5)
+        (task,) = hub.list_tasks("ev")
+        handle = hub.task("ev", task.task_id)
+        wait_until(
+            lambda: handle.refresh().status == "cancelled", timeout=10, message="the task was not cancelled"
+        )
+
+
 @pytest.mark.parametrize("waiter", ["handle.wait", "call_tool", "submit"])
 def test_after_a_reconnect_the_wait_asks_the_new_session_for_the_same_task_and_never_calls_again(
     everything_http: EverythingHttp, waiter: str

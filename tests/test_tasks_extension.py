@@ -472,6 +472,21 @@ def test_hub_timeout_cancels_the_task_on_the_server(hub_entry: dict[str, Any], t
         )
 
 
+@pytest.mark.parametrize("caller", ["call_tool", "start_task"])
+def test_hub_timeout_before_the_task_id_arrives_cancels_the_task_on_the_server(
+    caller: str, events: EventLog
+) -> None:
+    entry = stdio_config("t", "--create-delay-ms", "1000", script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            if caller == "call_tool":
+                hub.call_tool("mcp__t__stages", LONG, timeout=0.3)
+            else:
+                hub.start_task("mcp__t__stages", LONG, timeout=0.3)
+        created = events.wait_for("task_created")
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
 def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
     cancel = threading.Event()
 

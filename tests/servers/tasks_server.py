@@ -1,7 +1,8 @@
 """An MCP server speaking the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``), built on
 the `mcp` 2.x SDK's server extension interface, for the mcp_sync task tests.
 
-Run as ``python tasks_server.py [--transport stdio|http] [--port N] [--events PATH] [--poll-ms N]``.
+Run as ``python tasks_server.py [--transport stdio|http] [--port N] [--events PATH] [--poll-ms N]
+[--create-delay-ms N]`` (the last: a ``tools/call`` answers with its task, created at once, only N ms later).
 Over HTTP it listens on 127.0.0.1 at ``/mcp`` and prints one line ``LISTENING <port>``. The tasks live
 in one store for the whole process, not per connection: over HTTP a second client (or process) can
 follow a task another one started.
@@ -144,9 +145,10 @@ class TaskRecord:
 class TaskStore:
     """Every task of this process (over HTTP: of every connection), and what happened to them."""
 
-    def __init__(self, events: EventSink, poll_ms: int) -> None:
+    def __init__(self, events: EventSink, poll_ms: int, create_delay_ms: int = 0) -> None:
         self.events = events
         self.poll_ms = poll_ms
+        self.create_delay_ms = create_delay_ms
         self.tasks: dict[str, TaskRecord] = {}
         self.runs: dict[str, int] = {}
         self.cancelled: list[str] = []
@@ -397,6 +399,8 @@ class ServerTasks(Extension):
             require_client_extension(ctx, EXTENSION_ID)
         body, tag = found
         record = self.store.create(params.name, body, tag)
+        if self.store.create_delay_ms:
+            await asyncio.sleep(self.store.create_delay_ms / 1000)
         return {"resultType": "task", **record.wire()}
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
@@ -529,9 +533,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--events", default=None)
     parser.add_argument("--poll-ms", type=int, default=50)
+    parser.add_argument("--create-delay-ms", type=int, default=0)
     options, _unknown = parser.parse_known_args(argv)
     events = EventSink(options.events)
-    store = TaskStore(events, options.poll_ms)
+    store = TaskStore(events, options.poll_ms, options.create_delay_ms)
     server = build_server(store)
     if options.transport == "http":
         asyncio.run(serve_http(server, options.port, events))
