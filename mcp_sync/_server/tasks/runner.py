@@ -82,9 +82,10 @@ def not_found(
     exc: BaseException, server: str, task_id: str, label: str | None = None
 ) -> TaskNotFoundError | None:
     """`TaskNotFoundError` when `exc` is the server saying it does not know the task; else None. Only
-    for the task requests whose one parameter is the id (`tasks/get`, `tasks/result`): "invalid params"
-    there can only be about the id, whatever the message says. (`tasks/cancel` also refuses a task that
-    has ended so: a refused cancel is followed by `tasks/get`.)"""
+    for `tasks/get`'s answer: "invalid params" there can only be about the id, whatever the message
+    says. `tasks/result`, `tasks/update` and `tasks/cancel` may refuse so for reasons of their own (a
+    task that failed so, input that does not match, a task that ended): a `tasks/get` tells which. A
+    task's own failure (`TaskFailure`) is never "not found"."""
     if not isinstance(exc, MCPError) or isinstance(exc, TaskFailure) or exc.code != _INVALID_PARAMS:
         return None
     return TaskNotFoundError(
