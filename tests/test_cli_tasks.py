@@ -211,6 +211,14 @@ def test_a_task_started_by_one_run_is_shown_and_its_result_fetched_by_later_runs
     assert (shown["server"], shown["task_id"], shown["status"]) == ("tasks", task_id, "completed")
 
 
+def test_task_start_of_a_tool_the_server_answers_at_once_prints_its_result(tasks_config: str) -> None:
+    # A 2026-07-28 server decides per call: `records` is answered at once, with no task.
+    done = mcp_sync("task", "start", tasks_config, "mcp__tasks__records")
+    assert done.returncode == 0, done.stderr
+    assert "runs" in json.loads(done.stdout)
+    assert "no task was started" in done.stderr and "started task" not in done.stderr
+
+
 def test_task_result_json_names_the_server_and_the_task(tasks_config: str) -> None:
     task_id = start(tasks_config, "mcp__tasks__stages", {"count": 1, "delay": 0.1, "tag": "json"})
     done = mcp_sync("task", "result", tasks_config, "tasks", task_id, "--timeout", "60", "--json")

@@ -275,6 +275,22 @@ def test_a_task_the_server_dropped_is_not_found(target: Target) -> None:
     run(target, body)
 
 
+def test_the_wire_s_cancel_of_an_ended_task_the_server_refuses_gives_its_end(target: Target) -> None:
+    # A "strict" task's server refuses tasks/cancel after its end with -32602, as for an unknown task.
+    wire = ExtensionTaskWire("tasks")
+
+    async def body(client: Client) -> None:
+        info = await wire.start(client, "stages", {"count": 1, "delay": 0, "tag": "strict"}, ttl=None)
+        assert isinstance(info, TaskInfo)
+        await _until_done(wire, client, info)
+        assert (await wire.cancel(client, info.task_id)).status == "completed"
+        with pytest.raises(MCPError) as caught:
+            await wire.cancel(client, "no-such-task")
+        assert caught.value.code == TASK_NOT_FOUND_CODE
+
+    run(target, body)
+
+
 def test_listing_tasks_is_unsupported(target: Target) -> None:
     async def body(client: Client) -> None:
         with pytest.raises(UnsupportedFeatureError, match="no tasks/list"):
@@ -608,6 +624,80 @@ def test_hub_handle_of_a_task_the_server_dropped_raises_task_not_found(hub_entry
         )
 
 
+@pytest.mark.parametrize("as_task", [None, True, "handle"])
+def test_hub_task_result_that_breaks_the_output_schema_is_an_error(
+    hub_entry: dict[str, Any], as_task: bool | str | None
+) -> None:
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallError, match="invalid result") as caught:
+            if as_task == "handle":
+                hub.start_task("mcp__t__wrong_output").wait(BOUND)
+            else:
+                hub.call_tool("mcp__t__wrong_output", timeout=BOUND, task=as_task)
+        assert "is not of type 'string'" in str(caught.value)
+
+
+@pytest.mark.parametrize("as_task", [None, True])
+def test_hub_input_the_server_refuses_fails_the_call_without_calling_the_task_lost(
+    hub_entry: dict[str, Any], target: Target, as_task: bool | None
+) -> None:
+    # The server refuses the task's input (tasks/update) with -32602: the task exists, and is cancelled.
+    asked: list[ElicitationRequest] = []
+    with MCPHub([hub_entry], elicitation=_record_elicitations(asked)) as hub:
+        with pytest.raises(ToolCallError, match="inputResponses do not match") as caught:
+            hub.call_tool("mcp__t__ask", {"tag": "reject"}, timeout=BOUND, task=as_task)
+        assert not isinstance(caught.value, TaskNotFoundError)
+        assert "not found" not in str(caught.value)
+        created = target.events.wait_for("task_created")
+        assert target.events.wait_for("cancelled")["task_id"] == created["task_id"]
+
+
+@pytest.mark.parametrize("as_task", [None, True, "handle"])
+def test_hub_task_that_fails_with_its_own_not_found_error_is_not_task_not_found(
+    hub_entry: dict[str, Any], as_task: bool | str | None
+) -> None:
+    arguments = {"message": "input file not found", "code": TASK_NOT_FOUND_CODE}
+    with MCPHub([hub_entry]) as hub:
+        with pytest.raises(ToolCallError, match="input file not found") as caught:
+            if as_task == "handle":
+                hub.start_task("mcp__t__fail_task", arguments).wait(BOUND)
+            else:
+                hub.call_tool("mcp__t__fail_task", arguments, timeout=BOUND, task=as_task)
+        assert not isinstance(caught.value, TaskNotFoundError)
+
+
+def test_hub_task_that_ends_while_its_question_is_open_returns_at_once(hub_entry: dict[str, Any]) -> None:
+    # The elicitation handler is still waiting for its user when the task completes without the answer.
+    asked, release = threading.Event(), threading.Event()
+
+    def slow_user(request: ElicitationRequest) -> ElicitationResponse:
+        asked.set()
+        release.wait(BOUND)
+        return ElicitationResponse.decline()
+
+    with MCPHub([hub_entry], elicitation=slow_user) as hub:
+        try:
+            result = hub.call_tool("mcp__t__optional_ask", {"delay": 0.3}, timeout=BOUND)
+            assert result.text == "done without the answer"
+            assert asked.is_set() and not release.is_set()
+        finally:
+            release.set()
+
+
+def test_hub_status_messages_are_scrubbed_of_secrets_as_errors_are(events: EventLog) -> None:
+    secret = "sk-live-abcdef1234567890"
+    entry = stdio_config("t", script=TASKS_SERVER, events=events, env={"API_KEY": secret})
+    messages: list[str | None] = []
+    with MCPHub([entry]) as hub, pytest.raises(ToolCallError, match="upstream rejected key") as caught:
+        hub.call_tool(
+            "mcp__t__status_secret",
+            timeout=BOUND,
+            progress=lambda _done, _total, message: messages.append(message),
+        )
+    assert "using key ***" in messages
+    assert secret not in str(caught.value) and all(secret not in str(message) for message in messages)
+
+
 def test_hub_list_tasks_is_unsupported_by_the_extension(hub_entry: dict[str, Any]) -> None:
     with MCPHub([hub_entry]) as hub:
         with pytest.raises(UnsupportedFeatureError, match="no tasks/list"):
@@ -696,7 +786,7 @@ class _Proxy:
             sink.shutdown(socket.SHUT_WR)
 
 
-@pytest.mark.parametrize("how", ["handle", "call"])
+@pytest.mark.parametrize("how", ["handle", "call", "default call", "default submit"])
 def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog, how: str) -> None:
     arguments = {"count": 20, "delay": 0.1, "tag": "once"}
     with HttpServer(script=TASKS_SERVER, events=events) as server:
@@ -714,9 +804,16 @@ def test_hub_wait_goes_on_with_the_same_task_after_a_reconnect(events: EventLog,
                 if how == "handle":
                     handle = hub.start_task("mcp__t__stages", arguments)
                     work = functools.partial(handle.wait, BOUND * 2)
-                else:
+                elif how == "default submit":
+                    future = hub.submit("mcp__t__stages", arguments, timeout=BOUND * 2)
+                    work = functools.partial(future.result, BOUND * 2)
+                else:  # the server answers a default call (task=None) with a task too
                     work = functools.partial(
-                        hub.call_tool, "mcp__t__stages", arguments, timeout=BOUND * 2, task=True
+                        hub.call_tool,
+                        "mcp__t__stages",
+                        arguments,
+                        timeout=BOUND * 2,
+                        task=True if how == "call" else None,
                     )
                 waiter = threading.Thread(target=lambda: waited.append(work()), daemon=True)
                 waiter.start()

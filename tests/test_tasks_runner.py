@@ -39,6 +39,8 @@ _RESULT = types.CallToolResult(content=[types.TextContent(type="text", text="don
 class ScriptedWire:
     """A wire whose `tasks/get` answers follow a script; records every request."""
 
+    input_brings_result = False
+
     def __init__(self, script: list[TaskInfo], cancel_delay: float = 0.0) -> None:
         self.script = list(script)
         self.requests: list[str] = []
@@ -427,3 +429,29 @@ def test_the_server_s_own_progress_during_a_task_reaches_progress(caller: str, t
         (3.0, 3.0, "server progress 3"),
     ]
     assert (1.0, None, "busy") in seen  # the task's status message, besides
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "handle"])
+def test_a_task_result_that_breaks_the_output_schema_is_an_error(caller: str, tmp_path: Path) -> None:
+    raw = RawServer("wrongoutput", tmp_path / "log")  # structuredContent {"result": 42}: not a string
+    with started_hub(raw.config) as hub, pytest.raises(ToolCallError, match="invalid result"):
+        if caller == "call_tool":
+            hub.call_tool(JOB, timeout=30)
+        else:
+            hub.start_task(JOB).wait(30)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "handle"])
+def test_a_task_failing_with_its_own_not_found_error_is_no_task_not_found(
+    caller: str, tmp_path: Path
+) -> None:
+    raw = RawServer("failnotfound", tmp_path / "log")  # tasks/result: -32602 "input file not found"
+    with started_hub(raw.config) as hub:
+        with pytest.raises(ToolCallError, match="input file not found") as raised:
+            if caller == "call_tool":
+                hub.call_tool(JOB, timeout=30)
+            else:
+                hub.start_task(JOB).wait(30)
+        assert not isinstance(raised.value, TaskNotFoundError)

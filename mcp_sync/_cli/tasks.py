@@ -1,6 +1,7 @@
 """`mcp-sync task ...`: a long-running call as an MCP task that outlives the command that started it.
 
-`start` prints the new task's id and leaves it running; `show`, `result` and `cancel` find it again by
+`start` prints the new task's id and leaves it running (or, when the server answers at once
+without a task, the result, as `call` does); `show`, `result` and `cancel` find it again by
 server and id, in a later run (the server keeps it: Streamable HTTP); `list` asks a server for its tasks.
 Each run is a hub of its own, as for every command, so nothing here is kept between runs but the id.
 """
@@ -34,6 +35,11 @@ def _start(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int
         handle = hub.start_task(args.tool, args.parsed_arguments, ttl=args.ttl, timeout=args.timeout)
     except ToolNotFoundError:  # its server went away since the check above
         raise unknown_tool(hub, entries, args.tool) from None
+    if not handle.task_id:  # the server answered at once, with no task: its result, as `call` prints it
+        warn(f"server {handle.server!r} answered {args.tool} at once: no task was started")
+        return output.print_result(
+            handle.result(), args.tool, as_json=args.json, save_images=None, server=handle.server
+        )
     info = handle.info
     if args.json:
         print_json({**(_record(info) if info is not None else _bare(handle)), "tool": args.tool})

@@ -318,11 +318,12 @@ class ServerConnection:
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
+        raw_name: str | None = None,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
         stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
         have reached `progress` when this returns (`updates`: those reported before, by this wait on
-        an earlier connection)."""
+        an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet)."""
         result: ToolResult = self._on_loop(
             label,
             timeout,
@@ -334,6 +335,7 @@ class ServerConnection:
             progress,
             on_info,
             updates,
+            raw_name,
         )
         if progress is not None and not self._dispatcher.flush():
             logger.warning(

@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx2
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._auth.sign_in import auth_factory, forget_tokens, sign_in
 from .._auth.token_store import FileTokenStorage, TokenStorage
@@ -403,7 +404,7 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
-        if _as_task(tool, task):
+        if _as_task(tool, task) or (task is None and _may_become_task(tool, target)):
             call = functools.partial(
                 call_as_task, target, self._servers_now, raw_name, arguments, public_name=name
             )
@@ -434,7 +435,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
-        if as_task and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
+        followed = as_task or (task is None and _may_become_task(tool, target))
+        if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
             submit = functools.partial(submit_as_task, target, self._servers_now)
         else:
             submit = functools.partial(target.submit, task=as_task)
@@ -473,7 +475,9 @@ class MCPHub(FeatureHub):
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
             return TaskHandle(self._servers_now, server, "", tool=name, result=started)
-        return TaskHandle(self._servers_now, server, started.task_id, tool=name, info=started)
+        return TaskHandle(
+            self._servers_now, server, started.task_id, tool=name, info=started, raw_name=raw_name
+        )
 
     def task(self, server: str, task_id: str) -> TaskHandle:
         """A handle on an existing task of `server` (started by this hub, another hub or another process);
@@ -624,6 +628,12 @@ def _as_task(tool: Tool, task: bool | None) -> bool:
             f"tool {tool.name} runs only as a task (taskSupport 'required'): pass task=True or None"
         )
     return bool(task)
+
+
+def _may_become_task(tool: Tool, target: ServerConnection) -> bool:
+    """Whether the server may answer a plain call of `tool` with a task (the 2026-07-28 tasks extension
+    lets it, for a tool it lists as one): such a call is followed as `task=True` is, across reconnects."""
+    return tool.task_support != "forbidden" and target.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def _expire(

@@ -62,8 +62,10 @@ class TaskHandle:
         tool: str | None = None,
         info: TaskInfo | None = None,
         result: ToolResult | None = None,
+        raw_name: str | None = None,
     ) -> None:
         self._servers = servers
+        self._raw_name = raw_name  # the tool's name on its server: its result meets its output schema
         self.server = server
         self.task_id = task_id
         self.tool = tool
@@ -143,6 +145,7 @@ class TaskHandle:
                     progress=progress,
                     on_info=self._seen,
                     updates=updates,
+                    raw_name=self._raw_name,
                 )
             except ServerDisconnectedError:
                 if connection.config.reconnect is None:
@@ -254,7 +257,9 @@ def call_as_task(
     )
     if isinstance(started, ToolResult):
         return started
-    handle = TaskHandle(servers, connection.name, started.task_id, tool=public_name, info=started)
+    handle = TaskHandle(
+        servers, connection.name, started.task_id, tool=public_name, info=started, raw_name=raw_name
+    )
     try:
         return handle._follow(deadline, cancel, progress)
     except _WaitStopped as stopped:

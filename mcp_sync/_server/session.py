@@ -53,7 +53,7 @@ from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
 from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
-from .tasks.wire import TaskWire
+from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
@@ -423,6 +423,7 @@ class Session:
                         result = await run_task(
                             wire, client, raw_name, arguments, label=public_name, progress=on_progress
                         )
+                        await _check_output(client, raw_name, result)
                     else:
                         result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
                 except pydantic.ValidationError as invalid:
@@ -443,6 +444,12 @@ class Session:
     async def _failure(self, exc: Exception, public_name: str, what: str | None = None) -> BaseException:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
         the request was; default: the call)."""
+        if isinstance(exc, TaskFailure):  # the task's own end, not a request the server refused
+            subject = what or f"the task of {public_name}"
+            return ToolCallError(
+                scrub(f"server {self._label}: {subject} failed: {exc.message} (code {exc.code})"),
+                tool=public_name,
+            )
         failure = request_failure(
             exc,
             self._name,
@@ -496,6 +503,7 @@ class Session:
                 result = await run_task(
                     wire, client, raw_name, arguments, label=public_name, progress=on_progress
                 )
+                await _check_output(client, raw_name, result)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -518,6 +526,8 @@ class Session:
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
             started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=on_progress)
+            if isinstance(started, types.CallToolResult):
+                await _check_output(client, raw_name, started)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -534,14 +544,22 @@ class Session:
         progress: ProgressCallback | None,
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
+        raw_name: str | None = None,
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
-        None to ask first); stopped, the task keeps running."""
+        None to ask first); stopped, the task keeps running. `raw_name`: the task's tool, when known,
+        whose output schema its result must meet."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
             if info is None:
-                info = await wire.get(client, task_id)
+                try:
+                    info = await wire.get(client, task_id)
+                except MCPError as exc:
+                    missing = not_found(exc, self._name, task_id, label)
+                    if missing is not None:
+                        raise missing from exc
+                    raise
             result = await follow_task(
                 wire,
                 client,
@@ -552,13 +570,13 @@ class Session:
                 on_info=on_info,
                 updates=updates,
             )
+            if raw_name is not None:
+                await _check_output(client, raw_name, result)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            missing = not_found(exc, self._name, task_id, label)
-            if missing is not None:
-                raise missing from exc
-            raise await self._failure(exc, label, f"the wait for task {task_id!r}") from exc
+            what = label if isinstance(exc, TaskFailure) else f"the wait for task {task_id!r}"
+            raise await self._failure(exc, label, what) from exc
         return _tool_result(result, label)
 
     async def task_request(self, kind: str, task_id: str) -> TaskInfo | list[TaskInfo]:
@@ -597,9 +615,17 @@ class Session:
         dispatcher = self._dispatcher
 
         async def forward(value: float, total: float | None, message: str | None) -> None:
-            dispatcher.post((progress,), value, total, message)
+            # A server's message may quote a secret of its configuration, as its errors may.
+            dispatcher.post((progress,), value, total, scrub(message) if message is not None else None)
 
         return forward
+
+
+async def _check_output(client: Client, raw_name: str, result: types.CallToolResult) -> None:
+    """Check a task's result against the tool's output schema, as the SDK checks a plain call's
+    (`RuntimeError` when it does not conform); a tool's own failure (`is_error`) is not checked."""
+    if not result.is_error:
+        await client.session.validate_tool_result(raw_name, result)
 
 
 def _tool_result(result: types.CallToolResult, public_name: str) -> ToolResult:

@@ -10,6 +10,8 @@ Modes:
               ``tools/call``'s progress token, messages "server progress 1" .. "3"
   hugepoll    ``tasks/get`` answers a ``pollInterval`` and ``ttl`` of 401 digits
   badstatus   ``tasks/get`` answers status "paused" (no 2025-11-25 status)
+  failnotfound the task fails, and ``tasks/result`` answers its error: -32602 "input file not found"
+  wrongoutput ``job`` declares an output schema (``result``: a string) its result breaks (42)
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def work(token: Any) -> None:
             send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
     with _lock:
         if _state["status"] == "working":
-            _state["status"] = "completed"
+            _state["status"] = "failed" if MODE == "failnotfound" else "completed"
 
 
 def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
@@ -71,6 +73,12 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
         }
     elif method == "tools/list":
         job = {"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
+        if MODE == "wrongoutput":
+            job["outputSchema"] = {
+                "type": "object",
+                "properties": {"result": {"type": "string"}},
+                "required": ["result"],
+            }
         result = {"tools": [job]}
     elif method == "tools/call":
         token = (params.get("_meta") or {}).get("progressToken")
@@ -90,7 +98,13 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
     elif method == "tasks/result":
         while _state["status"] == "working":
             time.sleep(0.02)
+        if MODE == "failnotfound":
+            error = {"code": -32602, "message": "input file not found"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
+            return
         result = {"content": [{"type": "text", "text": "done"}], "isError": False}
+        if MODE == "wrongoutput":
+            result["structuredContent"] = {"result": 42}
     elif method == "tasks/cancel":
         with _lock:
             _state["status"] = "cancelled"

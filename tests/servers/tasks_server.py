@@ -23,13 +23,23 @@ stages(count=3, delay=0.2, tag="", lockstep=False)
 ask(mode="form", tag="")             task: input_required with one elicitation (form: {name: str};
                                      url: a URL to visit); result "accept <content JSON>" / "decline" /
                                      "cancel"
-fail_task(message)                   task: fails with the JSON-RPC error -32603 ``message``
+fail_task(message, code=-32603)      task: fails with the JSON-RPC error ``code`` ``message``
 error_result(message)                task: completes with an ``isError: true`` result carrying ``message``
 vanish(tag="")                       task: the server forgets it at the first ``tasks/get`` (not found)
 maybe_task(text)                     a task for a declaring client, the plain result otherwise: "echo <text>"
+wrong_output()                       task: completes with ``structuredContent`` {"result": 42}, which its
+                                     output schema (a string) refuses
+optional_ask(delay=0.3)              task: input_required with an optional question, then completes
+                                     "done without the answer" after ``delay`` s, answered or not
+status_secret()                      task: a status message, then a failure, each naming the server's
+                                     ``API_KEY`` environment value
 records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
                                      started), ``cancelled`` (task ids cancelled by ``tasks/cancel``),
                                      ``status`` (task id -> status now)
+
+Tags that change the server's answers: an ``ask`` task tagged "reject" has its ``tasks/update``
+refused with -32602 (its input does not match); a task tagged "strict" has a ``tasks/cancel`` after
+its end refused with -32602 (already terminal).
 
 Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
 get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
@@ -103,6 +113,7 @@ class TaskRecord:
     seen: asyncio.Event = field(default_factory=asyncio.Event)
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    tag: str = ""
     drop_on_get: bool = False
     runner: asyncio.Task[None] | None = None
 
@@ -147,7 +158,7 @@ class TaskStore:
         self.events.write("run", tool=tool, tag=tag)
 
     def create(self, tool: str, body: Callable[[TaskRecord], Awaitable[None]], tag: str) -> TaskRecord:
-        record = TaskRecord(task_id=secrets.token_urlsafe(16), tool=tool, poll_ms=self.poll_ms)
+        record = TaskRecord(task_id=secrets.token_hex(16), tool=tool, poll_ms=self.poll_ms, tag=tag)
         self.tasks[record.task_id] = record
         self.events.write("task_created", tool=tool, task_id=record.task_id, tag=tag)
         record.runner = asyncio.get_running_loop().create_task(self._run(record, body))
@@ -244,11 +255,50 @@ def ask_body(store: TaskStore, mode: str, tag: str) -> Callable[[TaskRecord], Aw
     return body
 
 
-def fail_body(store: TaskStore, message: str) -> Callable[[TaskRecord], Awaitable[None]]:
+def fail_body(store: TaskStore, message: str, code: int) -> Callable[[TaskRecord], Awaitable[None]]:
     async def body(record: TaskRecord) -> None:
         store.record_run("fail_task")
         await asyncio.sleep(0)
-        raise MCPError(code=INTERNAL_ERROR, message=message)
+        raise MCPError(code=code, message=message)
+
+    return body
+
+
+def wrong_output_body(store: TaskStore) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("wrong_output")
+        record.result = {
+            "content": [{"type": "text", "text": "42"}],
+            "structuredContent": {"result": 42},
+            "isError": False,
+        }
+        record.set("completed")
+
+    return body
+
+
+def optional_ask_body(store: TaskStore, delay: float) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("optional_ask")
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        params = {"mode": "form", "message": "Optional: your name?", "requestedSchema": schema}
+        record.input_requests = {"optional-1": {"method": "elicitation/create", "params": params}}
+        record.set("input_required", "an optional question")
+        await asyncio.sleep(delay)
+        record.input_requests = None
+        record.result = _text("done without the answer")
+        record.set("completed")
+
+    return body
+
+
+def status_secret_body(store: TaskStore) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("status_secret")
+        key = os.environ.get("API_KEY", "")
+        record.set("working", f"using key {key}")
+        await record.seen.wait()  # a tasks/get has seen the message
+        raise MCPError(code=INTERNAL_ERROR, message=f"upstream rejected key {key}")
 
     return body
 
@@ -319,13 +369,20 @@ class ServerTasks(Extension):
         if name == "ask":
             return ask_body(store, str(arguments.get("mode", "form")), tag), tag
         if name == "fail_task":
-            return fail_body(store, str(arguments.get("message", "it failed"))), tag
+            code = int(arguments.get("code", INTERNAL_ERROR))
+            return fail_body(store, str(arguments.get("message", "it failed")), code), tag
         if name == "error_result":
             return error_result_body(store, str(arguments.get("message", "bad input"))), tag
         if name == "vanish":
             return vanish_body(store, tag), tag
         if name == "maybe_task":
             return echo_body(store, str(arguments.get("text", ""))), tag
+        if name == "wrong_output":
+            return wrong_output_body(store), tag
+        if name == "optional_ask":
+            return optional_ask_body(store, float(arguments.get("delay", 0.3))), tag
+        if name == "status_secret":
+            return status_secret_body(store), tag
         return None
 
     async def intercept_tool_call(
@@ -365,6 +422,8 @@ class ServerTasks(Extension):
     async def _update(self, ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
         require_client_extension(ctx, EXTENSION_ID)
         record = self.store.find(params.task_id)
+        if record.tool == "ask" and record.tag == "reject":
+            raise MCPError(code=INVALID_PARAMS, message="inputResponses do not match the requested schema")
         outstanding = record.input_requests or {}
         for key, response in params.input_responses.items():
             if key in outstanding and key not in record.responses:
@@ -375,7 +434,11 @@ class ServerTasks(Extension):
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
         require_client_extension(ctx, EXTENSION_ID)
         record = self.store.find(params.task_id)
-        if record.status not in ("completed", "failed", "cancelled") and record.runner is not None:
+        ended = record.status in ("completed", "failed", "cancelled")
+        if ended and record.tag == "strict":
+            message = f"Cannot cancel task: already in terminal status {record.status!r}"
+            raise MCPError(code=INVALID_PARAMS, message=message)
+        if not ended and record.runner is not None:
             self.store.cancelled.append(record.task_id)
             self.store.events.write("cancelled", task_id=record.task_id)
             record.runner.cancel()
@@ -397,7 +460,19 @@ def build_server(store: TaskStore) -> MCPServer:
         return needs_task()
 
     @server.tool(description="A task that fails with a JSON-RPC error.")
-    def fail_task(message: str = "it failed") -> str:
+    def fail_task(message: str = "it failed", code: int = INTERNAL_ERROR) -> str:
+        return needs_task()
+
+    @server.tool(description="A task whose result breaks its output schema.")
+    def wrong_output() -> str:
+        return needs_task()
+
+    @server.tool(description="A task that asks an optional question and ends without the answer.")
+    def optional_ask(delay: float = 0.3) -> str:
+        return needs_task()
+
+    @server.tool(description="A task whose status message and error name a secret.")
+    def status_secret() -> str:
         return needs_task()
 
     @server.tool(description="A task whose result is a tool error.")

@@ -49,6 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from ..._values.errors import UnsupportedFeatureError
+from ..._values.secrets import scrub
 from ..._values.tasks import TERMINAL_STATUSES, TaskInfo, TaskStatus
 from .wire import ProgressSink
 
@@ -72,7 +73,9 @@ EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
 
 TASK_NOT_FOUND_CODE: Final = INVALID_PARAMS
 """What a server answers `tasks/get` (MUST) and `tasks/update` / `tasks/cancel` (SHOULD) for a task it
-does not know: never existed, expired or dropped."""
+does not know: never existed, expired or dropped. Only on `tasks/get` does it say so alone: on
+`tasks/update` and `tasks/cancel` it is also how the request itself is refused (input that does not
+match, a task that already ended), so there a `tasks/get` tells which it was."""
 
 # The resolver's polling follows the task runner's rules (runner.py), so both paths poll alike.
 DEFAULT_POLL_INTERVAL: Final = 0.5
@@ -212,7 +215,7 @@ def _info(server: str, task: CreateTaskResult | _DetailedTask) -> TaskInfo:
         server=server,
         task_id=task.task_id,
         status=task.status,
-        status_message=task.status_message,
+        status_message=scrub(task.status_message) if task.status_message is not None else None,
         created_at=_timestamp(task.created_at),
         last_updated_at=_timestamp(task.last_updated_at),
         ttl=task.ttl_ms / 1000 if task.ttl_ms is not None else None,
@@ -233,6 +236,8 @@ class ExtensionTaskWire:
     and the input keys it answered, so `outcome` and `answer_input` need no second request and no
     input is asked of the user twice.
     """
+
+    input_brings_result = False  # tasks/update only acknowledges: the result comes by polling
 
     def __init__(self, server: str) -> None:
         self._server = server
@@ -289,10 +294,17 @@ class ExtensionTaskWire:
 
     async def cancel(self, client: Client, task_id: str) -> TaskInfo:
         """`tasks/cancel`, then the status the server reports: it acknowledges at once and may take
-        its time (or finish the work anyway). A task the server forgot on cancelling reads as cancelled."""
+        its time (or finish the work anyway). A task the server forgot on cancelling reads as cancelled;
+        a cancel refused with -32602 is answered by `tasks/get`: the task's end, or "not found"."""
         self._last.pop(task_id, None)
         self._answered.pop(task_id, None)
-        await _cancel(client.session, task_id)
+        try:
+            await _cancel(client.session, task_id)
+        except MCPError as refused:
+            if refused.code != TASK_NOT_FOUND_CODE:
+                raise
+            logger.debug("server %r refused tasks/cancel of %r: %s", self._server, task_id, refused)
+            return await self.get(client, task_id)
         try:
             return await self.get(client, task_id)
         except MCPError as error:
@@ -315,15 +327,10 @@ def _forget_oldest(remembered: dict[str, Any]) -> None:
 async def _send(
     session: ClientSession, request: Request[Any, Any], task_id: str, answer: type[ResultT]
 ) -> ResultT:
-    """Send a task request; the extension's "unknown task" error (-32602, whatever its text) says so."""
-    try:
-        return await session.send_request(request, answer)
-    except MCPError as error:
-        if error.code != TASK_NOT_FOUND_CODE or "not found" in error.message.lower():
-            raise
-        raise MCPError(
-            code=error.code, message=f"task {task_id!r} not found: {error.message}", data=error.data
-        ) from error
+    """Send a task request, its errors as the server gave them: -32602 means "unknown task" only on
+    `tasks/get` (the runner's `not_found` says so there); on `tasks/update` or `tasks/cancel` it may be
+    the request's own refusal, which a `tasks/get` tells apart."""
+    return await session.send_request(request, answer)
 
 
 async def _get(session: ClientSession, task_id: str) -> _DetailedTask:

@@ -22,6 +22,7 @@ import pydantic
 from mcp.client import Client
 
 from ..._values.errors import UnsupportedFeatureError
+from ..._values.secrets import scrub
 from ..._values.tasks import TaskInfo
 from .wire import ProgressSink
 
@@ -39,6 +40,8 @@ _MAX_MILLISECONDS = 10**15
 
 class LegacyTaskWire:
     """The 2025-11-25 task requests of one server (`server` is its configured name)."""
+
+    input_brings_result = True  # the server's requests arrive on tasks/result, which returns the result
 
     def __init__(self, server: str) -> None:
         self.server = server
@@ -151,7 +154,7 @@ def task_info(server: str, task: types.Task) -> TaskInfo:
         server=server,
         task_id=task.task_id,
         status=task.status,
-        status_message=task.status_message,
+        status_message=scrub(task.status_message) if task.status_message is not None else None,
         created_at=_timestamp(task.created_at),
         last_updated_at=_timestamp(task.last_updated_at),
         ttl=_seconds(task.ttl),

@@ -31,7 +31,7 @@ from ..._runtime.task_watch import tell_watcher
 from ..._values.errors import TaskNotFoundError, ToolCallCancelledError, UnsupportedFeatureError
 from ..._values.tasks import TaskInfo
 from .legacy import LegacyTaskWire
-from .wire import ProgressSink, TaskWire
+from .wire import ProgressSink, TaskFailure, TaskWire
 
 __all__ = [
     "CANCEL_TIMEOUT",
@@ -82,10 +82,11 @@ def not_found(
     exc: BaseException, server: str, task_id: str, label: str | None = None
 ) -> TaskNotFoundError | None:
     """`TaskNotFoundError` when `exc` is the server saying it does not know the task; else None. Only
-    for the task requests whose one parameter is the id (`tasks/get`, `tasks/result`): "invalid params"
-    there can only be about the id, whatever the message says. (`tasks/cancel` also refuses a task that
-    has ended so: a refused cancel is followed by `tasks/get`.)"""
-    if not isinstance(exc, MCPError) or exc.code != _INVALID_PARAMS:
+    for `tasks/get`'s answer: "invalid params" there can only be about the id, whatever the message
+    says. `tasks/result`, `tasks/update` and `tasks/cancel` may refuse so for reasons of their own (a
+    task that failed so, input that does not match, a task that ended): a `tasks/get` tells which. A
+    task's own failure (`TaskFailure`) is never "not found"."""
+    if not isinstance(exc, MCPError) or isinstance(exc, TaskFailure) or exc.code != _INVALID_PARAMS:
         return None
     return TaskNotFoundError(
         f"server {server!r} does not know task {task_id!r} (it never existed, expired or was dropped)",
@@ -200,11 +201,14 @@ async def follow_task(
                     f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
                 )
             if info.done:
-                if answering is not None:  # already asking for the result: take that answer
+                if answering is not None and wire.input_brings_result:  # already asking for the result
                     answered = await answering
                     if answered is not None:
                         return answered
-                return await wire.outcome(client, task_id, info)
+                elif answering is not None:  # the task ended without the answer: it is not needed
+                    answering.cancel()
+                    answering = None
+                return await _outcome(wire, client, task_id, info)
             if info.status == "input_required" and answering is None:
                 answering = asyncio.ensure_future(wire.answer_input(client, task_id, info))
             delay = _poll_delay(info)
@@ -218,6 +222,8 @@ async def follow_task(
                     if error is not None:  # the task may have been cancelled meanwhile: that says more
                         info = await wire.get(client, task_id)
                         if info.status != "cancelled":
+                            if wire.input_brings_result and isinstance(error, MCPError):
+                                error = TaskFailure.of(error)  # its tasks/result: the task's own end
                             input_error = error
                             raise error
                         continue
@@ -261,6 +267,17 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
 def _log_cancel_failure(sending: asyncio.Future[TaskInfo]) -> None:
     if not sending.cancelled() and sending.exception() is not None:
         logger.info("tasks/cancel failed: %s", sending.exception())
+
+
+async def _outcome(wire: TaskWire, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult:
+    """The ended task's result; an error here is the task's own failure (`TaskFailure`), unless a
+    `tasks/get` says the server no longer knows the task (its -32602 is then "not found")."""
+    try:
+        return await wire.outcome(client, task_id, info)
+    except MCPError as failed:
+        if failed.code == _INVALID_PARAMS and not isinstance(failed, TaskFailure):
+            await wire.get(client, task_id)  # raises the server's "unknown task" if it is gone
+        raise TaskFailure.of(failed) from failed
 
 
 def _poll_delay(info: TaskInfo) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -18,15 +19,28 @@ if TYPE_CHECKING:
 
     from ..._values.tasks import TaskInfo
 
-__all__ = ["ProgressSink", "TaskWire"]
+__all__ = ["ProgressSink", "TaskFailure", "TaskWire"]
 
 ProgressSink = ProgressFnT
 """Where progress goes on the loop: `await sink(progress, total, message)`, the SDK's `progress_callback`."""
 
 
+class TaskFailure(MCPError):
+    """A task's own failure: the error it ended with, as the server gave it. Never "task not found",
+    whatever its code (a task may fail with -32602 "... not found" of its own)."""
+
+    @classmethod
+    def of(cls, error: MCPError) -> TaskFailure:
+        return error if isinstance(error, TaskFailure) else cls(error.code, error.message, error.data)
+
+
 class TaskWire(Protocol):
     """One era's task requests on a connected client. Every method raises the SDK's own errors
     (`MCPError` and the like); the runner turns them into this package's typed errors."""
+
+    input_brings_result: bool
+    """Whether `answer_input` may return the task's result (2025-11-25: `tasks/result`); where it
+    cannot, an answer still being given when the task ends is dropped."""
 
     async def start(
         self,
