@@ -34,6 +34,7 @@ from mcp_types import methods
 from pydantic import ValidationError
 
 from .server_requests import ServerRequestBridge
+from .transports import ReadStreamWrapper
 
 __all__ = ["RequestTasks"]
 
@@ -279,41 +280,18 @@ class RequestTasks:
         self._tasks.clear()
 
 
-class _TaskReadStream:
+class _TaskReadStream(ReadStreamWrapper):
     """The transport's read stream, without the requests `RequestTasks` answers itself."""
 
     def __init__(self, inner: Any, tasks: RequestTasks) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._tasks = tasks
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)  # `last_context` included: it is that of the item returned
 
     async def receive(self) -> Any:
         while True:
             item = await self._inner.receive()
             if not self._tasks.intercept(item):
                 return item
-
-    def __aiter__(self) -> _TaskReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _TaskReadStream:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc_info)
-        return result
 
 
 class _TaskWriteStream:

@@ -29,7 +29,7 @@ from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
-__all__ = ["HttpObservations", "TransportStreams", "open_transport", "warn_legacy_sse"]
+__all__ = ["HttpObservations", "ReadStreamWrapper", "TransportStreams", "open_transport", "warn_legacy_sse"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -197,24 +197,19 @@ class _SseHttpClient(httpx2.AsyncClient):
         return response
 
 
-class _ObservedReadStream:
-    """Delegates to the transport's read stream and calls `on_end` once when it ends."""
+class ReadStreamWrapper:
+    """Delegates everything to a transport's read stream; a subclass changes only `receive`."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self._on_end = on_end
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return getattr(self._inner, name)  # `last_context` included: it is that of the item returned
 
     async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
+        return await self._inner.receive()
 
-    def __aiter__(self) -> _ObservedReadStream:
+    def __aiter__(self) -> ReadStreamWrapper:
         return self
 
     async def __anext__(self) -> Any:
@@ -226,13 +221,28 @@ class _ObservedReadStream:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _ObservedReadStream:
+    async def __aenter__(self) -> ReadStreamWrapper:
         await self._inner.__aenter__()
         return self
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
         result: bool | None = await self._inner.__aexit__(*exc_info)
         return result
+
+
+class _ObservedReadStream(ReadStreamWrapper):
+    """Delegates to the transport's read stream and calls `on_end` once when it ends."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        super().__init__(inner)
+        self._on_end = on_end
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
 
 
 class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
