@@ -291,3 +291,11 @@ def test_call_task_of_a_tool_that_cannot_run_as_a_task_exits_4_naming_it(referen
     assert done.returncode == 4, (done.stdout, done.stderr)
     error = json.loads(done.stdout)["error"]
     assert error["type"] == "call_failed" and "mcp__ref__echo" in error["message"]
+
+
+def test_a_task_id_that_begins_with_a_dash_is_read_after_a_double_dash() -> None:
+    from mcp_sync._cli.parser import build_parser
+
+    for action in ("show", "result", "cancel"):
+        args = build_parser().parse_args(["task", action, "ev", "--", "-5f3a"])
+        assert (args.server, args.task_id) == ("ev", "-5f3a")

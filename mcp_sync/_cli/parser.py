@@ -285,7 +285,11 @@ def _task_commands(
     for name, (help, description) in by_id.items():
         action = actions.add_parser(name, parents=[common], help=help, description=description)
         action.add_argument("server", metavar="SERVER", help="the server the task runs on")
-        action.add_argument("task_id", metavar="TASK_ID", help="the task's id, as 'task start' printed it")
+        action.add_argument(
+            "task_id",
+            metavar="TASK_ID",
+            help="the task's id, as 'task start' printed it (after '--' if it begins with '-')",
+        )
         _timeout(
             action,
             "stop waiting after this long (the task keeps running)"

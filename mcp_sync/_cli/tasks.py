@@ -48,7 +48,7 @@ def _start(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int
     warn(
         f"started task {printable(handle.task_id)} of {args.tool} on server {handle.server!r}"
         + (f" ({info.status})" if info is not None else "")
-        + f"; its result: mcp-sync task result ... {handle.server} {printable(handle.task_id)}"
+        + f"; its result: mcp-sync task result ... {handle.server} -- {printable(handle.task_id)}"
     )
     if any(c.server_name == handle.server and c.transport == "stdio" for c in entries.configs):
         warn(
