@@ -297,6 +297,14 @@ def test_json_output_in_utf8_keeps_its_characters_readable(monkeypatch: pytest.M
     assert "caf\u00e9 \u2713" in raw.getvalue().decode("utf-8")
 
 
+def test_json_output_of_a_lone_surrogate_is_escaped_on_a_utf8_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8"))
+    print_json({"text": "a\ud800b \u2713"})
+    sys.stdout.flush()
+    assert json.loads(raw.getvalue().decode("utf-8")) == {"text": "a\ud800b \u2713"}
+
+
 def test_stderr_keeps_its_lossless_backslash_escapes_in_a_code_page(monkeypatch: pytest.MonkeyPatch) -> None:
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding="cp1252", errors="backslashreplace")

@@ -79,8 +79,14 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 def print_json(value: Any) -> None:
     """JSON on stdout, lossless: where stdout's encoding cannot hold every character (a Windows code
-    page), what it lacks is written as `\\uXXXX` escapes, never replaced."""
-    print(json.dumps(value, indent=2, ensure_ascii=not holds_any_text(sys.stdout), default=str))
+    page), what it lacks is written as `\\uXXXX` escapes, never replaced; so is a lone surrogate, which
+    no encoding holds."""
+    text = json.dumps(value, indent=2, ensure_ascii=not holds_any_text(sys.stdout), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        text = json.dumps(value, indent=2, ensure_ascii=True, default=str)
+    print(text)
 
 
 def warn(message: str) -> None:
