@@ -37,6 +37,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     UnsupportedFeatureError,
 )
+from mcp_sync._server.tasks import runner
 from mcp_sync._server.tasks.extension import (
     TASK_NOT_FOUND_CODE,
     ExtensionTaskWire,
@@ -480,11 +481,52 @@ def test_hub_timeout_before_the_task_id_arrives_cancels_the_task_on_the_server(
     with MCPHub([entry]) as hub:
         with pytest.raises(ToolCallTimeoutError):
             if caller == "call_tool":
-                hub.call_tool("mcp__t__stages", LONG, timeout=0.3)
+                hub.call_tool("mcp__t__stages", LONG, timeout=0.3, task=True)
             else:
                 hub.start_task("mcp__t__stages", LONG, timeout=0.3)
         created = events.wait_for("task_created")
         assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_hub_stopped_plain_call_that_may_become_a_task_is_cancelled_on_the_server_at_once(
+    stop: str, events: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # However long a task's start would be waited for, a call that only may become one is not.
+    monkeypatch.setattr(runner, "CANCEL_TIMEOUT", 2 * BOUND)
+    cancel = threading.Event()
+
+    def cancel_once_started() -> None:
+        events.wait_for("plain_started", timeout=BOUND)
+        cancel.set()
+
+    entry = stdio_config("t", script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        if stop == "timeout":
+            with pytest.raises(ToolCallTimeoutError):
+                hub.call_tool("mcp__t__plain_slow", {"seconds": 4 * BOUND}, timeout=0.3)
+        else:
+            canceller = threading.Thread(target=cancel_once_started, daemon=True)
+            canceller.start()
+            with pytest.raises(ToolCallCancelledError):
+                hub.call_tool("mcp__t__plain_slow", {"seconds": 4 * BOUND}, timeout=BOUND, cancel=cancel)
+            canceller.join(BOUND)
+        events.wait_for("plain_cancelled", timeout=BOUND)
+
+
+def test_hub_plain_call_answered_at_once_returns_after_its_progress_callbacks_ran(
+    hub_entry: dict[str, Any],
+) -> None:
+    updates: list[str | None] = []
+
+    def slow_progress(value: float, total: float | None, message: str | None) -> None:
+        time.sleep(0.05)  # a callback slower than the answer: the call must still wait for it
+        updates.append(message)
+
+    with MCPHub([hub_entry]) as hub:
+        result = hub.call_tool("mcp__t__plain_progress", {"steps": 5}, timeout=BOUND, progress=slow_progress)
+        assert result.text == "5 steps"
+        assert updates == [f"step {step}" for step in range(1, 6)]
 
 
 def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:

@@ -240,6 +240,7 @@ def call_as_task(
     timeout: float,
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
+    certain: bool = True,
 ) -> ToolResult:
     """`call_tool` of a task on a server the hub reconnects: the task is started, then waited for as a
     handle waits, so the wait goes on across a reconnect with the same task (the tool is never called
@@ -254,6 +255,7 @@ def call_as_task(
         timeout=timeout,
         cancel=cancel,
         progress=progress,
+        certain=certain,
     )
     if isinstance(started, ToolResult):
         return started
@@ -283,6 +285,7 @@ def submit_as_task(
     public_name: str,
     timeout: float,
     progress: ProgressCallback | None,
+    certain: bool = True,
 ) -> concurrent.futures.Future[ToolResult]:
     """`submit` of a task on a server the hub reconnects: `call_as_task` on a thread of its own, so the
     call goes on across a reconnect as a blocking one does; `future.cancel()` cancels the task."""
@@ -307,6 +310,7 @@ def submit_as_task(
                 timeout=timeout,
                 cancel=stop,
                 progress=progress,
+                certain=certain,
             )
         except BaseException as exc:
             with contextlib.suppress(concurrent.futures.InvalidStateError):

@@ -421,7 +421,13 @@ class Session:
                         # runner follows it, its status messages to `progress`, cancelling it if stopped.
                         _client, wire = self._task_client(public_name)
                         result = await run_task(
-                            wire, client, raw_name, arguments, label=public_name, progress=on_progress
+                            wire,
+                            client,
+                            raw_name,
+                            arguments,
+                            label=public_name,
+                            progress=on_progress,
+                            certain=False,
                         )
                         await _check_output(client, raw_name, result)
                     else:
@@ -519,13 +525,17 @@ class Session:
         public_name: str,
         ttl: float | None,
         progress: ProgressCallback | None = None,
+        certain: bool = True,
     ) -> TaskInfo | ToolResult:
         """Ask for a task and return once the server created it (or answered at once with the result);
-        stopped meanwhile, it cancels the task the server created."""
+        stopped meanwhile, it cancels the task the server created (`certain`), or the call itself, as a
+        plain call is (not `certain`: a call the server only may answer with a task)."""
         client, wire = self._task_client(public_name)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
-            started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=on_progress)
+            started = await start_task(
+                wire, client, raw_name, arguments, ttl=ttl, progress=on_progress, certain=certain
+            )
             if isinstance(started, types.CallToolResult):
                 await _check_output(client, raw_name, started)
         except MCPSyncError:  # the runner's own typed errors stand as they are

@@ -67,7 +67,7 @@ import anyio
 import uvicorn
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.server import require_client_extension
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -487,6 +487,23 @@ def build_server(store: TaskStore) -> MCPServer:
     def maybe_task(text: str = "") -> str:
         store.record_run("maybe_task")
         return f"echo {text}"
+
+    @server.tool(description="A plain tool that sleeps; its start, end or cancellation is an event.")
+    async def plain_slow(seconds: float = 60.0) -> str:
+        store.events.write("plain_started")
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            store.events.write("plain_cancelled")
+            raise
+        store.events.write("plain_finished")
+        return "slept"
+
+    @server.tool(description="A plain tool that reports progress, then answers at once.")
+    async def plain_progress(ctx: Context, steps: int = 5) -> str:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+        return f"{steps} steps"
 
     @server.tool(description="What the server recorded, as JSON.")
     def records() -> str:
