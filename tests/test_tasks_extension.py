@@ -529,6 +529,14 @@ def test_hub_plain_call_answered_at_once_returns_after_its_progress_callbacks_ra
         assert updates == [f"step {step}" for step in range(1, 6)]
 
 
+def test_hub_plain_call_whose_result_leaves_out_its_result_type_returns_it(events: EventLog) -> None:
+    entry = stdio_config("t", "--untyped-results", script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        assert hub.call_tool("mcp__t__plain_progress", {"steps": 1}, timeout=BOUND).text == "1 steps"
+        submitted = hub.submit("mcp__t__plain_progress", {"steps": 2}, timeout=BOUND)
+        assert submitted.result(BOUND).text == "2 steps"
+
+
 def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
     cancel = threading.Event()
 

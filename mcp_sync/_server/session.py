@@ -433,12 +433,7 @@ class Session:
                     else:
                         result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
                 except pydantic.ValidationError as invalid:
-                    complete = complete_result_of(invalid)
-                    if complete is None:
-                        raise
-                    result = complete
-                    if not result.is_error:  # what the SDK does for a result it accepted
-                        await client.session.validate_tool_result(raw_name, result)
+                    result = await _untagged_result(client, raw_name, invalid)
         except MCPSyncError:  # the task runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -533,11 +528,15 @@ class Session:
         client, wire = self._task_client(public_name)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
-            started = await start_task(
-                wire, client, raw_name, arguments, ttl=ttl, progress=on_progress, certain=certain
-            )
-            if isinstance(started, types.CallToolResult):
-                await _check_output(client, raw_name, started)
+            try:
+                started = await start_task(
+                    wire, client, raw_name, arguments, ttl=ttl, progress=on_progress, certain=certain
+                )
+            except pydantic.ValidationError as invalid:  # checked against the output schema there
+                started = await _untagged_result(client, raw_name, invalid)
+            else:
+                if isinstance(started, types.CallToolResult):
+                    await _check_output(client, raw_name, started)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -629,6 +628,19 @@ class Session:
             dispatcher.post((progress,), value, total, scrub(message) if message is not None else None)
 
         return forward
+
+
+async def _untagged_result(
+    client: Client, raw_name: str, invalid: pydantic.ValidationError
+) -> types.CallToolResult:
+    """A `tools/call` result that failed validation only for leaving out `resultType` (a complete
+    result), checked against the tool's output schema as the SDK checks one it accepted; any other
+    invalid result re-raises `invalid`."""
+    complete = complete_result_of(invalid)
+    if complete is None:
+        raise invalid
+    await _check_output(client, raw_name, complete)
+    return complete
 
 
 async def _check_output(client: Client, raw_name: str, result: types.CallToolResult) -> None:

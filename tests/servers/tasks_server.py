@@ -445,8 +445,19 @@ class ServerTasks(Extension):
         return {"resultType": "complete"}
 
 
-def build_server(store: TaskStore) -> MCPServer:
-    server = MCPServer("tasks-fixture", extensions=[ServerTasks(store)])
+class _UntypedResults:
+    """Middleware: `tools/call` results leave out `resultType` (which means "complete")."""
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if isinstance(result, dict) and ctx.method == "tools/call" and result.get("resultType") == "complete":
+            result.pop("resultType", None)
+        return result
+
+
+def build_server(store: TaskStore, untyped_results: bool = False) -> MCPServer:
+    middleware = [_UntypedResults()] if untyped_results else []
+    server = MCPServer("tasks-fixture", extensions=[ServerTasks(store)], middleware=middleware)
 
     def needs_task() -> str:
         raise MCPError(code=INTERNAL_ERROR, message="this tool runs only as a task")
@@ -551,10 +562,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", default=None)
     parser.add_argument("--poll-ms", type=int, default=50)
     parser.add_argument("--create-delay-ms", type=int, default=0)
+    parser.add_argument("--untyped-results", action="store_true")
     options, _unknown = parser.parse_known_args(argv)
     events = EventSink(options.events)
     store = TaskStore(events, options.poll_ms, options.create_delay_ms)
-    server = build_server(store)
+    server = build_server(store, options.untyped_results)
     if options.transport == "http":
         asyncio.run(serve_http(server, options.port, events))
     else:

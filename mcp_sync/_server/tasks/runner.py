@@ -118,9 +118,7 @@ async def run_task(
 ) -> types.CallToolResult:
     """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server.
     `certain`: as `start_task`'s."""
-    started = await start_task(
-        wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain
-    )
+    started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain)
     if isinstance(started, types.CallToolResult):
         return started
     return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
