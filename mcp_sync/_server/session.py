@@ -607,7 +607,9 @@ class Session:
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            missing = not_found(exc, self._name, task_id)
+            # Only a request about one task can be refused for not knowing it, and only tasks/get's
+            # answer says so (a refused tasks/cancel is answered by tasks/get above).
+            missing = not_found(exc, self._name, task_id) if kind != "list" else None
             if missing is not None:
                 raise missing from exc
             raise await self._failure(exc, label, f"tasks/{kind} of {label}") from exc
