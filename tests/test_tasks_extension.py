@@ -922,3 +922,33 @@ def test_a_handle_waits_through_the_moment_a_dropped_connection_shows_disconnect
     handle = TaskHandle(lambda: {"t": dropped}, "t", "task-1")
     with pytest.raises(ServerDisconnectedError, match="disconnected"):
         handle._connection(time.monotonic() + BOUND, None)
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_hub_close_during_a_call_cancels_its_task_on_the_server(
+    caller: str, hub_entry: dict[str, Any], target: Target
+) -> None:
+    # A reconnecting server: submit then waits on a thread of its own, as call_tool waits.
+    entry = {**hub_entry, "reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 3}}
+    outcome: list[object] = []
+    hub = MCPHub([entry])
+    hub.start()
+
+    def call() -> None:
+        try:
+            if caller == "call_tool":
+                outcome.append(hub.call_tool("mcp__t__stages", LONG, timeout=BOUND))
+            else:
+                outcome.append(hub.submit("mcp__t__stages", LONG, timeout=BOUND).result(BOUND))
+        except Exception as exc:
+            outcome.append(exc)
+
+    caller_thread = threading.Thread(target=call, daemon=True)
+    caller_thread.start()
+    created = target.events.wait_for("task_created", timeout=BOUND)
+    target.events.wait_for("get", timeout=BOUND)  # the call is following its task
+    hub.close()
+    caller_thread.join(BOUND)
+    assert not caller_thread.is_alive()
+    assert outcome and isinstance(outcome[0], Exception)
+    assert target.events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]

@@ -336,11 +336,13 @@ class ServerConnection:
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
         raw_name: str | None = None,
+        cancel_on_close: bool = False,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
         stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
         have reached `progress` when this returns (`updates`: those reported before, by this wait on
-        an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet)."""
+        an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet;
+        `cancel_on_close`: a call's own task, cancelled when the hub closes during the wait)."""
         result: ToolResult = self._on_loop(
             label,
             timeout,
@@ -353,6 +355,7 @@ class ServerConnection:
             on_info,
             updates,
             raw_name,
+            cancel_on_close,
         )
         if progress is not None and not self._dispatcher.flush():
             logger.warning(

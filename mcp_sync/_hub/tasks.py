@@ -63,8 +63,10 @@ class TaskHandle:
         info: TaskInfo | None = None,
         result: ToolResult | None = None,
         raw_name: str | None = None,
+        owned_by_call: bool = False,
     ) -> None:
         self._servers = servers
+        self._owned_by_call = owned_by_call  # a call's own task: cancelled if the hub closes meanwhile
         self._raw_name = raw_name  # the tool's name on its server: its result meets its output schema
         self.server = server
         self.task_id = task_id
@@ -146,6 +148,7 @@ class TaskHandle:
                     on_info=self._seen,
                     updates=updates,
                     raw_name=self._raw_name,
+                    cancel_on_close=self._owned_by_call,
                 )
             except ServerDisconnectedError:
                 if connection.config.reconnect is None:
@@ -260,7 +263,13 @@ def call_as_task(
     if isinstance(started, ToolResult):
         return started
     handle = TaskHandle(
-        servers, connection.name, started.task_id, tool=public_name, info=started, raw_name=raw_name
+        servers,
+        connection.name,
+        started.task_id,
+        tool=public_name,
+        info=started,
+        raw_name=raw_name,
+        owned_by_call=True,
     )
     try:
         return handle._follow(deadline, cancel, progress)

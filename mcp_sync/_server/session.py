@@ -52,7 +52,15 @@ from .leases import ToolLease
 from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
-from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
+from .tasks.runner import (
+    StatusUpdates,
+    cancel_task,
+    follow_task,
+    not_found,
+    run_task,
+    start_task,
+    wire_for,
+)
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
@@ -554,12 +562,35 @@ class Session:
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
         raw_name: str | None = None,
+        cancel_on_close: bool = False,
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
-        None to ask first); stopped, the task keeps running. `raw_name`: the task's tool, when known,
-        whose output schema its result must meet."""
+        None to ask first); stopped, the task keeps running, unless `cancel_on_close` (a call's own
+        task) and the session ends because it is closed: nobody will wait for the task any more.
+        `raw_name`: the task's tool, when known, whose output schema its result must meet."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
+        try:
+            return await self._follow(
+                client, wire, task_id, info, label, on_progress, on_info, updates, raw_name
+            )
+        except asyncio.CancelledError:
+            if cancel_on_close and self._stopping:
+                await cancel_task(wire, client, task_id)  # shielded and bounded
+            raise
+
+    async def _follow(
+        self,
+        client: Client,
+        wire: TaskWire,
+        task_id: str,
+        info: TaskInfo | None,
+        label: str,
+        on_progress: Any,
+        on_info: Callable[[TaskInfo], object] | None,
+        updates: StatusUpdates | None,
+        raw_name: str | None,
+    ) -> ToolResult:
         try:
             if info is None:
                 try:
