@@ -37,6 +37,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     UnsupportedFeatureError,
 )
+from mcp_sync._server.tasks import runner
 from mcp_sync._server.tasks.extension import (
     TASK_NOT_FOUND_CODE,
     ExtensionTaskWire,
@@ -480,11 +481,60 @@ def test_hub_timeout_before_the_task_id_arrives_cancels_the_task_on_the_server(
     with MCPHub([entry]) as hub:
         with pytest.raises(ToolCallTimeoutError):
             if caller == "call_tool":
-                hub.call_tool("mcp__t__stages", LONG, timeout=0.3)
+                hub.call_tool("mcp__t__stages", LONG, timeout=0.3, task=True)
             else:
                 hub.start_task("mcp__t__stages", LONG, timeout=0.3)
         created = events.wait_for("task_created")
         assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_hub_stopped_plain_call_that_may_become_a_task_is_cancelled_on_the_server_at_once(
+    stop: str, events: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # However long a task's start would be waited for, a call that only may become one is not.
+    monkeypatch.setattr(runner, "CANCEL_TIMEOUT", 2 * BOUND)
+    cancel = threading.Event()
+
+    def cancel_once_started() -> None:
+        events.wait_for("plain_started", timeout=BOUND)
+        cancel.set()
+
+    entry = stdio_config("t", script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        if stop == "timeout":
+            with pytest.raises(ToolCallTimeoutError):
+                hub.call_tool("mcp__t__plain_slow", {"seconds": 4 * BOUND}, timeout=0.3)
+        else:
+            canceller = threading.Thread(target=cancel_once_started, daemon=True)
+            canceller.start()
+            with pytest.raises(ToolCallCancelledError):
+                hub.call_tool("mcp__t__plain_slow", {"seconds": 4 * BOUND}, timeout=BOUND, cancel=cancel)
+            canceller.join(BOUND)
+        events.wait_for("plain_cancelled", timeout=BOUND)
+
+
+def test_hub_plain_call_answered_at_once_returns_after_its_progress_callbacks_ran(
+    hub_entry: dict[str, Any],
+) -> None:
+    updates: list[str | None] = []
+
+    def slow_progress(value: float, total: float | None, message: str | None) -> None:
+        time.sleep(0.05)  # a callback slower than the answer: the call must still wait for it
+        updates.append(message)
+
+    with MCPHub([hub_entry]) as hub:
+        result = hub.call_tool("mcp__t__plain_progress", {"steps": 5}, timeout=BOUND, progress=slow_progress)
+        assert result.text == "5 steps"
+        assert updates == [f"step {step}" for step in range(1, 6)]
+
+
+def test_hub_plain_call_whose_result_leaves_out_its_result_type_returns_it(events: EventLog) -> None:
+    entry = stdio_config("t", "--untyped-results", script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        assert hub.call_tool("mcp__t__plain_progress", {"steps": 1}, timeout=BOUND).text == "1 steps"
+        submitted = hub.submit("mcp__t__plain_progress", {"steps": 2}, timeout=BOUND)
+        assert submitted.result(BOUND).text == "2 steps"
 
 
 def test_hub_cancel_event_cancels_the_task_on_the_server(hub_entry: dict[str, Any], target: Target) -> None:
@@ -872,3 +922,33 @@ def test_a_handle_waits_through_the_moment_a_dropped_connection_shows_disconnect
     handle = TaskHandle(lambda: {"t": dropped}, "t", "task-1")
     with pytest.raises(ServerDisconnectedError, match="disconnected"):
         handle._connection(time.monotonic() + BOUND, None)
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_hub_close_during_a_call_cancels_its_task_on_the_server(
+    caller: str, hub_entry: dict[str, Any], target: Target
+) -> None:
+    # A reconnecting server: submit then waits on a thread of its own, as call_tool waits.
+    entry = {**hub_entry, "reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 3}}
+    outcome: list[object] = []
+    hub = MCPHub([entry])
+    hub.start()
+
+    def call() -> None:
+        try:
+            if caller == "call_tool":
+                outcome.append(hub.call_tool("mcp__t__stages", LONG, timeout=BOUND))
+            else:
+                outcome.append(hub.submit("mcp__t__stages", LONG, timeout=BOUND).result(BOUND))
+        except Exception as exc:
+            outcome.append(exc)
+
+    caller_thread = threading.Thread(target=call, daemon=True)
+    caller_thread.start()
+    created = target.events.wait_for("task_created", timeout=BOUND)
+    target.events.wait_for("get", timeout=BOUND)  # the call is following its task
+    hub.close()
+    caller_thread.join(BOUND)
+    assert not caller_thread.is_alive()
+    assert outcome and isinstance(outcome[0], Exception)
+    assert target.events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]

@@ -455,3 +455,11 @@ def test_a_task_failing_with_its_own_not_found_error_is_no_task_not_found(
             else:
                 hub.start_task(JOB).wait(30)
         assert not isinstance(raised.value, TaskNotFoundError)
+
+
+@pytest.mark.timeout(60)
+def test_a_task_list_refused_with_invalid_params_is_an_error_not_task_not_found(tmp_path: Path) -> None:
+    raw = RawServer("badlist", tmp_path / "log")
+    with started_hub(raw.config) as hub, pytest.raises(ToolCallError, match="Invalid cursor") as refused:
+        hub.list_tasks("raw")
+    assert not isinstance(refused.value, TaskNotFoundError)

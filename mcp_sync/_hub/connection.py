@@ -297,14 +297,31 @@ class ServerConnection:
         timeout: float,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
+        certain: bool = True,
     ) -> TaskInfo | ToolResult:
         """Ask the server for a task and wait (up to `timeout`, or `cancel`) until it is created; the
         result itself when the server answered at once. Stopped meanwhile, the task the server created
-        is cancelled (on the loop, after this has raised)."""
+        is cancelled (on the loop, after this has raised); a call that only may become a task (not
+        `certain`) is cancelled as a plain call is."""
         args = checked_arguments(arguments, public_name)
         started: TaskInfo | ToolResult = self._on_loop(
-            public_name, timeout, cancel, self._session.start_task, raw_name, args, public_name, ttl, progress
+            public_name,
+            timeout,
+            cancel,
+            self._session.start_task,
+            raw_name,
+            args,
+            public_name,
+            ttl,
+            progress,
+            certain,
         )
+        if isinstance(started, ToolResult) and progress is not None and not self._dispatcher.flush():
+            logger.warning(
+                "returning the result of %s before its progress callbacks ran: the callback thread is "
+                "blocked by a slow callback",
+                public_name,
+            )
         return started
 
     def follow_task(
@@ -319,11 +336,13 @@ class ServerConnection:
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
         raw_name: str | None = None,
+        cancel_on_close: bool = False,
     ) -> ToolResult:
         """Wait for an existing task to end and return its result; on timeout or cancel only the waiting
         stops (`ToolCallTimeoutError` / `ToolCallCancelledError`), the task runs on. Its status messages
         have reached `progress` when this returns (`updates`: those reported before, by this wait on
-        an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet)."""
+        an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet;
+        `cancel_on_close`: a call's own task, cancelled when the hub closes during the wait)."""
         result: ToolResult = self._on_loop(
             label,
             timeout,
@@ -336,6 +355,7 @@ class ServerConnection:
             on_info,
             updates,
             raw_name,
+            cancel_on_close,
         )
         if progress is not None and not self._dispatcher.flush():
             logger.warning(

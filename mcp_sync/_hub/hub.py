@@ -404,9 +404,16 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
-        if _as_task(tool, task) or (task is None and _may_become_task(tool, target)):
+        as_task = _as_task(tool, task)
+        if as_task or (task is None and _may_become_task(tool, target)):
             call = functools.partial(
-                call_as_task, target, self._servers_now, raw_name, arguments, public_name=name
+                call_as_task,
+                target,
+                self._servers_now,
+                raw_name,
+                arguments,
+                public_name=name,
+                certain=as_task,
             )
         else:
             call = functools.partial(target.call, raw_name, arguments, public_name=name)
@@ -437,7 +444,7 @@ class MCPHub(FeatureHub):
         as_task = _as_task(tool, task)
         followed = as_task or (task is None and _may_become_task(tool, target))
         if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
-            submit = functools.partial(submit_as_task, target, self._servers_now)
+            submit = functools.partial(submit_as_task, target, self._servers_now, certain=as_task)
         else:
             submit = functools.partial(target.submit, task=as_task)
         if self._tracing is not None:

@@ -63,8 +63,10 @@ class TaskHandle:
         info: TaskInfo | None = None,
         result: ToolResult | None = None,
         raw_name: str | None = None,
+        owned_by_call: bool = False,
     ) -> None:
         self._servers = servers
+        self._owned_by_call = owned_by_call  # a call's own task: cancelled if the hub closes meanwhile
         self._raw_name = raw_name  # the tool's name on its server: its result meets its output schema
         self.server = server
         self.task_id = task_id
@@ -146,6 +148,7 @@ class TaskHandle:
                     on_info=self._seen,
                     updates=updates,
                     raw_name=self._raw_name,
+                    cancel_on_close=self._owned_by_call,
                 )
             except ServerDisconnectedError:
                 if connection.config.reconnect is None:
@@ -240,6 +243,7 @@ def call_as_task(
     timeout: float,
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
+    certain: bool = True,
 ) -> ToolResult:
     """`call_tool` of a task on a server the hub reconnects: the task is started, then waited for as a
     handle waits, so the wait goes on across a reconnect with the same task (the tool is never called
@@ -254,11 +258,18 @@ def call_as_task(
         timeout=timeout,
         cancel=cancel,
         progress=progress,
+        certain=certain,
     )
     if isinstance(started, ToolResult):
         return started
     handle = TaskHandle(
-        servers, connection.name, started.task_id, tool=public_name, info=started, raw_name=raw_name
+        servers,
+        connection.name,
+        started.task_id,
+        tool=public_name,
+        info=started,
+        raw_name=raw_name,
+        owned_by_call=True,
     )
     try:
         return handle._follow(deadline, cancel, progress)
@@ -283,6 +294,7 @@ def submit_as_task(
     public_name: str,
     timeout: float,
     progress: ProgressCallback | None,
+    certain: bool = True,
 ) -> concurrent.futures.Future[ToolResult]:
     """`submit` of a task on a server the hub reconnects: `call_as_task` on a thread of its own, so the
     call goes on across a reconnect as a blocking one does; `future.cancel()` cancels the task."""
@@ -307,6 +319,7 @@ def submit_as_task(
                 timeout=timeout,
                 cancel=stop,
                 progress=progress,
+                certain=certain,
             )
         except BaseException as exc:
             with contextlib.suppress(concurrent.futures.InvalidStateError):

@@ -52,7 +52,15 @@ from .leases import ToolLease
 from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
-from .tasks.runner import StatusUpdates, follow_task, not_found, run_task, start_task, wire_for
+from .tasks.runner import (
+    StatusUpdates,
+    cancel_task,
+    follow_task,
+    not_found,
+    run_task,
+    start_task,
+    wire_for,
+)
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, open_transport, warn_legacy_sse
@@ -421,18 +429,19 @@ class Session:
                         # runner follows it, its status messages to `progress`, cancelling it if stopped.
                         _client, wire = self._task_client(public_name)
                         result = await run_task(
-                            wire, client, raw_name, arguments, label=public_name, progress=on_progress
+                            wire,
+                            client,
+                            raw_name,
+                            arguments,
+                            label=public_name,
+                            progress=on_progress,
+                            certain=False,
                         )
                         await _check_output(client, raw_name, result)
                     else:
                         result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
                 except pydantic.ValidationError as invalid:
-                    complete = complete_result_of(invalid)
-                    if complete is None:
-                        raise
-                    result = complete
-                    if not result.is_error:  # what the SDK does for a result it accepted
-                        await client.session.validate_tool_result(raw_name, result)
+                    result = await _untagged_result(client, raw_name, invalid)
         except MCPSyncError:  # the task runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -519,15 +528,23 @@ class Session:
         public_name: str,
         ttl: float | None,
         progress: ProgressCallback | None = None,
+        certain: bool = True,
     ) -> TaskInfo | ToolResult:
         """Ask for a task and return once the server created it (or answered at once with the result);
-        stopped meanwhile, it cancels the task the server created."""
+        stopped meanwhile, it cancels the task the server created (`certain`), or the call itself, as a
+        plain call is (not `certain`: a call the server only may answer with a task)."""
         client, wire = self._task_client(public_name)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
-            started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=on_progress)
-            if isinstance(started, types.CallToolResult):
-                await _check_output(client, raw_name, started)
+            try:
+                started = await start_task(
+                    wire, client, raw_name, arguments, ttl=ttl, progress=on_progress, certain=certain
+                )
+            except pydantic.ValidationError as invalid:  # checked against the output schema there
+                started = await _untagged_result(client, raw_name, invalid)
+            else:
+                if isinstance(started, types.CallToolResult):
+                    await _check_output(client, raw_name, started)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -545,12 +562,35 @@ class Session:
         on_info: Callable[[TaskInfo], object] | None,
         updates: StatusUpdates | None = None,
         raw_name: str | None = None,
+        cancel_on_close: bool = False,
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
-        None to ask first); stopped, the task keeps running. `raw_name`: the task's tool, when known,
-        whose output schema its result must meet."""
+        None to ask first); stopped, the task keeps running, unless `cancel_on_close` (a call's own
+        task) and the session ends because it is closed: nobody will wait for the task any more.
+        `raw_name`: the task's tool, when known, whose output schema its result must meet."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
+        try:
+            return await self._follow(
+                client, wire, task_id, info, label, on_progress, on_info, updates, raw_name
+            )
+        except asyncio.CancelledError:
+            if cancel_on_close and self._stopping:
+                await cancel_task(wire, client, task_id)  # shielded and bounded
+            raise
+
+    async def _follow(
+        self,
+        client: Client,
+        wire: TaskWire,
+        task_id: str,
+        info: TaskInfo | None,
+        label: str,
+        on_progress: Any,
+        on_info: Callable[[TaskInfo], object] | None,
+        updates: StatusUpdates | None,
+        raw_name: str | None,
+    ) -> ToolResult:
         try:
             if info is None:
                 try:
@@ -598,7 +638,9 @@ class Session:
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
         except Exception as exc:
-            missing = not_found(exc, self._name, task_id)
+            # Only a request about one task can be refused for not knowing it, and only tasks/get's
+            # answer says so (a refused tasks/cancel is answered by tasks/get above).
+            missing = not_found(exc, self._name, task_id) if kind != "list" else None
             if missing is not None:
                 raise missing from exc
             raise await self._failure(exc, label, f"tasks/{kind} of {label}") from exc
@@ -619,6 +661,19 @@ class Session:
             dispatcher.post((progress,), value, total, scrub(message) if message is not None else None)
 
         return forward
+
+
+async def _untagged_result(
+    client: Client, raw_name: str, invalid: pydantic.ValidationError
+) -> types.CallToolResult:
+    """A `tools/call` result that failed validation only for leaving out `resultType` (a complete
+    result), checked against the tool's output schema as the SDK checks one it accepted; any other
+    invalid result re-raises `invalid`."""
+    complete = complete_result_of(invalid)
+    if complete is None:
+        raise invalid
+    await _check_output(client, raw_name, complete)
+    return complete
 
 
 async def _check_output(client: Client, raw_name: str, result: types.CallToolResult) -> None:

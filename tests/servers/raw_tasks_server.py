@@ -12,6 +12,7 @@ Modes:
   badstatus   ``tasks/get`` answers status "paused" (no 2025-11-25 status)
   failnotfound the task fails, and ``tasks/result`` answers its error: -32602 "input file not found"
   wrongoutput ``job`` declares an output schema (``result``: a string) its result breaks (42)
+  badlist     ``tasks/list`` is refused with -32602 "Invalid cursor"
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
             _state["status"] = "cancelled"
         result = task()
     elif method == "tasks/list":
+        if MODE == "badlist":
+            error = {"code": -32602, "message": "Invalid cursor"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
+            return
         result = {"tasks": [task()]}
     else:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no {method}"}})

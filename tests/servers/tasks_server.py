@@ -67,7 +67,7 @@ import anyio
 import uvicorn
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.server import require_client_extension
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -445,8 +445,19 @@ class ServerTasks(Extension):
         return {"resultType": "complete"}
 
 
-def build_server(store: TaskStore) -> MCPServer:
-    server = MCPServer("tasks-fixture", extensions=[ServerTasks(store)])
+class _UntypedResults:
+    """Middleware: `tools/call` results leave out `resultType` (which means "complete")."""
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if isinstance(result, dict) and ctx.method == "tools/call" and result.get("resultType") == "complete":
+            result.pop("resultType", None)
+        return result
+
+
+def build_server(store: TaskStore, untyped_results: bool = False) -> MCPServer:
+    middleware = [_UntypedResults()] if untyped_results else []
+    server = MCPServer("tasks-fixture", extensions=[ServerTasks(store)], middleware=middleware)
 
     def needs_task() -> str:
         raise MCPError(code=INTERNAL_ERROR, message="this tool runs only as a task")
@@ -487,6 +498,23 @@ def build_server(store: TaskStore) -> MCPServer:
     def maybe_task(text: str = "") -> str:
         store.record_run("maybe_task")
         return f"echo {text}"
+
+    @server.tool(description="A plain tool that sleeps; its start, end or cancellation is an event.")
+    async def plain_slow(seconds: float = 60.0) -> str:
+        store.events.write("plain_started")
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            store.events.write("plain_cancelled")
+            raise
+        store.events.write("plain_finished")
+        return "slept"
+
+    @server.tool(description="A plain tool that reports progress, then answers at once.")
+    async def plain_progress(ctx: Context, steps: int = 5) -> str:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+        return f"{steps} steps"
 
     @server.tool(description="What the server recorded, as JSON.")
     def records() -> str:
@@ -534,10 +562,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", default=None)
     parser.add_argument("--poll-ms", type=int, default=50)
     parser.add_argument("--create-delay-ms", type=int, default=0)
+    parser.add_argument("--untyped-results", action="store_true")
     options, _unknown = parser.parse_known_args(argv)
     events = EventSink(options.events)
     store = TaskStore(events, options.poll_ms, options.create_delay_ms)
-    server = build_server(store)
+    server = build_server(store, options.untyped_results)
     if options.transport == "http":
         asyncio.run(serve_http(server, options.port, events))
     else:

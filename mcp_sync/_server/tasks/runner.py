@@ -114,9 +114,11 @@ async def run_task(
     label: str,
     progress: ProgressSink | None,
     ttl: float | None = None,
+    certain: bool = True,
 ) -> types.CallToolResult:
-    """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server."""
-    started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress)
+    """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server.
+    `certain`: as `start_task`'s."""
+    started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain)
     if isinstance(started, types.CallToolResult):
         return started
     return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
@@ -130,10 +132,15 @@ async def start_task(
     *,
     ttl: float | None,
     progress: ProgressSink | None,
+    certain: bool = True,
 ) -> TaskInfo | types.CallToolResult:
-    """`wire.start`, which a cancelled caller never cuts short: once `tools/call` may have reached the
-    server a task may exist, so the start is let finish (bounded by `CANCEL_TIMEOUT`) and the task it
-    created is cancelled before the cancellation goes on."""
+    """`wire.start`. When a task is `certain` (the caller asked for one), a cancelled caller never cuts
+    it short: once `tools/call` may have reached the server a task may exist, so the start is let
+    finish (bounded by `CANCEL_TIMEOUT`) and the task it created is cancelled before the cancellation
+    goes on. A call that only may become a task is cancelled at once, as a plain call is (the SDK's
+    `notifications/cancelled`)."""
+    if not certain:
+        return await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
     starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=progress))
     try:
         return await asyncio.shield(starting)
