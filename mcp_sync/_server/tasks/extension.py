@@ -131,30 +131,28 @@ class _Ack(Result):
     result_type: str | None = None
 
 
-class CreateTaskResult(Result):
+class _TaskFields(Result):
+    """The task as both the creation answer and `tasks/get` carry it."""
+
+    task_id: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: float | None = None
+    poll_interval_ms: float | None = None
+
+
+class CreateTaskResult(_TaskFields):
     """A `tools/call` answered with a task (`resultType: "task"`): the task's first state."""
 
     result_type: Literal["task"] = "task"
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: float | None = None
-    poll_interval_ms: float | None = None
 
 
-class _DetailedTask(Result):
+class _DetailedTask(_TaskFields):
     """A `tasks/get` answer: the task, with its result, error or outstanding input inline."""
 
     result_type: str | None = None
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: float | None = None
-    poll_interval_ms: float | None = None
     input_requests: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
