@@ -157,9 +157,8 @@ def test_a_windows_server_gets_no_console_and_a_process_group_of_its_own(
     assert "start_new_session" not in options
 
 
-def test_a_posix_server_leads_a_session_of_its_own() -> None:
-    if platform.IS_WINDOWS:
-        pytest.skip("POSIX only")
+def test_a_posix_server_leads_a_session_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "IS_WINDOWS", False)
     assert platform.ProcessTree.start_options() == {"start_new_session": True}
 
 

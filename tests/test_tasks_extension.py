@@ -46,6 +46,7 @@ from mcp_sync._server.tasks.extension import (
 )
 from mcp_sync._values.tasks import TaskInfo
 from tests.support import (
+    REPO_ROOT,
     SERVERS_DIR,
     EventLog,
     HttpServer,
@@ -952,3 +953,61 @@ def test_hub_close_during_a_call_cancels_its_task_on_the_server(
     assert not caller_thread.is_alive()
     assert outcome and isinstance(outcome[0], Exception)
     assert target.events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
+_CONTEXT_STATE_SCRIPT = r"""
+import json, os, sys, threading
+from mcp_sync import MCPHub, ToolCallError, ToolCallTimeoutError
+from mcp_sync._runtime.task_watch import TASK_WATCHER
+from mcp_sync._server.tasks import extension
+
+def state():
+    return (TASK_WATCHER.get(), extension._CAPTURE.get())
+
+seen = {}
+with MCPHub([json.loads(sys.argv[1])], tracing=True) as hub:
+    hub.start()
+    try:
+        hub.call_tool("mcp__t__fail_task", task=True)
+        raise SystemExit("fail_task did not fail")
+    except ToolCallError:
+        pass
+    try:
+        hub.call_tool("mcp__t__stages", {"count": 50, "delay": 1.0}, task=True, timeout=1.0)
+    except ToolCallTimeoutError:
+        pass
+    hub.start_task("mcp__t__stages", {"count": 1, "delay": 0.01}).result(timeout=30)
+    seen["caller"] = state()
+    other = []
+    thread = threading.Thread(target=lambda: other.append(state()))
+    thread.start()
+    thread.join(10)
+    seen["thread"] = other[0]
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if state() == (None, False) else 3)
+    _, status = os.waitpid(pid, 0)
+    seen["fork"] = os.waitstatus_to_exitcode(status)
+print(json.dumps({key: list(value) if isinstance(value, tuple) else value for key, value in seen.items()}))
+"""
+
+
+def test_the_task_context_state_is_left_unset_by_calls_that_fail_time_out_or_succeed_in_a_fresh_interpreter(
+    events: EventLog,
+) -> None:
+    """`TASK_WATCHER` (tracing) and `_CAPTURE` (the extension's start) live in one call's context: after a
+    failed, a timed-out and a good task call the caller, another thread and a forked child see neither."""
+    entry = stdio_config("t", script=TASKS_SERVER, events=events)
+    done = subprocess.run(
+        [sys.executable, "-c", _CONTEXT_STATE_SCRIPT, json.dumps(entry)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "caller": [None, False],
+        "thread": [None, False],
+        "fork": 0,
+    }
