@@ -330,7 +330,7 @@ def submit_as_task(
 
     context = contextvars.copy_context()  # the caller's (a tracing span and its task watcher)
     threading.Thread(
-        target=context.run, args=(run,), name=f"mcp_sync task call {public_name}", daemon=True
+        target=context.run, args=(run,), name=f"mcp-sync:task:{connection.name}", daemon=True
     ).start()
     return future
 
