@@ -1011,3 +1011,16 @@ def test_the_task_context_state_is_left_unset_by_calls_that_fail_time_out_or_suc
         "thread": [None, False],
         "fork": 0,
     }
+
+
+@pytest.mark.parametrize("route", ["call_tool", "submit"])
+def test_a_failed_tasks_error_carries_the_code_the_server_gave(events: EventLog, route: str) -> None:
+    with MCPHub([stdio_config("t", script=TASKS_SERVER, events=events)]) as hub:
+        hub.start()
+        arguments = {"message": "out of paper", "code": -32001}
+        with pytest.raises(ToolCallError, match="out of paper") as raised:
+            if route == "call_tool":
+                hub.call_tool("mcp__t__fail_task", arguments, task=True, timeout=BOUND)
+            else:
+                hub.submit("mcp__t__fail_task", arguments, task=True, timeout=BOUND).result(BOUND)
+    assert raised.value.code == -32001

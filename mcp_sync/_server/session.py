@@ -458,6 +458,7 @@ class Session:
             return ToolCallError(
                 scrub(f"server {self._label}: {subject} failed: {exc.message} (code {exc.code})"),
                 tool=public_name,
+                code=exc.code,
             )
         failure = request_failure(
             exc,
