@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from ._values.resources import Resource, ResourceContent, ResourceResult, ResourceTemplate
     from ._values.results import ToolImage, ToolResult
     from ._values.tasks import TaskInfo, TaskStatus
-    from ._values.tool import Tool, ToolChanges, function_spec
+    from ._values.tool import Tool, ToolAnnotations, ToolChanges, function_spec
 
 __all__ = [
     "AmbiguousResourceError",
@@ -120,6 +120,7 @@ __all__ = [
     "TaskStatus",
     "TokenStorage",
     "Tool",
+    "ToolAnnotations",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -189,6 +190,7 @@ _MODULE_OF = MappingProxyType(
         "TaskStatus": "_values.tasks",
         "TokenStorage": "_auth.token_store",
         "Tool": "_values.tool",
+        "ToolAnnotations": "_values.tool",
         "ToolCallCancelledError": "_values.errors",
         "ToolCallError": "_values.errors",
         "ToolCallTimeoutError": "_values.errors",

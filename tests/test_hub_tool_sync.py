@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sync import MCPHub, ToolListError
+from mcp_sync import MCPHub, ToolAnnotations, ToolListError
 from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
 from tests.support import SERVERS_DIR, EventLog, stdio_config, wait_until
 
@@ -56,6 +56,27 @@ def test_descriptions_and_schemas_pass_through_untouched() -> None:
         assert tool.input_schema["properties"].keys() == {"a", "b"}
         assert tool.input_schema["required"] == ["a", "b"]
         assert (tool.server_name, tool.raw_name) == ("fx", "add")
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
+def test_the_servers_hints_about_a_tool_reach_its_tool(transport: str, era: str) -> None:
+    with fixture_server("fx", transport, era) as served, started_hub(served.config) as hub:
+        echo, add, crash, sleep = (
+            hub.registry.get(f"mcp__fx__{name}") for name in ("echo", "add", "crash", "sleep")
+        )
+        assert echo is not None and add is not None and crash is not None and sleep is not None
+        assert echo.title == "Echo"
+        assert echo.annotations == ToolAnnotations(title="Echo", read_only_hint=True, open_world_hint=False)
+        assert (echo.annotations.read_only, echo.annotations.idempotent, echo.annotations.destructive) == (
+            True,
+            True,
+            False,
+        )
+        assert add.annotations is not None
+        assert (add.annotations.idempotent, add.annotations.destructive) == (True, False)
+        assert crash.annotations is not None and crash.annotations.destructive
+        assert not crash.annotations.idempotent
+        assert sleep.annotations is None and sleep.title is None
 
 
 def test_listing_that_repeats_a_name_fails_the_server_loudly(caplog: pytest.LogCaptureFixture) -> None:

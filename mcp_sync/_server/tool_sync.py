@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from .._config import ServerConfig, warn_unmatched_tool_filters
 from .._values.errors import ToolListError, describe
 from .._values.naming import public_tool_name
-from .._values.tool import TaskSupport, Tool
+from .._values.tool import TaskSupport, Tool, ToolAnnotations
 from .leases import ToolLease
 from .tasks.extension import server_offers_tasks
 
@@ -211,7 +211,21 @@ class ToolSync:
             raw_name=tool.name,
             output_schema=tool.output_schema,
             task_support=_task_support(tool, offers_tasks),
+            title=tool.title or (tool.annotations.title if tool.annotations is not None else None),
+            annotations=_annotations(tool.annotations),
         )
+
+
+def _annotations(hints: types.ToolAnnotations | None) -> ToolAnnotations | None:
+    if hints is None:
+        return None
+    return ToolAnnotations(
+        title=hints.title,
+        read_only_hint=hints.read_only_hint,
+        destructive_hint=hints.destructive_hint,
+        idempotent_hint=hints.idempotent_hint,
+        open_world_hint=hints.open_world_hint,
+    )
 
 
 def _task_support(tool: types.Tool, offers_tasks: bool) -> TaskSupport:

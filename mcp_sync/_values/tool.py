@@ -16,6 +16,7 @@ __all__ = [
     "NativeFunction",
     "TaskSupport",
     "Tool",
+    "ToolAnnotations",
     "ToolChanges",
     "function_spec",
     "function_specs",
@@ -27,6 +28,40 @@ NativeFunction = Callable[..., Any]
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool runs as a task: never, when the caller asks, or always (a long-running call)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """The server's hints about a tool (MCP's `ToolAnnotations`); None where the server said nothing.
+
+    Hints, not guarantees: the spec says a client must not trust them from an untrusted server, so
+    whatever acts on them (the replay policy of a call whose connection broke) can be overridden.
+    """
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    """True: the tool does not modify its environment (the spec's default: False)."""
+    destructive_hint: bool | None = None
+    """True: it may destroy or overwrite; meaningful only when not read-only (default: True)."""
+    idempotent_hint: bool | None = None
+    """True: calling it again with the same arguments has no further effect (default: False)."""
+    open_world_hint: bool | None = None
+    """True: it reaches entities outside a closed domain, the web say (default: True)."""
+
+    @property
+    def read_only(self) -> bool:
+        """The server says the tool changes nothing."""
+        return self.read_only_hint is True
+
+    @property
+    def destructive(self) -> bool:
+        """The tool may destroy (the spec's default unless it is read-only or says otherwise)."""
+        return not self.read_only and self.destructive_hint is not False
+
+    @property
+    def idempotent(self) -> bool:
+        """Repeating the call is harmless by the server's word: read-only, or idempotent."""
+        return self.read_only or self.idempotent_hint is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +77,10 @@ class Tool:
     task_support: TaskSupport = "forbidden"
     """From the tool's `execution.taskSupport` (2025-11-25) or the tasks extension (2026-07-28):
     "required" tools are always called as tasks, "optional" ones when the caller asks."""
+    title: str | None = None
+    """The tool's display name, where the server gives one (the tool's `title`, else its annotations')."""
+    annotations: ToolAnnotations | None = None
+    """The server's hints (read-only, destructive, idempotent, open world); None if it gave none."""
 
     @property
     def is_native(self) -> bool:

@@ -187,6 +187,7 @@ from mcp_types import (
     SubscribeRequestParams,
     TextContent,
     TextResourceContents,
+    ToolAnnotations,
     UnsubscribeRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -779,7 +780,13 @@ def build_server(options: Options, events: EventSink) -> MCPServer:
         base.append(ask_defaults)
     if options.media:
         base.append(media)
-    tools = [Tool.from_function(fn) for fn in base]
+    # The server's hints on a few tools, as a real server gives them: what a client may replay.
+    hints = {
+        echo: ToolAnnotations(title="Echo", read_only_hint=True, open_world_hint=False),
+        add: ToolAnnotations(idempotent_hint=True, destructive_hint=False),
+        crash: ToolAnnotations(destructive_hint=True),
+    }
+    tools = [Tool.from_function(fn, annotations=hints.get(fn)) for fn in base]
 
     def extra(value: str = "") -> str:
         return value
