@@ -43,6 +43,8 @@ HOOK_CALLS = {
 }
 """A call of this name in mcp_sync installs something in the interpreter; the table must name it."""
 ATEXIT_CALL = "atexit.register"
+IPYTHON_EVENT_CALL = "shell.events.register"
+"""An IPython shell's event hook (`shell.events.register("post_run_cell", ...)`)."""
 
 _CONSTANT_TYPES = (
     bool,
@@ -138,6 +140,8 @@ def found_hooks() -> dict[str, str]:
                 hooks[HOOK_CALLS[attribute]] = short_name(module)
             elif attribute == "register" and _name_of(owner) == "atexit":
                 hooks[ATEXIT_CALL] = short_name(module)
+            elif attribute == "register" and isinstance(owner, ast.Attribute) and owner.attr == "events":
+                hooks[IPYTHON_EVENT_CALL] = short_name(module)
     return hooks
 
 
@@ -179,7 +183,7 @@ def test_the_documented_table_names_no_state_that_no_longer_exists() -> None:
         if name.rpartition(".")[0] in modules  # not a hook of the standard library
         and not inspect.isclass(getattr(modules[name.rpartition(".")[0]], name.rpartition(".")[2], None))
     }
-    known_hooks = {*HOOK_CALLS.values(), ATEXIT_CALL}
+    known_hooks = {*HOOK_CALLS.values(), ATEXIT_CALL, IPYTHON_EVENT_CALL}
     stale = {name for name in named_objects if name not in found} | {
         name for name in listed if name in known_hooks and name not in hooks
     }

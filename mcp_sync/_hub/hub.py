@@ -69,6 +69,7 @@ from .._values.html import hub_html
 from .._values.results import ToolResult
 from .._values.suggestions import public_name_hint
 from .._values.tasks import TaskInfo
+from . import notebook
 from .agent import call_tool_safe
 from .connection import ServerConnection
 from .hub_features import FeatureHub
@@ -149,9 +150,14 @@ class MCPHub(FeatureHub):
         self._tracing = _tracing_of(tracing)
         self._reload_lock = threading.Lock()
         self._sign_ins = SignIns()
-        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
+        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
+        # quietly in a notebook, where rebinding a variable is how a hub is replaced.
+        in_notebook = notebook.adopt(self, MCPHub)
         weakref.finalize(
-            self, self._servers.abandon, f"MCPHub with servers {[c.server_name for c in entries.configs]}"
+            self,
+            self._servers.abandon,
+            f"MCPHub with servers {[c.server_name for c in entries.configs]}",
+            quiet=in_notebook,
         )
 
     def _check_custom_auth(self, entries: ConfigEntries) -> None:

@@ -509,12 +509,16 @@ class ServerSet:
 
     # -- hubs nobody closed -------------------------------------------------------------------------
 
-    def abandon(self, description: str) -> None:
-        """The finalizer of a hub that was dropped while open: warn, and stop its servers without waiting
-        (this may run on any thread, inside a garbage collection)."""
+    def abandon(self, description: str, quiet: bool = False) -> None:
+        """The finalizer of a hub that was dropped while open: warn (log, if `quiet`), and stop its
+        servers without waiting (this may run on any thread, inside a garbage collection)."""
         if self.forked or self._machine.state in ("created", "closed"):
             return
-        warnings.warn(f"unclosed {description}; call close() or use `with`", ResourceWarning, stacklevel=2)
+        if quiet:
+            logger.debug("closing the dropped %s", description)
+        else:
+            message = f"unclosed {description}; call close() or use `with`"
+            warnings.warn(message, ResourceWarning, stacklevel=2)
         self.begin_close()  # each connection frees its name when it reaches `closed`
         _open_sets.discard(self)
 

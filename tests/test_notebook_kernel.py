@@ -1,0 +1,225 @@
+"""Hubs in a real Jupyter kernel: a re-run cell leaves exactly one hub; an interrupted call, a kernel
+restart and a kernel shutdown leave no server process.
+
+The cells run in a real ipykernel through jupyter_client, as a person runs them; servers are counted
+by the pids they record when ready (alive or not), so a count does not depend on which process is
+whose parent. IPython's output history (`Out`, `_`) is what kept re-run hubs alive: cells here end
+with the hub as their displayed value on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.hosts._common import poll, reap_servers, server_pids
+from tests.support import REPO_ROOT, EventLog, pid_alive
+from tests.test_hosts import Cell, run_cell, run_cell_after_an_error, shell_reply
+
+pytestmark = pytest.mark.timeout(240)
+
+SETTLE = 5.0
+"""A dropped hub's servers are gone this long after the cell that dropped it (a hang detector: the
+close itself is immediate, the servers' exit takes milliseconds)."""
+
+EXAMPLES = REPO_ROOT / "examples"
+
+
+@dataclass
+class KernelRun:
+    example_servers: list[int]  # live demo servers after each of two runs of the example's cells
+    example_after_close: int
+    example_history: str  # what the example's `hub` cell left in Out, after its re-run
+    pair_servers: list[int]  # live servers of a 2-server hub after each of three runs of its cell
+    pair_after_close: int
+    interrupted: Cell | None
+    after_interrupt_servers: int  # live servers once the create cell ran again after the interrupt
+    after_interrupt_call: Cell | None
+    restart_left: int  # servers of the first kernel alive after a restart
+    shutdown_left: int  # servers of the second kernel alive after its shutdown
+    printed: str  # whatever the cells above printed, stderr included
+
+
+def _alive(log: Path) -> int:
+    return sum(pid_alive(pid) for pid in server_pids(log))
+
+
+def _settled(log: Path, expected: int) -> int:
+    """The number of live servers in `log` once it is `expected` (or after `SETTLE`)."""
+    poll(lambda: _alive(log) == expected, SETTLE)
+    return _alive(log)
+
+
+def _hub_cell(name: str, *logs: Path, last: str = "hub") -> str:
+    configs = ", ".join(
+        f"stdio_config({f'{name}{i}'!r}, events={os.fspath(log)!r})" for i, log in enumerate(logs)
+    )
+    return f"hub = MCPHub([{configs}])\nhub.start()\n{last}"
+
+
+SETUP = "\n".join(
+    [
+        "import sys, warnings",
+        f"sys.path.insert(0, {os.fspath(REPO_ROOT)!r})",
+        "warnings.simplefilter('default')",  # a ResourceWarning would show in the cell's stderr
+        "from mcp_sync import MCPHub",
+        "from tests.support import stdio_config",
+    ]
+)
+
+
+def _example_cells() -> list[str]:
+    notebook = nbformat.read(EXAMPLES / "notebook.ipynb", as_version=4)
+    return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+
+
+@pytest.fixture(scope="module")
+def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelRun]:
+    from jupyter_client.manager import KernelManager
+
+    workdir = tmp_path_factory.mktemp("kernel")
+    logs = {name: workdir / f"{name}.jsonl" for name in ("a", "b", "call", "restart")}
+    example = _example_cells()
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=os.fspath(EXAMPLES))  # Jupyter runs a notebook from its folder
+    client = manager.client()
+    client.start_channels()
+    kernel_pid = manager.provisioner.process.pid  # type: ignore[union-attr]
+    printed: list[str] = []
+
+    def cell(code: str, timeout: float = 60) -> Cell:
+        done = run_cell(client, code, timeout)
+        assert done.status == "ok", (code, done)
+        printed.append(done.stdout)  # stdout and stderr alike
+        return done
+
+    def demo_servers() -> int:
+        from tests.hosts._common import live_children
+
+        return len(live_children(kernel_pid, marker="demo_server.py"))
+
+    try:
+        client.wait_for_ready(timeout=60)
+        cell(SETUP)
+        # The example notebook, every cell but its last (`hub.close()`), run twice as a person re-runs it.
+        example_servers = []
+        for _ in range(2):
+            for code in example[:-1]:
+                cell(code)
+            poll(lambda: demo_servers() == 1, SETTLE)
+            example_servers.append(demo_servers())
+        history = cell("print(sorted({type(value).__name__ for value in Out.values()}))").stdout.strip()
+        cell(example[-1])
+        poll(lambda: demo_servers() == 0, SETTLE)
+        example_after_close = demo_servers()
+
+        # A hub of two servers whose cell ends by showing the hub, run three times.
+        pair_servers = []
+        for _ in range(3):
+            cell(_hub_cell("p", logs["a"], logs["b"]))
+            pair_servers.append(_settled(logs["a"], 1) + _settled(logs["b"], 1))
+        cell("hub.close()")
+        pair_after_close = _settled(logs["a"], 0) + _settled(logs["b"], 0)
+
+        # An interrupt during a call, then the create cell again: one hub, and it answers.
+        cell(_hub_cell("c", logs["call"], last="hub.start()"))
+        msg_id = client.execute('hub.call_tool("mcp__c0__sleep", {"seconds": 60})')
+        EventLog(logs["call"]).wait_for("started", timeout=30)
+        manager.interrupt_kernel()
+        reply = shell_reply(client, msg_id, 20)
+        interrupted = (
+            None if reply is None else Cell(reply["content"]["status"], "", reply["content"].get("ename"))
+        )
+        rerun = run_cell_after_an_error(client, _hub_cell("c", logs["call"], last="hub.start()"), 60)
+        assert rerun.status == "ok", rerun
+        after_interrupt_servers = _settled(logs["call"], 1)
+        answer = run_cell(client, 'print(hub.call_tool("mcp__c0__echo", {"text": "again"}).text)', 30)
+
+        # A kernel restart with a hub open: the old kernel's servers end with it.
+        cell(_hub_cell("r", logs["restart"]))
+        manager.restart_kernel(now=False)
+        client.wait_for_ready(timeout=60)
+        restart_left = _settled(logs["restart"], 0)
+
+        # The new kernel, a hub left open, then shutdown.
+        cell(SETUP)
+        cell(_hub_cell("s", workdir / "shutdown.jsonl"))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+    shutdown_left = _settled(workdir / "shutdown.jsonl", 0)
+    try:
+        yield KernelRun(
+            example_servers,
+            example_after_close,
+            history,
+            pair_servers,
+            pair_after_close,
+            interrupted,
+            after_interrupt_servers,
+            answer,
+            restart_left,
+            shutdown_left,
+            "".join(printed),
+        )
+    finally:
+        reap_servers(workdir)
+
+
+def test_rerunning_the_example_notebook_leaves_one_demo_server(kernel_run: KernelRun) -> None:
+    assert kernel_run.example_servers == [1, 1], kernel_run
+
+
+def test_closing_the_hub_after_a_rerun_leaves_no_demo_server(kernel_run: KernelRun) -> None:
+    assert kernel_run.example_after_close == 0, kernel_run
+
+
+def test_the_output_history_holds_no_hub_itself(kernel_run: KernelRun) -> None:
+    assert "MCPHub" not in json.loads(kernel_run.example_history.replace("'", '"')), kernel_run
+
+
+def test_a_cell_showing_a_two_server_hub_run_three_times_leaves_two_servers(kernel_run: KernelRun) -> None:
+    assert kernel_run.pair_servers == [2, 2, 2], kernel_run
+    assert kernel_run.pair_after_close == 0, kernel_run
+
+
+def test_an_interrupted_call_then_a_rerun_leaves_one_working_hub(kernel_run: KernelRun) -> None:
+    assert kernel_run.interrupted == Cell("error", "", "KeyboardInterrupt"), kernel_run
+    assert kernel_run.after_interrupt_servers == 1, kernel_run
+    assert kernel_run.after_interrupt_call == Cell("ok", "again\n", None), kernel_run
+
+
+def test_a_kernel_restart_leaves_no_server_of_the_old_kernel(kernel_run: KernelRun) -> None:
+    assert kernel_run.restart_left == 0, kernel_run
+
+
+def test_a_kernel_shutdown_leaves_no_server(kernel_run: KernelRun) -> None:
+    assert kernel_run.shutdown_left == 0, kernel_run
+
+
+def test_a_replaced_hub_closes_without_a_warning(kernel_run: KernelRun) -> None:
+    assert "ResourceWarning" not in kernel_run.printed, kernel_run.printed
+
+
+def test_the_stand_in_in_the_history_shows_the_hub_and_holds_it_weakly() -> None:
+    from mcp_sync import MCPHub
+    from mcp_sync._hub.notebook import ShownHub
+
+    hub = MCPHub([])
+    shown = ShownHub(hub)
+    assert repr(shown) == repr(hub)
+    assert shown.tools() == hub.tools()
+    assert shown._repr_html_() == hub._repr_html_()
+    del hub
+    assert repr(shown) == "<MCPHub (dropped and closed)>"
+    assert shown._repr_html_() is None
+    with pytest.raises(ReferenceError, match="dropped"):
+        shown.tools()
+    with pytest.raises(AttributeError):
+        shown._repr_png_  # noqa: B018  (what IPython's display formatters probe for)
