@@ -24,6 +24,31 @@ def test_the_api_reference_documents_every_public_name() -> None:
     assert not stale, f"docs/api.md documents names that are not in mcp_sync.__all__: {stale}"
 
 
+_NOT_OURS = ("pydantic", "typing", "builtins", "abc", "enum")
+"""Modules whose methods a public class inherits without documenting them here."""
+
+
+def test_every_public_name_class_method_and_property_has_a_docstring() -> None:
+    # What `help()` shows a user: a Literal alias (`ServerState`) carries one set at import.
+    missing = []
+    for name in mcp_sync.__all__:
+        value = getattr(mcp_sync, name)
+        if not (getattr(value, "__doc__", None) or "").strip():
+            missing.append(name)
+        if not isinstance(value, type):
+            continue
+        for owner in value.__mro__:
+            if owner.__module__.split(".")[0] in _NOT_OURS or owner in (object, BaseException, Exception):
+                continue
+            for attribute, member in vars(owner).items():
+                function = getattr(member, "fget" if isinstance(member, property) else "__func__", member)
+                if attribute.startswith("_") or not (callable(function) or isinstance(member, property)):
+                    continue
+                if not (getattr(function, "__doc__", None) or "").strip():
+                    missing.append(f"{name}.{attribute}")
+    assert not missing, f"public names without a docstring: {sorted(set(missing))}"
+
+
 def _nav_pages(entries: object) -> set[str]:
     if isinstance(entries, str):
         return {entries}

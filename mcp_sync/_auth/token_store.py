@@ -132,6 +132,7 @@ class FileTokenStorage:
         return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
     def load(self, key: str) -> dict[str, Any] | None:
+        """The record saved under `key`, or None (also for a file that holds no valid record)."""
         path = self.path_for(key)
         try:
             text = path.read_text(encoding="utf-8")
@@ -147,6 +148,7 @@ class FileTokenStorage:
         return record
 
     def save(self, key: str, record: dict[str, Any]) -> None:
+        """Replace the record under `key`, atomically, readable by this user alone."""
         self._make_directory()
         data = json.dumps({**record, "key": key}, indent=1).encode()
         # Written whole to a private temporary file, then renamed over: a reader never sees half a record,
@@ -177,6 +179,7 @@ class FileTokenStorage:
             return changed
 
     def delete(self, key: str) -> None:
+        """Forget the record under `key`; no error if there is none."""
         if not self.directory.is_dir():
             return
         with self._lock_for(key), contextlib.suppress(FileNotFoundError):

@@ -53,10 +53,12 @@ class ReconnectConfig(BaseModel):
 
     @property
     def initial_delay(self) -> float:
+        """The first wait before reconnecting, in seconds."""
         return self.initial_delay_ms / 1000
 
     @property
     def max_delay(self) -> float:
+        """The longest wait between attempts, in seconds (never below the first)."""
         return max(self.max_delay_ms, self.initial_delay_ms) / 1000
 
 

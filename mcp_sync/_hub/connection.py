@@ -51,6 +51,12 @@ __all__ = ["CLOSE_TIMEOUT", "ServerConnection", "ServerState"]
 logger = logging.getLogger("mcp_sync")
 
 ServerState = ConnectionState
+# A Literal alias cannot carry a docstring of its own: this one is what `help(ServerState)` shows.
+ServerState.__doc__ = """A server connection's state, a string: "connecting" (starting, or waiting for its
+first listing), "ready" (its tools are registered and calls go through), "reconnecting" (the connection
+ended and `reconnect:` is trying again; its tools are unregistered), "failed" (it could not start:
+`error` says why), "disconnected" (it was ready and ended: `error` says why) or "closed" (by the
+hub's `close()`, or removed by `reload()`)."""
 
 # A graceful stop takes at most ~2.5 s (stdin closed, 1 s, SIGTERM, 1 s, SIGKILL, flushes);
 # past this the process tree is killed and the owner cancelled.
@@ -97,6 +103,8 @@ class ServerConnection:
 
     @property
     def state(self) -> ServerState:
+        """Where the connection is (`ServerState`): connecting, ready, reconnecting, failed,
+        disconnected or closed."""
         return self._machine.state
 
     @property
@@ -106,10 +114,12 @@ class ServerConnection:
 
     @property
     def tools(self) -> list[Tool]:
+        """This server's tools in the registry now, sorted by public name."""
         return self._registry.server_tools(self.name)
 
     @property
     def transport(self) -> str:
+        """The configured transport: "stdio", "streamable-http" or "sse"."""
         return self.config.transport
 
     @property
@@ -168,6 +178,7 @@ class ServerConnection:
         )
 
     def not_ready_error(self, public_name: str) -> MCPSyncError:
+        """The error a call to `public_name` gets while this server is not ready (it names the state)."""
         label = server_label(self.name, self.original_name)
         return ServerDisconnectedError(
             f"server {label} is {self.state}; cannot call {public_name}", tool=public_name

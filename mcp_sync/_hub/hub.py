@@ -360,12 +360,17 @@ class MCPHub(FeatureHub):
         return self.registry.tools()
 
     def on_tool_added(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(tool)` for each tool added from now on (no replay: read `tools()`); returns
+        the unsubscriber."""
         return self.registry.on_tool_added(callback)
 
     def on_tool_removed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(tool)` for each tool removed from now on; returns the unsubscriber."""
         return self.registry.on_tool_removed(callback)
 
     def on_tool_changed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
+        """Call `callback(new_tool)` when a tool keeps its name but its definition changed; returns
+        the unsubscriber."""
         return self.registry.on_tool_changed(callback)
 
     def on_server_state(self, callback: ServerStateCallback) -> Callable[[], None]:

@@ -134,12 +134,15 @@ class FeatureHub:
         return self._catalog.resource_added.subscribe(callback)
 
     def on_resource_removed(self, callback: Callable[[Resource], object]) -> Callable[[], None]:
+        """Call `callback(resource)` for each resource that goes from now on; returns the unsubscriber."""
         return self._catalog.resource_removed.subscribe(callback)
 
     def on_prompt_added(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
+        """Call `callback(prompt)` for each prompt listed from now on; returns the unsubscriber."""
         return self._catalog.prompt_added.subscribe(callback)
 
     def on_prompt_removed(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
+        """Call `callback(prompt)` for each prompt that goes from now on; returns the unsubscriber."""
         return self._catalog.prompt_removed.subscribe(callback)
 
     # -- resources -------------------------------------------------------------------------------------

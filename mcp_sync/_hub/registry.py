@@ -130,6 +130,7 @@ class ToolRegistry:
     # -- reading ---------------------------------------------------------------------------------------
 
     def get(self, name: str) -> Tool | None:
+        """The tool of that public name, or None."""
         return self._tools.get(name)
 
     def native_tool(self, name: str) -> NativeTool | None:
@@ -141,6 +142,7 @@ class ToolRegistry:
         return sorted(self._tools.values(), key=lambda tool: tool.name)
 
     def server_tools(self, server_name: str) -> list[Tool]:
+        """The tools of one server, sorted by public name ([] for a server with none)."""
         return sorted(self._by_server.get(server_name, {}).values(), key=lambda tool: tool.name)
 
     def __contains__(self, name: object) -> bool:
@@ -204,6 +206,7 @@ class ToolRegistry:
         return tool
 
     def unregister_native(self, name: str) -> None:
+        """Remove a native tool (announced to listeners); `KeyError` if there is no such native tool."""
         with self._lock:
             if name not in self._native:
                 raise KeyError(name)

@@ -92,10 +92,12 @@ class UnusableServer:
 
     @property
     def state(self) -> ConnectionState:
+        """Always "failed": the entry could not be used (`error` says why)."""
         return "failed"
 
     @property
     def tools(self) -> list[Tool]:
+        """Always []: an unusable entry has no tools."""
         return []
 
     def __repr__(self) -> str:

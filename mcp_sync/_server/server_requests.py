@@ -93,14 +93,17 @@ class ElicitationResponse:
 
     @classmethod
     def accept(cls, content: Mapping[str, Any] | None = None) -> ElicitationResponse:
+        """The user answered: `content` holds the values of the requested fields."""
         return cls("accept", dict(content or {}))
 
     @classmethod
     def decline(cls) -> ElicitationResponse:
+        """The user said no to the request."""
         return cls("decline")
 
     @classmethod
     def cancel(cls) -> ElicitationResponse:
+        """The user dismissed the request without choosing."""
         return cls("cancel")
 
 

@@ -48,6 +48,7 @@ class Prompt:
 
     @property
     def required_arguments(self) -> list[str]:
+        """The names of the arguments the prompt cannot do without."""
         return [argument.name for argument in self.arguments if argument.required]
 
 

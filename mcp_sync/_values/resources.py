@@ -64,6 +64,7 @@ class ResourceContent:
 
     @property
     def is_text(self) -> bool:
+        """Whether this part is text (`text`), not bytes (`blob`)."""
         return self.text is not None
 
 
@@ -84,6 +85,7 @@ class ResourceResult:
 
     @property
     def blobs(self) -> list[ResourceContent]:
+        """The binary parts of the resource, in order."""
         return [part for part in self.contents if part.blob is not None]
 
     def as_chat_messages(self, role: str = "user") -> list[dict[str, Any]]:

@@ -13,7 +13,9 @@ from typing import Final, Literal
 __all__ = ["TERMINAL_STATUSES", "TaskInfo", "TaskStatus"]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
-"""A task's status, as both protocol eras name it."""
+TaskStatus.__doc__ = """A task's status, a string, as both protocol eras name it: "working", "input_required"
+(the server waits for an answer of the client's handlers), or one of the ends, "completed", "failed" and
+"cancelled" (`TERMINAL_STATUSES`)."""
 
 TERMINAL_STATUSES: Final[frozenset[TaskStatus]] = frozenset({"completed", "failed", "cancelled"})
 

@@ -84,6 +84,7 @@ class Tool:
 
     @property
     def is_native(self) -> bool:
+        """Whether this is a host function registered as a tool, not a server's tool."""
         return self.server_name is None
 
 
