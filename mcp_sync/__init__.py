@@ -31,9 +31,7 @@ if TYPE_CHECKING:
         SseServerConfig,
         StdioServerConfig,
         load_config_entries,
-        load_config_file,
         load_host_entries,
-        parse_server_configs,
         parse_server_entries,
     )
     from ._handlers import openai_sampling, terminal_elicitation
@@ -42,7 +40,6 @@ if TYPE_CHECKING:
     from ._hub.hub_features import Completion
     from ._hub.registry import ToolRegistry
     from ._hub.reload import ReloadResult
-    from ._hub.servers import UnusableServer
     from ._hub.tasks import TaskHandle
     from ._server.server_requests import (
         ElicitationRequest,
@@ -132,14 +129,11 @@ __all__ = [
     "ToolResult",
     "UnresolvedInputError",
     "UnsupportedFeatureError",
-    "UnusableServer",
     "decline_elicitation",
     "function_spec",
     "load_config_entries",
-    "load_config_file",
     "load_host_entries",
     "openai_sampling",
-    "parse_server_configs",
     "parse_server_entries",
     "public_tool_name",
     "terminal_elicitation",
@@ -202,14 +196,11 @@ _MODULE_OF = MappingProxyType(
         "ToolResult": "_values.results",
         "UnresolvedInputError": "_values.errors",
         "UnsupportedFeatureError": "_values.errors",
-        "UnusableServer": "_hub.servers",
         "decline_elicitation": "_server.server_requests",
         "function_spec": "_values.tool",
         "load_config_entries": "_config",
-        "load_config_file": "_config",
         "load_host_entries": "_config",
         "openai_sampling": "_handlers",
-        "parse_server_configs": "_config",
         "parse_server_entries": "_config",
         "public_tool_name": "_values.naming",
         "terminal_elicitation": "_handlers",
@@ -217,7 +208,30 @@ _MODULE_OF = MappingProxyType(
 )
 
 
+# Old public name -> (what to use instead, where the old object is). Each still works for one release
+# and warns when it is imported; none is bound here, so each import warns.
+_DEPRECATED = MappingProxyType(
+    {
+        "UnusableServer": ("InvalidServerEntry (the one name for an entry that cannot be used)", "_config"),
+        "load_config_file": ("load_config_entries(path, strict=True).configs", "_config"),
+        "parse_server_configs": ("parse_server_entries(servers, strict=True).configs", "_config"),
+    }
+)
+_OLD_OBJECT = MappingProxyType({"UnusableServer": "InvalidServerEntry"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        import warnings
+        from importlib import import_module
+
+        instead, where = _DEPRECATED[name]
+        warnings.warn(
+            f"mcp_sync.{name} is deprecated and will be removed in the next release; use {instead}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(f"{__name__}.{where}"), _OLD_OBJECT.get(name, name))
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

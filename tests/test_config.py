@@ -21,8 +21,6 @@ from mcp_sync._config import (
     SseServerConfig,
     StdioServerConfig,
     load_config_entries,
-    load_config_file,
-    parse_server_configs,
     parse_server_entries,
     suggest_server_name,
     unmatched_tool_filters,
@@ -44,7 +42,9 @@ def http(**fields: Any) -> dict[str, Any]:
 
 
 def parse_one(entry: Any, environ: dict[str, str] | None = None) -> ServerConfig:
-    [config] = parse_server_configs([entry], environ=NO_ENV if environ is None else environ)
+    [config] = parse_server_entries(
+        [entry], environ=NO_ENV if environ is None else environ, strict=True
+    ).configs
     return config
 
 
@@ -62,7 +62,9 @@ def parse_http(entry: Any, environ: dict[str, str] | None = None) -> HttpServerC
 
 def config_error(entries: Any, environ: dict[str, str] | None = None, source: str | None = None) -> str:
     with pytest.raises(ConfigError) as info:
-        parse_server_configs(entries, environ=NO_ENV if environ is None else environ, source=source)
+        parse_server_entries(
+            entries, environ=NO_ENV if environ is None else environ, source=source, strict=True
+        )
     return str(info.value)
 
 
@@ -74,7 +76,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def load_error(path: Path, environ: dict[str, str] | None = None) -> str:
     with pytest.raises(ConfigError) as info:
-        load_config_file(path, environ=NO_ENV if environ is None else environ)
+        load_config_entries(path, environ=NO_ENV if environ is None else environ, strict=True)
     return str(info.value)
 
 
@@ -393,7 +395,7 @@ def test_models_pass_through_unchanged() -> None:
         server_name="web", url="http://localhost/mcp", headers={"A": "${NOT_INTERPOLATED}"}
     )
 
-    [config] = parse_server_configs([model], environ=NO_ENV)
+    [config] = parse_server_entries([model], environ=NO_ENV, strict=True).configs
 
     assert config is model
 
@@ -401,7 +403,7 @@ def test_models_pass_through_unchanged() -> None:
 def test_dicts_and_models_may_be_mixed_in_order() -> None:
     model = StdioServerConfig(server_name="one", command="a")
 
-    configs = parse_server_configs([model, stdio(server_name="two")], environ=NO_ENV)
+    configs = parse_server_entries([model, stdio(server_name="two")], environ=NO_ENV, strict=True).configs
 
     assert [c.server_name for c in configs] == ["one", "two"]
 
@@ -417,8 +419,8 @@ def test_entries_that_are_not_a_list_or_a_mapping_are_refused(entries: Any) -> N
     )
 
 
-def test_a_file_name_instead_of_entries_points_at_load_config_file() -> None:
-    assert "to read a file, use load_config_file()" in config_error("servers.yaml")
+def test_a_file_name_instead_of_entries_points_at_the_file_loader() -> None:
+    assert "to read a file, use load_config_entries() or MCPHub.from_file()" in config_error("servers.yaml")
 
 
 def test_one_entry_instead_of_a_list_is_refused_as_a_document_of_neither_shape() -> None:
@@ -548,7 +550,7 @@ def test_repr_masks_url_password_and_query_values() -> None:
 )
 def test_config_error_never_shows_a_secret_value(entry: dict[str, Any]) -> None:
     with pytest.raises(ConfigError) as info:
-        parse_server_configs([entry], environ=NO_ENV)
+        parse_server_entries([entry], environ=NO_ENV, strict=True)
 
     assert SECRET not in str(info.value)
     assert SECRET not in "".join(traceback.format_exception(info.value))
@@ -556,7 +558,7 @@ def test_config_error_never_shows_a_secret_value(entry: dict[str, Any]) -> None:
 
 def test_config_error_is_not_chained_to_pydantic_error() -> None:
     with pytest.raises(ConfigError) as info:
-        parse_server_configs([http(headers={"Authorization": [SECRET]})], environ=NO_ENV)
+        parse_server_entries([http(headers={"Authorization": [SECRET]})], environ=NO_ENV, strict=True)
 
     assert info.value.__cause__ is None
     assert info.value.__context__ is None
@@ -586,7 +588,7 @@ def test_secret_is_not_logged(caplog: pytest.LogCaptureFixture, tmp_path: Path) 
     }
     path = write(tmp_path, "settings.json", json.dumps({"mcpServers": {"web": entry}, "apiKey": SECRET}))
 
-    load_config_file(path, environ=NO_ENV)
+    load_config_entries(path, environ=NO_ENV, strict=True)
 
     assert caplog.records
     assert SECRET not in caplog.text
@@ -687,7 +689,7 @@ def test_interpolated_number_is_read_as_a_timeout() -> None:
 def test_environ_defaults_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_SYNC_TEST_ROOT", "/from-os")
 
-    [config] = parse_server_configs([stdio(args=["${MCP_SYNC_TEST_ROOT}"])])
+    [config] = parse_server_entries([stdio(args=["${MCP_SYNC_TEST_ROOT}"])], strict=True).configs
 
     assert isinstance(config, StdioServerConfig)
     assert config.args == ("/from-os",)
@@ -740,7 +742,7 @@ def test_malformed_reference_is_refused(text: str) -> None:
 def test_model_entries_are_not_interpolated() -> None:
     model = StdioServerConfig(server_name="fs", command="npx", args=("${UNSET}",))
 
-    assert parse_server_configs([model], environ=NO_ENV) == [model]
+    assert parse_server_entries([model], environ=NO_ENV, strict=True).configs == [model]
     assert model.args == ("${UNSET}",)
 
 
@@ -765,9 +767,11 @@ def test_strict_parsing_names_a_duplicate_beside_the_other_bad_entries() -> None
 
 
 def test_disabled_duplicate_name_is_allowed() -> None:
-    configs = parse_server_configs(
-        [stdio(server_name="fs"), stdio(server_name="fs", command="other", enabled=False)], environ=NO_ENV
-    )
+    configs = parse_server_entries(
+        [stdio(server_name="fs"), stdio(server_name="fs", command="other", enabled=False)],
+        environ=NO_ENV,
+        strict=True,
+    ).configs
 
     assert [c.enabled for c in configs] == [True, False]
 
@@ -779,7 +783,14 @@ def test_duplicate_names_among_models_are_refused() -> None:
 
 
 def test_names_differing_in_case_are_distinct() -> None:
-    assert len(parse_server_configs([stdio(server_name="fs"), stdio(server_name="FS")], environ=NO_ENV)) == 2
+    assert (
+        len(
+            parse_server_entries(
+                [stdio(server_name="fs"), stdio(server_name="FS")], environ=NO_ENV, strict=True
+            ).configs
+        )
+        == 2
+    )
 
 
 # --------------------------------------------------------------------------- our file format
@@ -806,7 +817,7 @@ servers:
 def test_our_yaml_file_is_loaded(tmp_path: Path) -> None:
     path = write(tmp_path, "servers.yaml", OUR_YAML)
 
-    fs, web = load_config_file(path, environ={"WEB_TOKEN": "t"})
+    fs, web = load_config_entries(path, environ={"WEB_TOKEN": "t"}, strict=True).configs
 
     assert fs == StdioServerConfig(
         server_name="fs",
@@ -829,7 +840,7 @@ def test_our_json_file_is_loaded(tmp_path: Path) -> None:
     }
     path = write(tmp_path, "servers.json", json.dumps(document, indent=2))
 
-    configs = load_config_file(path, environ=NO_ENV)
+    configs = load_config_entries(path, environ=NO_ENV, strict=True).configs
 
     assert [type(c) for c in configs] == [StdioServerConfig, HttpServerConfig]
 
@@ -837,20 +848,20 @@ def test_our_json_file_is_loaded(tmp_path: Path) -> None:
 def test_file_format_is_decided_by_content_not_extension(tmp_path: Path) -> None:
     path = write(tmp_path, "servers.json", "servers:\n  - {server_name: fs, command: npx}\n")
 
-    assert load_config_file(path, environ=NO_ENV)[0].server_name == "fs"
+    assert load_config_entries(path, environ=NO_ENV, strict=True).configs[0].server_name == "fs"
 
 
 def test_path_may_be_a_string(tmp_path: Path) -> None:
     path = write(tmp_path, "servers.yaml", "servers: [{server_name: fs, command: npx}]")
 
-    assert len(load_config_file(str(path), environ=NO_ENV)) == 1
+    assert len(load_config_entries(str(path), environ=NO_ENV, strict=True).configs) == 1
 
 
 def test_load_reads_os_environ_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_SYNC_TEST_CMD", "node")
     path = write(tmp_path, "servers.yaml", "servers: [{server_name: fs, command: '${MCP_SYNC_TEST_CMD}'}]")
 
-    [config] = load_config_file(path)
+    [config] = load_config_entries(path, strict=True).configs
 
     assert isinstance(config, StdioServerConfig)
     assert config.command == "node"
@@ -860,15 +871,23 @@ def test_json_file_with_a_byte_order_mark_is_loaded(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"servers": [stdio()]}).encode())
 
-    assert len(load_config_file(path, environ=NO_ENV)) == 1
+    assert len(load_config_entries(path, environ=NO_ENV, strict=True).configs) == 1
 
 
 def test_empty_servers_list_gives_no_configs(tmp_path: Path) -> None:
-    assert load_config_file(write(tmp_path, "s.yaml", "servers: []\n"), environ=NO_ENV) == []
+    assert (
+        load_config_entries(write(tmp_path, "s.yaml", "servers: []\n"), environ=NO_ENV, strict=True).configs
+        == []
+    )
 
 
 def test_servers_key_with_nothing_under_it_gives_no_configs(tmp_path: Path) -> None:
-    assert load_config_file(write(tmp_path, "s.yaml", "servers:\n#  - commented out\n"), environ=NO_ENV) == []
+    assert (
+        load_config_entries(
+            write(tmp_path, "s.yaml", "servers:\n#  - commented out\n"), environ=NO_ENV, strict=True
+        ).configs
+        == []
+    )
 
 
 def test_error_in_our_file_names_file_entry_and_field(tmp_path: Path) -> None:
@@ -991,7 +1010,7 @@ def test_repeated_json_key_is_refused(tmp_path: Path) -> None:
 def test_yaml_merge_keys_may_be_overridden(tmp_path: Path) -> None:
     text = "mcpServers:\n  a: &base {command: npx, args: [a]}\n  b:\n    <<: *base\n    args: [b]\n"
 
-    a, b = load_config_file(write(tmp_path, "servers.yaml", text), environ=NO_ENV)
+    a, b = load_config_entries(write(tmp_path, "servers.yaml", text), environ=NO_ENV, strict=True).configs
 
     assert isinstance(a, StdioServerConfig)
     assert isinstance(b, StdioServerConfig)
@@ -1027,7 +1046,7 @@ def load_map(
     tmp_path: Path, servers: dict[str, Any], environ: dict[str, str] | None = None
 ) -> list[ServerConfig]:
     path = write(tmp_path, "mcp.json", json.dumps({"mcpServers": servers}))
-    return load_config_file(path, environ=NO_ENV if environ is None else environ)
+    return load_config_entries(path, environ=NO_ENV if environ is None else environ, strict=True).configs
 
 
 def map_error(tmp_path: Path, servers: dict[str, Any]) -> str:
@@ -1037,7 +1056,7 @@ def map_error(tmp_path: Path, servers: dict[str, Any]) -> str:
 def test_claude_desktop_json_file_is_loaded(tmp_path: Path) -> None:
     path = write(tmp_path, "claude_desktop_config.json", json.dumps(CLAUDE_JSON))
 
-    fs, remote = load_config_file(path, environ={"GH_TOKEN": "ghp"})
+    fs, remote = load_config_entries(path, environ={"GH_TOKEN": "ghp"}, strict=True).configs
 
     assert fs == StdioServerConfig(
         server_name="filesystem",
@@ -1053,7 +1072,7 @@ def test_claude_desktop_json_file_is_loaded(tmp_path: Path) -> None:
 def test_mcp_servers_yaml_file_is_loaded(tmp_path: Path) -> None:
     text = "mcpServers:\n  fs:\n    command: npx\n    cwd: /srv\n  web:\n    url: http://localhost:8000/mcp\n"
 
-    fs, web = load_config_file(write(tmp_path, "mcp.yaml", text), environ=NO_ENV)
+    fs, web = load_config_entries(write(tmp_path, "mcp.yaml", text), environ=NO_ENV, strict=True).configs
 
     assert isinstance(fs, StdioServerConfig)
     assert (fs.server_name, fs.cwd) == ("fs", "/srv")
@@ -1225,7 +1244,7 @@ def test_host_settings_outside_the_map_are_ignored(tmp_path: Path) -> None:
         tmp_path, "settings.json", json.dumps({"theme": "dark", "mcpServers": {"fs": {"command": "x"}}})
     )
 
-    assert len(load_config_file(path, environ=NO_ENV)) == 1
+    assert len(load_config_entries(path, environ=NO_ENV, strict=True).configs) == 1
 
 
 def test_a_map_key_that_is_not_a_server_name_is_normalised_and_kept(tmp_path: Path) -> None:
@@ -1347,7 +1366,7 @@ entries_strategy = st.lists(
 @given(entries=entries_strategy)
 def test_arbitrary_entries_parse_or_raise_config_error(entries: list[Any]) -> None:
     try:
-        configs = parse_server_configs(entries, environ={"X": "x"})
+        configs = parse_server_entries(entries, environ={"X": "x"}, strict=True).configs
     except ConfigError:
         return
     assert all(isinstance(c, StdioServerConfig | HttpServerConfig) for c in configs)
@@ -1368,7 +1387,7 @@ def test_secrets_in_env_and_headers_never_reach_an_error(entry: dict[str, Any], 
         old_level = logger.level
         logger.setLevel(logging.DEBUG)
         try:
-            assert parse_server_configs([entry], environ=NO_ENV) == []
+            assert parse_server_entries([entry], environ=NO_ENV, strict=True).configs == []
         finally:
             logger.removeHandler(handler)
             logger.setLevel(old_level)
@@ -1377,7 +1396,7 @@ def test_secrets_in_env_and_headers_never_reach_an_error(entry: dict[str, Any], 
         return
 
     with pytest.raises(ConfigError) as info:  # env and headers together are never valid
-        parse_server_configs([entry], environ=NO_ENV)
+        parse_server_entries([entry], environ=NO_ENV, strict=True)
 
     assert SECRET not in str(info.value)
 
@@ -1391,33 +1410,36 @@ def test_arbitrary_file_contents_load_or_raise_config_error(
     for wrapped in (document, {"servers": document}, {"mcpServers": document}):
         path.write_text(json.dumps(wrapped), encoding="utf-8")
         with contextlib.suppress(ConfigError):
-            load_config_file(path, environ=NO_ENV)
+            load_config_entries(path, environ=NO_ENV, strict=True)
 
 
 # -- resources, prompts, roots and log level -----------------------------------------------------------
 
 
 def test_feature_settings_default_to_bridging_everything_without_roots_or_log_level() -> None:
-    (config,) = parse_server_configs([{"server_name": "a", "command": "x"}])
+    (config,) = parse_server_entries([{"server_name": "a", "command": "x"}], strict=True).configs
     assert (config.resources, config.prompts, config.roots, config.log_level) == (True, True, None, None)
 
 
 def test_roots_expand_home_and_variables_into_file_uris(tmp_path: Path) -> None:
-    (config,) = parse_server_configs(
+    (config,) = parse_server_entries(
         [{"server_name": "a", "command": "x", "roots": ["~/notes", "${PROJECT}", "file:///srv/x"]}],
         environ={"PROJECT": str(tmp_path)},
-    )
+        strict=True,
+    ).configs
     assert config.roots == (Path.home().joinpath("notes").as_uri(), tmp_path.as_uri(), "file:///srv/x")
 
 
 def test_roots_that_are_not_file_uris_are_refused() -> None:
     with pytest.raises(ConfigError, match="roots"):
-        parse_server_configs([{"server_name": "a", "command": "x", "roots": ["https://example.com"]}])
+        parse_server_entries(
+            [{"server_name": "a", "command": "x", "roots": ["https://example.com"]}], strict=True
+        )
 
 
 def test_an_unknown_log_level_is_refused() -> None:
     with pytest.raises(ConfigError, match="log_level"):
-        parse_server_configs([{"server_name": "a", "command": "x", "log_level": "verbose"}])
+        parse_server_entries([{"server_name": "a", "command": "x", "log_level": "verbose"}], strict=True)
 
 
 def test_feature_settings_work_in_an_mcp_servers_file(tmp_path: Path) -> None:
@@ -1426,7 +1448,7 @@ def test_feature_settings_work_in_an_mcp_servers_file(tmp_path: Path) -> None:
         '{"mcpServers": {"a": {"command": "x", "roots": ["/srv"], "logLevel": "warning",'
         ' "resources": false, "prompts": false}}}'
     )
-    (config,) = load_config_file(path)
+    (config,) = load_config_entries(path, strict=True).configs
     assert (config.resources, config.prompts, config.roots, config.log_level) == (
         False,
         False,
@@ -1441,7 +1463,7 @@ def test_feature_settings_work_in_our_yaml(tmp_path: Path) -> None:
         "servers:\n  - server_name: a\n    url: http://127.0.0.1:1/mcp\n    roots: [/srv]\n"
         "    log_level: debug\n    prompts: false\n"
     )
-    (config,) = load_config_file(path)
+    (config,) = load_config_entries(path, strict=True).configs
     assert (config.resources, config.prompts, config.roots, config.log_level) == (
         True,
         False,
@@ -1651,9 +1673,9 @@ def test_invalid_disabled_entry_is_left_out_with_a_log_line(
 
 
 def test_invalid_entry_with_enabled_false_is_never_an_error() -> None:
-    assert parse_server_configs(
-        [stdio(enabled=False, colour="blue"), stdio(server_name="ok")], environ=NO_ENV
-    )
+    assert parse_server_entries(
+        [stdio(enabled=False, colour="blue"), stdio(server_name="ok")], environ=NO_ENV, strict=True
+    ).configs
 
 
 def test_valid_disabled_entry_is_still_returned() -> None:
@@ -1723,7 +1745,7 @@ JSONC = """\
 
 
 def test_json_with_comments_and_trailing_commas_is_loaded(tmp_path: Path) -> None:
-    docs, fs = load_config_file(write(tmp_path, "mcp.json", JSONC), environ=NO_ENV)
+    docs, fs = load_config_entries(write(tmp_path, "mcp.json", JSONC), environ=NO_ENV, strict=True).configs
 
     assert isinstance(docs, HttpServerConfig)
     assert isinstance(fs, StdioServerConfig)
@@ -1751,9 +1773,11 @@ def test_repeated_key_in_json_with_comments_is_refused_with_its_line(tmp_path: P
 
 
 def test_yaml_url_with_double_slash_is_not_taken_for_a_comment(tmp_path: Path) -> None:
-    [config] = load_config_file(
-        write(tmp_path, "s.yaml", "{servers: [{server_name: w, url: http://h/mcp}]}"), environ=NO_ENV
-    )
+    [config] = load_config_entries(
+        write(tmp_path, "s.yaml", "{servers: [{server_name: w, url: http://h/mcp}]}"),
+        environ=NO_ENV,
+        strict=True,
+    ).configs
 
     assert isinstance(config, HttpServerConfig)
     assert config.url == "http://h/mcp"
@@ -1765,7 +1789,7 @@ def test_tilde_in_the_file_path_is_the_home_directory(
     monkeypatch.setenv("HOME", str(tmp_path))
     write(tmp_path, "mcp.json", json.dumps({"mcpServers": {"fs": {"command": "npx"}}}))
 
-    assert len(load_config_file("~/mcp.json", environ=NO_ENV)) == 1
+    assert len(load_config_entries("~/mcp.json", environ=NO_ENV, strict=True).configs) == 1
 
 
 def test_tilde_in_command_and_cwd_is_the_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1780,13 +1804,15 @@ def test_tilde_in_command_and_cwd_is_the_home_directory(monkeypatch: pytest.Monk
 def test_a_host_files_json_is_accepted_as_entries(tmp_path: Path) -> None:
     path = write(tmp_path, "claude_desktop_config.json", json.dumps(CLAUDE_JSON))
 
-    configs = parse_server_configs(json.loads(path.read_text()), environ={"GH_TOKEN": "ghp"})
+    configs = parse_server_entries(
+        json.loads(path.read_text()), environ={"GH_TOKEN": "ghp"}, strict=True
+    ).configs
 
     assert [c.server_name for c in configs] == ["filesystem", "remote"]
 
 
 def test_our_documents_shape_is_accepted_as_entries() -> None:
-    [config] = parse_server_configs({"servers": [stdio()]}, environ=NO_ENV)
+    [config] = parse_server_entries({"servers": [stdio()]}, environ=NO_ENV, strict=True).configs
 
     assert config.server_name == "fs"
 

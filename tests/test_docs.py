@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 import mcp_sync
@@ -87,3 +88,34 @@ def test_the_install_sections_install_what_exists_before_a_release() -> None:
         assert targets, page
         for target in targets:
             assert target.removeprefix("-e ").startswith((".", "'.[", "dist/")), (page, target)
+
+
+@pytest.mark.parametrize(
+    ("old", "instead"),
+    [
+        ("load_config_file", "load_config_entries(path, strict=True).configs"),
+        ("parse_server_configs", "parse_server_entries(servers, strict=True).configs"),
+        ("UnusableServer", "InvalidServerEntry"),
+    ],
+)
+def test_an_old_public_name_still_works_for_a_release_and_warns(old: str, instead: str) -> None:
+    with pytest.warns(DeprecationWarning, match=re.escape(f"mcp_sync.{old} is deprecated")) as caught:
+        value = getattr(mcp_sync, old)
+    assert instead in str(caught[0].message)
+    assert old not in mcp_sync.__all__ and old not in dir(mcp_sync)
+    if old == "UnusableServer":
+        assert value is mcp_sync.InvalidServerEntry
+    elif old == "load_config_file":
+        assert [c.server_name for c in value(REPO_ROOT / "examples" / "servers.yaml")] == ["demo"]
+    else:
+        assert [c.server_name for c in value([{"server_name": "a", "command": "x"}])] == ["a"]
+
+
+def test_an_entry_that_cannot_be_used_is_the_same_object_in_the_loader_and_among_the_servers() -> None:
+    entries = mcp_sync.parse_server_entries([{"server_name": "bad name", "command": "x"}])
+    [invalid] = entries.invalid
+    with mcp_sync.MCPHub(entries) as hub:
+        shown = hub.servers[invalid.server_name]
+        assert shown is invalid and isinstance(shown, mcp_sync.InvalidServerEntry)
+        assert (shown.state, shown.tools, shown.name, shown.pid) == ("failed", [], "bad name", None)
+        assert "bad name" in repr(shown)

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from mcp_sync import load_config_file
+from mcp_sync import load_config_entries
 from tests.support import REPO_ROOT, run_in_repo
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -87,8 +87,8 @@ def test_parallel_calls_run_side_by_side_and_the_cancelled_one_ends_promptly(exa
 
 
 def test_both_example_config_formats_describe_the_same_demo_server() -> None:
-    (ours,) = load_config_file(EXAMPLES / "servers.yaml")
-    (theirs,) = load_config_file(EXAMPLES / "claude_desktop_config.json")
+    (ours,) = load_config_entries(EXAMPLES / "servers.yaml", strict=True).configs
+    (theirs,) = load_config_entries(EXAMPLES / "claude_desktop_config.json", strict=True).configs
     for config in (ours, theirs):
         assert config.transport == "stdio"
         assert (config.server_name, config.command, config.args) == (

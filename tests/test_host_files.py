@@ -235,10 +235,12 @@ def test_vscode_keys_it_cannot_honour_are_named_in_a_warning(tmp_path: Path, rec
 
 
 def test_our_own_format_still_refuses_input_references() -> None:
-    from mcp_sync import parse_server_configs
+    from mcp_sync import parse_server_entries
 
     with pytest.raises(ConfigError, match="malformed"):
-        parse_server_configs([{"server_name": "a", "command": "x", "args": ["${input:key}"]}], environ={})
+        parse_server_entries(
+            [{"server_name": "a", "command": "x", "args": ["${input:key}"]}], environ={}, strict=True
+        )
 
 
 # --------------------------------------------------------------------------- Codex

@@ -34,8 +34,8 @@ from mcp_sync import (
     ServerDisconnectedError,
     ToolCallTimeoutError,
     ToolResult,
-    load_config_file,
-    parse_server_configs,
+    load_config_entries,
+    parse_server_entries,
 )
 from tests.hub_harness import fixture_server, started_hub
 from tests.support import HttpServer, http_config, stdio_config
@@ -85,7 +85,7 @@ environ = st.dictionaries(st.sampled_from(["HOME", "PATH", "A", "TOKEN"]), st.te
 @given(configs=config_lists, env=environ)
 def test_any_configuration_parses_or_raises_config_error(configs: Any, env: dict[str, str]) -> None:
     try:
-        parsed = parse_server_configs(configs, environ=env)
+        parsed = parse_server_entries(configs, environ=env, strict=True).configs
     except ConfigError:
         return
     assert isinstance(parsed, list)
@@ -121,7 +121,7 @@ def test_any_config_file_loads_or_raises_config_error(document: Any, as_json: bo
         path = Path(directory) / ("servers.json" if as_json else "servers.yaml")
         path.write_text(text, encoding="utf-8")
         with contextlib.suppress(ConfigError):
-            load_config_file(path)
+            load_config_entries(path, strict=True)
 
 
 @settings(max_examples=150, deadline=None)
@@ -134,7 +134,7 @@ def test_any_file_content_loads_or_raises_config_error(text: str | bytes) -> Non
         else:
             path.write_text(text, encoding="utf-8")
         with contextlib.suppress(ConfigError):
-            load_config_file(path)
+            load_config_entries(path, strict=True)
 
 
 HOSTILE_FILES = {
@@ -154,7 +154,7 @@ def test_hostile_config_file_raises_config_error(name: str, tmp_path: Path) -> N
     path = tmp_path / name
     path.write_text(HOSTILE_FILES[name], encoding="utf-8")
     with pytest.raises(ConfigError):
-        load_config_file(path)
+        load_config_entries(path, strict=True)
 
 
 def test_config_file_of_nested_yaml_aliases_is_rejected_quickly(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_config_file_of_nested_yaml_aliases_is_rejected_quickly(tmp_path: Path) 
     # The entry's value limit refuses it while it is read: validation would refuse the nested lists
     # too, but only after a million strings had been copied.
     with pytest.raises(ConfigError, match=r"over \d+ values"):
-        load_config_file(path)
+        load_config_entries(path, strict=True)
     elapsed = time.monotonic() - started
     # Expanded, the aliases are a million strings: tens of seconds. Refused, well under a second;
     # the bound leaves room for a loaded machine.
@@ -181,7 +181,7 @@ def test_deeply_nested_configuration_from_python_is_a_config_error() -> None:
         nested = [nested]
     entry = {"server_name": "a", "command": "c", "args": nested}
     with pytest.raises(ConfigError, match="nested deeper"):
-        parse_server_configs([entry])
+        parse_server_entries([entry], strict=True)
     with MCPHub([entry]) as hub:  # each entry stands alone: this one fails, and the hub starts
         assert hub.servers["a"].state == "failed"
         assert isinstance(hub.servers["a"].error, ConfigError)

@@ -6,14 +6,14 @@ import logging
 
 import pytest
 
-from mcp_sync import AuthConfig, ConfigError, HttpServerConfig, ReconnectConfig, parse_server_configs
+from mcp_sync import AuthConfig, ConfigError, HttpServerConfig, ReconnectConfig, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 
 URL = "https://mcp.example.com/mcp"
 
 
 def one(entries: object) -> HttpServerConfig:
-    [config] = parse_server_configs(entries, environ={"SECRET": "s3cret-value-1234"})  # type: ignore[arg-type]
+    [config] = parse_server_entries(entries, environ={"SECRET": "s3cret-value-1234"}, strict=True).configs  # type: ignore[arg-type]
     assert isinstance(config, HttpServerConfig)
     return config
 
@@ -77,9 +77,11 @@ def test_private_key_jwt_takes_its_key_from_a_reference_or_a_file_never_inline()
     with pytest.raises(ConfigError, match=r"auth\.private_key' must be a \$\{VAR\} reference") as refused:
         one([{"server_name": "web", "url": URL, "auth": {**auth, "private_key": pem}}])
     assert "MIGHAgEA" not in str(refused.value)
-    [config] = parse_server_configs(
-        [{"server_name": "web", "url": URL, "auth": {**auth, "private_key": "${KEY}"}}], environ={"KEY": pem}
-    )
+    [config] = parse_server_entries(
+        [{"server_name": "web", "url": URL, "auth": {**auth, "private_key": "${KEY}"}}],
+        environ={"KEY": pem},
+        strict=True,
+    ).configs
     assert isinstance(config, HttpServerConfig) and config.auth is not None
     assert config.auth.private_key == pem and "MIGHAgEA" not in repr(config)
     assert one([{"server_name": "web", "url": URL, "auth": {**auth, "private_key_file": "~/key.pem"}}]).auth
@@ -146,7 +148,7 @@ def test_gemini_oauth_disabled_means_no_sign_in() -> None:
 
 def test_auth_on_a_stdio_server_is_an_unknown_key() -> None:
     with pytest.raises(ConfigError, match="unknown key 'auth' for transport 'stdio'"):
-        parse_server_configs([{"server_name": "local", "command": "x", "auth": "oauth"}])
+        parse_server_entries([{"server_name": "local", "command": "x", "auth": "oauth"}], strict=True)
 
 
 def test_reconnect_true_means_the_default_policy() -> None:

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from mcp_sync import MCPHub, ToolCallError
-from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_configs, parse_server_entries
+from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
 from tests.support import HttpServer, Records, exception_texts, stdio_config
@@ -31,7 +31,9 @@ def with_credentials(url: str) -> str:
 
 
 def http_config(url: str = "https://mcp.example.com/mcp", **headers: str) -> HttpServerConfig:
-    [config] = parse_server_configs([{"server_name": "web", "url": url, "headers": headers}], environ={})
+    [config] = parse_server_entries(
+        [{"server_name": "web", "url": url, "headers": headers}], environ={}, strict=True
+    ).configs
     assert isinstance(config, HttpServerConfig)
     return config
 

@@ -23,7 +23,7 @@ from mcp_sync import (
     ToolCallError,
     ToolResult,
 )
-from mcp_sync._config import parse_server_configs
+from mcp_sync._config import parse_server_entries
 from mcp_sync._values.scrubbed_errors import ScrubbedError, scrub_exception
 from mcp_sync._values.secrets import register
 from tests.support import SERVERS_DIR, HttpServer, Records, http_config, stdio_config, wait_until
@@ -329,7 +329,7 @@ def test_log_records_of_refused_calls_and_connections_hold_no_secret(
 def test_a_config_error_about_an_entry_with_secrets_holds_none_of_them(tmp_path: Path) -> None:
     bad = {"server_name": "web", "url": f"https://h/mcp?api_key={QUERY_KEY}", "headers": {"X": [TOKEN]}}
     with pytest.raises(ConfigError) as raised:
-        parse_server_configs([bad], environ={})
+        parse_server_entries([bad], environ={}, strict=True)
     assert_no_secret(raised.value)
 
     broken = tmp_path / "mcp.json"

@@ -26,8 +26,8 @@ from mcp_sync import (
     ToolCallError,
     ToolCallTimeoutError,
     ToolNotFoundError,
-    load_config_file,
-    parse_server_configs,
+    load_config_entries,
+    parse_server_entries,
 )
 from mcp_sync._config.secrets import secrets_of
 from tests.support import EventLog, HttpServer, Records, wait_until
@@ -205,7 +205,7 @@ def test_header_secrets_are_never_in_an_error_a_repr_or_a_log_record(
     events: EventLog, records: Records
 ) -> None:
     with HttpServer("--echo-in-errors", events=events, transport="sse") as server:
-        config = parse_server_configs([secret_config(server)])[0]
+        config = parse_server_entries([secret_config(server)], strict=True).configs[0]
         assert secrets_of(config) >= set(SECRETS)
         with MCPHub([config]) as hub:
             with pytest.raises(ToolCallError) as echoed:  # the server puts the token in its error
@@ -282,7 +282,7 @@ def test_a_wrong_path_fails_the_server_with_the_status_and_a_hint(sse_server: Ht
 
 
 def test_transport_sse_gives_an_sse_config_with_the_common_fields() -> None:
-    [config] = parse_server_configs(
+    [config] = parse_server_entries(
         [
             sse_config(
                 "web",
@@ -294,8 +294,8 @@ def test_transport_sse_gives_an_sse_config_with_the_common_fields() -> None:
                 roots=["/srv"],
             )
         ],
-        environ={},
-    )
+        environ={}, strict=True,
+    ).configs
     assert isinstance(config, SseServerConfig)
     assert (config.transport, config.url, dict(config.headers)) == (
         "sse",
@@ -311,15 +311,15 @@ def test_transport_sse_gives_an_sse_config_with_the_common_fields() -> None:
 
 
 def test_sse_is_never_inferred_from_the_url() -> None:
-    [config] = parse_server_configs(
-        [{"server_name": "web", "url": "https://mcp.example.com/sse"}], environ={}
-    )
+    [config] = parse_server_entries(
+        [{"server_name": "web", "url": "https://mcp.example.com/sse"}], environ={}, strict=True
+    ).configs
     assert isinstance(config, HttpServerConfig)
 
 
 def config_error(entry: dict[str, Any]) -> str:
     with pytest.raises(ConfigError) as raised:
-        parse_server_configs([entry], environ={})
+        parse_server_entries([entry], environ={}, strict=True)
     return str(raised.value)
 
 
@@ -345,9 +345,11 @@ def test_a_header_secret_is_not_in_a_config_error_or_the_repr() -> None:
     message = config_error(sse_config("web", "https://h/sse", headers={"X-Api-Key": f"{API_KEY}\n"}))
     assert "the value of X-Api-Key contains a line break" in message
     assert API_KEY not in message
-    [config] = parse_server_configs(
-        [sse_config("web", f"https://h/sse?api_key={QUERY_KEY}", headers={"X-Api-Key": API_KEY})], environ={}
-    )
+    [config] = parse_server_entries(
+        [sse_config("web", f"https://h/sse?api_key={QUERY_KEY}", headers={"X-Api-Key": API_KEY})],
+        environ={},
+        strict=True,
+    ).configs
     assert_no_secret(repr(config), "the repr")
 
 
@@ -360,7 +362,7 @@ def test_a_host_file_entry_of_type_sse_is_an_sse_server(tmp_path: Path, host_key
         "headers": {"Authorization": "Bearer ${T}"},
     }
     path.write_text(json.dumps({"mcpServers": {"legacy": entry}}), encoding="utf-8")
-    [config] = load_config_file(path, environ={"T": TOKEN})
+    [config] = load_config_entries(path, environ={"T": TOKEN}, strict=True).configs
     assert isinstance(config, SseServerConfig)
     assert (config.server_name, config.url) == ("legacy", "https://mcp.example.com/sse")
     assert config.headers["Authorization"] == f"Bearer {TOKEN}"
@@ -371,7 +373,7 @@ def test_a_host_file_oauth_on_an_sse_entry_is_refused_clearly(tmp_path: Path) ->
     entry = {"type": "sse", "url": "https://mcp.example.com/sse", "oauth": {"clientId": "c"}}
     path.write_text(json.dumps({"mcpServers": {"legacy": entry}}), encoding="utf-8")
     with pytest.raises(ConfigError) as raised:
-        load_config_file(path, environ={})
+        load_config_entries(path, environ={}, strict=True)
     assert "mcpServers.legacy: 'auth' (sign-in) is not available over the legacy SSE transport" in str(
         raised.value
     )

@@ -14,13 +14,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from .._values.errors import ConfigError, UnresolvedInputError
 from .._values.naming import server_names_from_host
+from .._values.tool import Tool
 from .fields import SERVER_NAME_RE
 from .hosts import document_entries
 from .interpolation import (
@@ -244,17 +245,44 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
 
 @dataclass(frozen=True, eq=False)
 class InvalidServerEntry:
-    """An entry that cannot be used; the hub shows it as a `failed` server with `error`.
+    """An entry of a configuration that cannot be used: a loader's result lists it in `invalid`, and
+    `hub.servers` shows it among the servers, `failed`, with `error` saying why.
 
     `server_name` is the name it was written under (or its place, like `servers[2]`, when it
     has none, or when that name is also a valid server's); it is unique within one load, but
     it may not be a valid server name: it is for display. `label` says where the entry is.
+    Among `hub.servers` it reads as a connection that never started: `state` "failed", no tools,
+    no process; the other entries start as usual, and `required: true` on it makes `start()` raise.
     """
 
     server_name: str
     error: ConfigError
     label: str
     required: bool = False
+
+    # What a connection has and an entry that never started has not.
+    config: ClassVar[None] = None
+    server_info: ClassVar[None] = None
+    protocol_version: ClassVar[None] = None
+    pid: ClassVar[None] = None
+    transport: ClassVar[str] = "invalid"
+    original_name: ClassVar[None] = None
+    """None: `name` is already the name as written."""
+
+    @property
+    def name(self) -> str:
+        """The entry's name among `hub.servers` (its `server_name`)."""
+        return self.server_name
+
+    @property
+    def state(self) -> Literal["failed"]:
+        """Always "failed": the entry could not be used (`error` says why)."""
+        return "failed"
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Always []: an unusable entry has no tools."""
+        return []
 
     def _key(self) -> tuple[str, str, str, bool]:
         return (self.server_name, self.label, str(self.error), self.required)
@@ -266,6 +294,9 @@ class InvalidServerEntry:
 
     def __hash__(self) -> int:
         return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"<InvalidServerEntry {self.server_name!r} ({self.label}) error={self.error!r}>"
 
 
 @dataclass(frozen=True)
@@ -404,7 +435,7 @@ def build_entries(
 # --------------------------------------------------------------------------- public functions
 
 ServerEntries: TypeAlias = Iterable[Mapping[str, Any] | ServerModel] | Mapping[str, Any]
-"""What `parse_server_configs` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
+"""What `parse_server_entries` takes: a list of entries, or a whole document (`{"mcpServers": {...}}`)."""
 
 
 def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[str, str]) -> list[RawEntry]:
@@ -413,7 +444,7 @@ def _raw_entries(servers: ServerEntries, source: str | None, environ: Mapping[st
     if isinstance(servers, str | bytes) or not isinstance(servers, Iterable):
         prefix = f"{source}: " if source else ""
         hint = (
-            "; to read a file, use load_config_file() or MCPHub.from_file()"
+            "; to read a file, use load_config_entries() or MCPHub.from_file()"
             if isinstance(servers, str)
             else ""
         )
@@ -431,10 +462,19 @@ def parse_server_entries(
     source: str | None = None,
     strict: bool = False,
 ) -> ConfigEntries:
-    """Like `parse_server_configs`, but each entry stands alone unless `strict`.
+    """The servers of a configuration given from Python: the loader for a list or a mapping.
 
-    An entry that cannot be used becomes an `InvalidServerEntry` (with a `ConfigError` that
-    says why in plain words) instead of failing the whole configuration.
+    `servers` is a list of entries (dicts or config models), or a mapping shaped like a file
+    (`{"mcpServers": {...}}` or `{"servers": [...]}`), so `json.load(...)` of a host's file works
+    too. Dicts are interpolated against `environ` (default `os.environ`) first; a dict without
+    `transport` is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass
+    through as they are. `source` (a file name, say) prefixes every message.
+
+    Each entry stands alone: one that cannot be used (two enabled entries sharing a `server_name`,
+    a misspelt key) becomes an `InvalidServerEntry` whose `ConfigError` says why in plain words,
+    and the others load. `strict=True` raises one `ConfigError` naming every problem instead:
+    `parse_server_entries(servers, strict=True).configs` is the valid configurations or an error.
+    A value of no known shape (a string, a number) always raises `ConfigError`.
     """
     environ = os.environ if environ is None else environ
     return build_entries(_raw_entries(servers, source, environ), environ, source, strict=strict)
@@ -446,13 +486,5 @@ def parse_server_configs(
     environ: Mapping[str, str] | None = None,
     source: str | None = None,
 ) -> list[ServerConfig]:
-    """Validate server entries (dicts or models) in order; raises `ConfigError` naming entry and field.
-
-    `servers` is a list of entries, or a mapping shaped like a file (`{"mcpServers": {...}}`
-    or `{"servers": [...]}`), so `json.load(...)` of a host's file works too. Dicts are
-    interpolated against `environ` (default `os.environ`) first; a dict without `transport`
-    is stdio if it has a `command`, Streamable HTTP if it has a `url`. Models pass through as
-    they are. Two enabled entries may not share a `server_name`. `source` (a file name, say)
-    prefixes every message.
-    """
+    """Deprecated: `parse_server_entries(servers, strict=True).configs`."""
     return parse_server_entries(servers, environ=environ, source=source, strict=True).configs

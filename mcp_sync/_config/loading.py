@@ -168,13 +168,20 @@ def load_config_entries(
     strict: bool = False,
     inputs: Inputs = None,
 ) -> ConfigEntries:
-    """Read a config file (see `load_config_file`), each entry standing alone unless `strict`.
+    """The servers of a configuration file: the loader for a file.
+
+    JSON (comments and trailing commas allowed), YAML or TOML: our `servers:` list, or a host's
+    file: an `mcpServers` map (Claude Desktop, Claude Code's `.mcp.json`, Cursor, Gemini CLI,
+    Windsurf), VS Code's `mcp.json` (a `servers` map) or Codex's `config.toml` (`mcp_servers`
+    tables); other top-level settings in such a file are ignored. (`load_host_entries` reads a
+    host's files where the host keeps them, with the host's own rules.)
 
     A file that cannot be read or has no known shape raises `ConfigError`. Otherwise an entry
     that cannot be used (a name with a space, a misspelt key) becomes an `InvalidServerEntry`,
     and the others load. `strict=True` raises one `ConfigError` naming every problem instead
-    (for CI). Disabled entries are never errors. `inputs` gives the values of a VS Code file's
-    `${input:ID}` references: a mapping of id to value, or a handler called with each `HostInput`.
+    (for CI): `load_config_entries(path, strict=True).configs`. Disabled entries are never
+    errors. `inputs` gives the values of a VS Code file's `${input:ID}` references: a mapping of
+    id to value, or a handler called with each `HostInput`.
     """
     context = LoadContext(inputs=remembered(inputs))  # each input asked once, however often it is used
     return read_entries(path, environ=environ, strict=strict, context=context)
@@ -199,11 +206,5 @@ def read_entries(
 def load_config_file(
     path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
 ) -> list[ServerConfig]:
-    """Read servers from a JSON (comments allowed), YAML or TOML file: our `servers:` list, or a host's file.
-
-    A host's file is an `mcpServers` map (Claude Desktop, Claude Code's `.mcp.json`, Cursor,
-    Gemini CLI, Windsurf), VS Code's `mcp.json` (a `servers` map) or Codex's `config.toml`
-    (`mcp_servers` tables); other top-level settings in such a file are ignored. Any invalid entry
-    raises `ConfigError`; `load_config_entries` lets each entry stand alone.
-    """
+    """Deprecated: `load_config_entries(path, strict=True).configs`."""
     return load_config_entries(path, environ=environ, strict=True).configs

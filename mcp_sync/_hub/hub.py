@@ -42,6 +42,7 @@ from .._config import (
     ConfigEntries,
     HttpServerConfig,
     Inputs,
+    InvalidServerEntry,
     ServerEntries,
     SseServerConfig,
     load_config_entries,
@@ -77,7 +78,7 @@ from .native import start_native_call
 from .reconnect import Reconnector
 from .registry import NativeTool, Tool, ToolRegistry
 from .reload import ReloadResult
-from .servers import ServerSet, UnusableServer
+from .servers import ServerSet
 from .sign_ins import SignIns
 from .tasks import ServerLookup, TaskHandle, call_as_task, submit_as_task
 
@@ -123,7 +124,7 @@ class MCPHub(FeatureHub):
         format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
         stands alone, as in `from_file`: one that cannot be used is shown in `servers` as `failed` with
         a `ConfigError` saying why, and the others start; `servers` of no known shape raises
-        `ConfigError`. `parse_server_configs(servers)` first refuses any invalid entry instead.
+        `ConfigError`. `parse_server_entries(servers, strict=True)` refuses any invalid entry instead.
 
         `token_storage` keeps the OAuth tokens of servers with `auth:` (default: files in the user's
         data directory, see `FileTokenStorage`); `auth` maps server names to an `httpx2.Auth` of the
@@ -297,7 +298,7 @@ class MCPHub(FeatureHub):
     # -- servers and tools -----------------------------------------------------------------------------
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+    def servers(self) -> Mapping[str, ServerConnection | InvalidServerEntry | Reconnector]:
         """The started servers by name, the configuration's unusable entries (`failed`), and servers
         between reconnection attempts (`reconnecting`); each has `.state`, `.error`, `.tools`."""
         return self._servers.servers

@@ -41,7 +41,6 @@ from .._config import ConfigEntries, InvalidServerEntry, ServerConfig
 from .._runtime.callbacks import ListenerSet
 from .._runtime.lifecycle import (
     HUB_TRANSITIONS,
-    ConnectionState,
     ExitHook,
     HubState,
     StateMachine,
@@ -51,13 +50,12 @@ from .._runtime.lifecycle import (
 from .._server.features import ServerFeatures
 from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
 from .._values.platform import interruptible_wait
-from .._values.tool import Tool
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
 from .registry import ToolRegistry
 from .reload import Generation, ReloadResult, plan_reload
 
-__all__ = ["ServerSet", "StateEvent", "UnusableServer"]
+__all__ = ["ServerSet", "StateEvent"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -70,38 +68,6 @@ _START_GRACE = 5.0
 _EXIT_CLOSE_TIMEOUT = 4.0
 # How long close() waits for a reconnector's thread once told to stop (it only has to leave a wait).
 _RECONNECTOR_JOIN_TIMEOUT = 1.0
-
-
-class UnusableServer:
-    """A configuration entry that could not be used, shown among the servers as `failed` with why.
-
-    The other entries of the file start as usual; `required: true` on it makes `start()` raise.
-    """
-
-    config = None
-    server_info = None
-    protocol_version = None
-    pid = None
-    transport = "invalid"
-    original_name = None  # `name` is already the name as written
-
-    def __init__(self, entry: InvalidServerEntry) -> None:
-        self.entry = entry
-        self.name = entry.server_name
-        self.error: BaseException = entry.error
-
-    @property
-    def state(self) -> ConnectionState:
-        """Always "failed": the entry could not be used (`error` says why)."""
-        return "failed"
-
-    @property
-    def tools(self) -> list[Tool]:
-        """Always []: an unusable entry has no tools."""
-        return []
-
-    def __repr__(self) -> str:
-        return f"<UnusableServer {self.name!r} ({self.entry.label}) error={self.error!r}>"
 
 
 class ServerSet:
@@ -124,7 +90,7 @@ class ServerSet:
         self._reconnectors: dict[str, Reconnector] = {}  # replaced, never mutated
         self._machine: StateMachine[HubState] = StateMachine("created", HUB_TRANSITIONS)
         self._connections: dict[str, ServerConnection] = {}  # replaced, never mutated: readers take no lock
-        self._unusable: dict[str, UnusableServer] = {}  # likewise
+        self._unusable: dict[str, InvalidServerEntry] = {}  # likewise
         # Connections asked to stop so that the current generation's entry replaces them once they end.
         self._replaced: frozenset[ServerConnection] = frozenset()
         self.state_listeners: ListenerSet[StateEvent] = ListenerSet()
@@ -153,12 +119,12 @@ class ServerSet:
         return MappingProxyType(self._connections)
 
     @property
-    def servers(self) -> Mapping[str, ServerConnection | UnusableServer | Reconnector]:
+    def servers(self) -> Mapping[str, ServerConnection | InvalidServerEntry | Reconnector]:
         """Every server by name: connections, entries of the configuration that could not be used, and
         servers between two reconnection attempts (`reconnecting`). Read under the condition: a
         connection's replacement takes its place in one step, so a name is never missing in between."""
         with self._machine.condition:
-            servers: dict[str, ServerConnection | UnusableServer | Reconnector] = {
+            servers: dict[str, ServerConnection | InvalidServerEntry | Reconnector] = {
                 **self._unusable,
                 **self._connections,
             }
@@ -169,7 +135,7 @@ class ServerSet:
         return MappingProxyType(servers)
 
     def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
-        self._unusable = {entry.server_name: UnusableServer(entry) for entry in invalid}
+        self._unusable = {entry.server_name: entry for entry in invalid}
         for entry in self._unusable.values():
             logger.warning("server %r cannot be used: %s", entry.name, entry.error)
 
@@ -210,7 +176,7 @@ class ServerSet:
                 raise MCPSyncError("the hub was closed while it was starting")
             current = [c for c in self._connections.values() if c not in self._replaced]
         failures: dict[str, BaseException] = {
-            name: unusable.error for name, unusable in self._unusable.items() if unusable.entry.required
+            name: unusable.error for name, unusable in self._unusable.items() if unusable.required
         }
         failures |= {
             connection.name: connection.error or RuntimeError(connection.state)
