@@ -18,11 +18,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcp_sync"
 # the CLI, the ready-made handlers, the framework adapters) may import anything.
 ALLOWED: dict[str, frozenset[str]] = {
     "_values": frozenset(),
-    "_runtime": frozenset({"_values"}),
-    "_config": frozenset({"_values"}),
-    "_auth": frozenset({"_values", "_config"}),
-    "_server": frozenset({"_values", "_runtime", "_config", "_auth"}),
-    "_hub": frozenset({"_values", "_runtime", "_config", "_auth", "_server"}),
+    "_os": frozenset({"_values"}),
+    "_runtime": frozenset({"_values", "_os"}),
+    "_config": frozenset({"_values", "_os"}),
+    "_auth": frozenset({"_values", "_os", "_config"}),
+    "_server": frozenset({"_values", "_os", "_runtime", "_config", "_auth"}),
+    "_hub": frozenset({"_values", "_os", "_runtime", "_config", "_auth", "_server"}),
 }
 TOP = "<top>"
 

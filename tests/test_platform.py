@@ -1,6 +1,7 @@
-"""The platform module's Windows paths that a Windows Python under Wine cannot show (console control
-events, console modes) or that every platform must get right (drive-letter roots, the command line's
-encodings), run everywhere. The rest of Windows is tested with a Windows Python: tests/windows/."""
+"""The Windows paths of the operating-system boundary (`mcp_sync._os`) that a Windows Python under Wine
+cannot show (console control events, console modes) or that every platform must get right (drive-letter
+roots, the command line's encodings), run everywhere. The rest of Windows is tested with a Windows
+Python: tests/windows/."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 from mcp_sync import ConfigError, MCPHub, StdioServerConfig
 from mcp_sync._cli import _replace_unencodable
 from mcp_sync._cli.output import print_json
-from mcp_sync._values import platform
+from mcp_sync._os import console, files, fork, processes, waits
 from tests.support import EventLog, stdio_config
 
 # --- Ctrl-C: a caller's wait, where a lock wait would hold it back ----------------------------------
@@ -43,7 +44,7 @@ class _CountingLock:
 def test_a_wait_without_a_timeout_is_made_in_slices_where_ctrl_c_needs_them() -> None:
     held = _CountingLock()
     threading.Timer(0.3, held.lock.release).start()
-    assert platform.interruptible_wait(held.wait, None, slice_=0.05)
+    assert waits.interruptible_wait(held.wait, None, slice_=0.05)
     assert len(held.waits) > 1
     assert all(seconds is not None and seconds <= 0.05 for seconds in held.waits)
 
@@ -51,22 +52,22 @@ def test_a_wait_without_a_timeout_is_made_in_slices_where_ctrl_c_needs_them() ->
 def test_a_wait_in_slices_gives_up_at_its_timeout() -> None:
     held = _CountingLock()
     started = time.monotonic()
-    assert not platform.interruptible_wait(held.wait, 0.2, slice_=0.05)
+    assert not waits.interruptible_wait(held.wait, 0.2, slice_=0.05)
     assert time.monotonic() - started >= 0.2
     assert all(seconds is not None and seconds <= 0.05 for seconds in held.waits)
 
 
 def test_a_wait_is_one_wait_where_ctrl_c_interrupts_a_lock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(platform, "WAIT_SLICE", None)
+    monkeypatch.setattr(waits, "WAIT_SLICE", None)
     held = _CountingLock()
     threading.Timer(0.1, held.lock.release).start()
-    assert platform.interruptible_wait(held.wait, None)
+    assert waits.interruptible_wait(held.wait, None)
     assert held.waits == [None]
 
 
 def test_only_windows_before_python_3_14_waits_in_slices() -> None:
     expected = sys.platform == "win32" and sys.version_info < (3, 14)
-    assert (platform.WAIT_SLICE is not None) == expected
+    assert (waits.WAIT_SLICE is not None) == expected
 
 
 @pytest.mark.real_processes
@@ -75,7 +76,7 @@ def test_ctrl_c_during_a_call_waited_for_in_slices_cancels_it_on_the_server(
 ) -> None:
     # The Windows path (a console's Ctrl-C makes Python raise KeyboardInterrupt in the main thread once
     # it runs Python code again): the call's wait is sliced, so the interrupt ends it within a slice.
-    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    monkeypatch.setattr(waits, "WAIT_SLICE", 0.05)
     with MCPHub([stdio_config("fx", events=events)]) as hub:
 
         def interrupt_once_started() -> None:
@@ -95,7 +96,7 @@ def test_ctrl_c_during_a_subscription_the_server_has_not_acknowledged_ends_it_in
 ) -> None:
     # The server holds the subscription's acknowledgement; without slices the wait would last the
     # subscription's whole timeout (600 s here) before the interrupt could be raised.
-    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    monkeypatch.setattr(waits, "WAIT_SLICE", 0.05)
     config = stdio_config("fx", "--hold-subscriptions", events=events, tool_call_timeout_ms=600_000)
     with MCPHub([config]) as hub:
 
@@ -109,23 +110,23 @@ def test_ctrl_c_during_a_subscription_the_server_has_not_acknowledged_ends_it_in
 
 
 def test_a_future_is_waited_for_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    monkeypatch.setattr(waits, "WAIT_SLICE", 0.05)
     future: concurrent.futures.Future[None] = concurrent.futures.Future()
     threading.Timer(0.3, future.set_result, (None,)).start()
-    waits: list[float | None] = []
+    slices: list[float | None] = []
     real_wait = concurrent.futures.wait
 
     def recording_wait(futures: Any, timeout: float | None = None) -> Any:
-        waits.append(timeout)
+        slices.append(timeout)
         return real_wait(futures, timeout)
 
     monkeypatch.setattr(concurrent.futures, "wait", recording_wait)
-    assert platform.wait_future(future, None)
-    assert len(waits) > 1 and all(seconds is not None and seconds <= 0.05 for seconds in waits)
+    assert waits.wait_future(future, None)
+    assert len(slices) > 1 and all(seconds is not None and seconds <= 0.05 for seconds in slices)
 
 
 def test_a_thread_is_joined_in_slices_where_ctrl_c_needs_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    monkeypatch.setattr(waits, "WAIT_SLICE", 0.05)
     release = threading.Event()
     thread = threading.Thread(target=release.wait, args=(60,))
     thread.start()
@@ -139,7 +140,7 @@ def test_a_thread_is_joined_in_slices_where_ctrl_c_needs_them(monkeypatch: pytes
         real_join(timeout)
 
     monkeypatch.setattr(thread, "join", recording_join)
-    assert platform.join_thread(thread, None)
+    assert waits.join_thread(thread, None)
     assert len(joins) >= 3 and all(seconds is not None and seconds <= 0.05 for seconds in joins)
 
 
@@ -151,15 +152,15 @@ def test_a_windows_server_gets_no_console_and_a_process_group_of_its_own(
 ) -> None:
     # A console control event (Ctrl-C, Ctrl-Break) goes to the processes attached to that console;
     # a process started with no window has a console of its own, and a new group ignores Ctrl-C.
-    monkeypatch.setattr(platform, "IS_WINDOWS", True)
-    options = platform.ProcessTree.start_options()
+    monkeypatch.setattr(processes, "IS_WINDOWS", True)
+    options = processes.ProcessTree.start_options()
     assert options == {"creationflags": 0x08000000 | 0x00000200}
     assert "start_new_session" not in options
 
 
 def test_a_posix_server_leads_a_session_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(platform, "IS_WINDOWS", False)
-    assert platform.ProcessTree.start_options() == {"start_new_session": True}
+    monkeypatch.setattr(processes, "IS_WINDOWS", False)
+    assert processes.ProcessTree.start_options() == {"start_new_session": True}
 
 
 def test_a_windows_command_is_found_with_its_script_extension(
@@ -169,8 +170,8 @@ def test_a_windows_command_is_found_with_its_script_extension(
     script.write_text("@echo off\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(platform, "IS_WINDOWS", True)
-    assert platform.executable_command("npx") == str(script)
+    monkeypatch.setattr(processes, "IS_WINDOWS", True)
+    assert processes.executable_command("npx") == str(script)
 
 
 def test_a_cmd_launcher_gets_a_command_line_for_cmd_exe_and_a_program_its_argument_list(
@@ -180,11 +181,11 @@ def test_a_cmd_launcher_gets_a_command_line_for_cmd_exe_and_a_program_its_argume
     script.write_text("@echo off\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(platform, "IS_WINDOWS", True)
-    assert platform.process_command("npx", ["mcp-remote", "https://h/mcp?a=1&b=2"]) == (
+    monkeypatch.setattr(processes, "IS_WINDOWS", True)
+    assert processes.process_command("npx", ["mcp-remote", "https://h/mcp?a=1&b=2"]) == (
         f'"{script}" mcp-remote "https://h/mcp?a=1&b=2"'
     )
-    assert platform.process_command(sys.executable, ["a&b"]) == [sys.executable, "a&b"]
+    assert processes.process_command(sys.executable, ["a&b"]) == [sys.executable, "a&b"]
 
 
 @pytest.mark.parametrize(
@@ -205,25 +206,25 @@ def test_a_cmd_launcher_gets_a_command_line_for_cmd_exe_and_a_program_its_argume
     ],
 )
 def test_a_batch_launchers_argument_is_quoted_for_cmd_exe_as_rust_does(argument: str, written: str) -> None:
-    assert platform.batch_command_line("C:\\node\\npx.cmd", [argument]) == f'"C:\\node\\npx.cmd" {written}'
+    assert processes.batch_command_line("C:\\node\\npx.cmd", [argument]) == f'"C:\\node\\npx.cmd" {written}'
 
 
 @pytest.mark.parametrize("argument", ["two\nlines", "a\rb", "nul\0"])
 def test_an_argument_cmd_exe_cannot_pass_is_refused_naming_its_position_not_its_value(argument: str) -> None:
     with pytest.raises(ConfigError, match=r"argument 2 holds a (line break|NUL character)") as raised:
-        platform.batch_command_line("C:\\node\\npx.cmd", ["ok", argument])
+        processes.batch_command_line("C:\\node\\npx.cmd", ["ok", argument])
     assert "npx.cmd" in str(raised.value)
     assert argument not in str(raised.value)
 
 
 def test_no_fork_hooks_are_registered_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(os, "register_at_fork")
-    platform.register_at_fork(before=lambda: None, after_in_child=lambda: None)  # does nothing
+    fork.register_at_fork(before=lambda: None, after_in_child=lambda: None)  # does nothing
 
 
 def test_a_windows_status_code_is_shown_in_hex() -> None:
-    assert platform.describe_returncode(0xC000013A) == "exited with status 0xC000013A"
-    assert platform.describe_returncode(3) == "exited with status 3"
+    assert processes.describe_returncode(0xC000013A) == "exited with status 0xC000013A"
+    assert processes.describe_returncode(3) == "exited with status 3"
 
 
 # --- the console: ANSI only where it is shown, output the encoding cannot hold ----------------------
@@ -248,13 +249,13 @@ class _FakeKernel32:
 
 
 def test_a_windows_console_gets_vt_processing_turned_on_for_ansi() -> None:
-    console = _FakeKernel32(mode=0x0003, settable=True)
-    assert platform._console_accepts_vt(console, 7)
-    assert console.mode == 0x0007
+    kernel32 = _FakeKernel32(mode=0x0003, settable=True)
+    assert console._console_accepts_vt(kernel32, 7)
+    assert kernel32.mode == 0x0007
 
 
 def test_a_legacy_windows_console_gets_no_ansi() -> None:
-    assert not platform._console_accepts_vt(_FakeKernel32(mode=0x0003, settable=False), 7)
+    assert not console._console_accepts_vt(_FakeKernel32(mode=0x0003, settable=False), 7)
 
 
 def test_a_handle_that_is_no_console_gets_no_ansi() -> None:
@@ -262,11 +263,11 @@ def test_a_handle_that_is_no_console_gets_no_ansi() -> None:
         def GetConsoleMode(self, handle: int, mode: Any) -> int:
             return 0
 
-    assert not platform._console_accepts_vt(NoConsole(), 7)
+    assert not console._console_accepts_vt(NoConsole(), 7)
 
 
 def test_a_stream_that_is_not_a_terminal_gets_no_ansi() -> None:
-    assert not platform.stream_supports_ansi(io.StringIO())
+    assert not console.stream_supports_ansi(io.StringIO())
 
 
 def test_output_a_code_page_cannot_hold_is_replaced_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,6 +328,6 @@ def test_a_root_given_as_a_windows_file_uri_is_kept_as_written() -> None:
 def test_the_token_store_defaults_to_local_app_data_on_windows(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(platform, "IS_WINDOWS", True)
+    monkeypatch.setattr(files, "IS_WINDOWS", True)
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path))
-    assert platform.user_data_dir() == tmp_path
+    assert files.user_data_dir() == tmp_path

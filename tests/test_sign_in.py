@@ -25,7 +25,7 @@ import httpx2
 import pytest
 
 from mcp_sync import AuthError, MCPHub
-from mcp_sync._values import platform
+from mcp_sync._os import waits
 from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, wait_until
 from tests.test_remote_oauth import (
     OAUTH_SERVER,
@@ -469,7 +469,7 @@ def test_ctrl_c_during_a_login_waited_for_in_slices_ends_it_at_once(
 ) -> None:
     # Windows before Python 3.14 (a lock wait there holds Ctrl-C back): the login's wait is sliced,
     # so the interrupt ends it within a slice, not at the sign-in's timeout (600 s here).
-    monkeypatch.setattr(platform, "WAIT_SLICE", 0.05)
+    monkeypatch.setattr(waits, "WAIT_SLICE", 0.05)
     shown = threading.Event()
 
     def interrupt_once_shown() -> None:

@@ -3,5 +3,5 @@
 (`sign_in`, `redirect`).
 
 A connection's auth runs on its server's loop thread; a sign-in runs on a loop thread of its own
-(`mcp-sync:login:<server>`). May import: `_values` and the configuration (`_config`) only.
+(`mcp-sync:login:<server>`). May import: `_values`, `_os` and the configuration (`_config`) only.
 """

@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.shared.auth import AuthorizationCodeResult
 
+from .._os.console import STDIN_SELECTABLE, has_desktop
 from .._values.errors import AuthError, describe
-from .._values.platform import STDIN_SELECTABLE, has_desktop
 
 __all__ = ["PasteReader", "RedirectListener", "SecretKeeper", "open_browser", "show_url"]
 

@@ -53,8 +53,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from .._config import HttpServerConfig, ServerConfig
 from .._config.secrets import secrets_of
+from .._os.waits import join_thread, wait_future
 from .._values.errors import AuthError, ConfigError, describe
-from .._values.platform import join_thread, wait_future
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import register, scrub
 from .machine_oauth import GrantOAuth, KeyOAuth, MachineOAuth

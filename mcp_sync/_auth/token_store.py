@@ -6,7 +6,7 @@ registrations when the client registered itself (by the authorization server tha
 the authorization server's endpoints, the scopes a server asked for since the last sign-in, and the
 DPoP key the tokens are bound to. `FileTokenStorage` keeps each record in its
 own JSON file in the user's data directory, readable by the user only (files 0600, directory
-0700; on Windows the directory's ACL grants the user alone, see `_values.platform`). A host that
+0700; on Windows the directory's ACL grants the user alone, see `_os.files`). A host that
 keeps secrets elsewhere (a keyring, a vault) passes its own `TokenStorage`.
 
 Several processes may share a store, so a record only ever changes by one `update(key, change)`: the
@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from filelock import FileLock
 
-from .._values.platform import make_private_directory, make_private_file, user_data_dir
+from .._os.files import make_private_directory, make_private_file, user_data_dir
 
 __all__ = [
     "TOKEN_DIR_VARIABLE",

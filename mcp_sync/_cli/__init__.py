@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .._values.platform import holds_any_text
+from .._os.console import holds_any_text
 from .parser import EXIT_CODES, Failure, build_parser
 
 __all__ = ["EXIT_CODES", "main"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
 
-from .._values.platform import holds_any_text, stream_supports_ansi
+from .._os.console import holds_any_text, stream_supports_ansi
 from .parser import EXIT_OK, EXIT_TOOL_ERROR, Failure
 
 __all__ = [

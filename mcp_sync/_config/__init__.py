@@ -20,7 +20,7 @@ values are secrets: they never appear in a repr, a log line or an error message.
 - `secrets`: which values of a configuration are secrets (`secrets_of`), and `child_env`: the
   environment a stdio server's child process starts with.
 
-Runs on the caller's thread, when a hub is made or reloaded. May import: `_values` only.
+Runs on the caller's thread, when a hub is made or reloaded. May import: `_values` and `_os` only.
 """
 
 from __future__ import annotations

@@ -6,5 +6,5 @@ lifecycle (`servers`, `reload`, `reconnect`), each server's connection as caller
 native Python tools (`native`), and agent-loop helpers (`agent`, `resource_tool`).
 
 Calls block here on a future or a lock and are run by a server's loop (`_server`). May import
-every folder below it: `_values`, `_runtime`, the configuration, `_auth`, `_server`.
+every folder below it: `_values`, `_os`, `_runtime`, the configuration, `_auth`, `_server`.
 """

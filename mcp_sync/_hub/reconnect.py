@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from .._config import ReconnectConfig, ServerConfig
+from .._os.waits import join_thread
 from .._runtime.lifecycle import ConnectionState
-from .._values.platform import join_thread
 
 __all__ = ["Attempt", "Reconnector", "backoff_delays"]
 

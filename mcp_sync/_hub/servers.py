@@ -38,6 +38,7 @@ from types import MappingProxyType
 
 from .._auth.sign_in import AuthFactory
 from .._config import ConfigEntries, InvalidServerEntry, ServerConfig
+from .._os.waits import interruptible_wait
 from .._runtime.callbacks import ListenerSet
 from .._runtime.lifecycle import (
     HUB_TRANSITIONS,
@@ -49,7 +50,6 @@ from .._runtime.lifecycle import (
 )
 from .._server.features import ServerFeatures
 from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
-from .._values.platform import interruptible_wait
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
 from .registry import ToolRegistry

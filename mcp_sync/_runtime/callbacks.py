@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from .._values.platform import interruptible_wait, join_thread
+from .._os.waits import interruptible_wait, join_thread
 from .lifecycle import on_fork_in_child
 
 __all__ = ["CallbackDispatcher", "ListenerSet", "ProgressCallback"]

@@ -33,13 +33,13 @@ import mcp_types as types
 import pydantic_core
 from mcp.shared.exceptions import MCPError
 
+from .._os.waits import interruptible_wait
 from .._values.errors import (
     ServerDisconnectedError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
 )
-from .._values.platform import interruptible_wait
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import scrub
 

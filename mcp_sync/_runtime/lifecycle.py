@@ -68,7 +68,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Generic, Literal, TypeVar
 
-from .._values import platform
+from .._os.fork import register_at_fork
 
 __all__ = [
     "CONNECTION_TRANSITIONS",
@@ -175,7 +175,7 @@ def before_fork(callback: Callable[[], None]) -> None:
     _before_fork_callbacks.append(callback)
 
 
-platform.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 # -- interpreter exit --------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from .._values.platform import interruptible_wait
+from .._os.waits import interruptible_wait
 from .lifecycle import fork_generation
 
 __all__ = ["LoopThread"]

@@ -7,5 +7,5 @@ server's requests to the client (`server_requests`), its resources, prompts and 
 and the one-time warm-up its first session starts (`warm_up`).
 
 It writes to the hub's registry and catalog only through the protocols in `leases`. May import:
-`_values`, `_runtime`, the configuration and `_auth`; never `_hub` (the callers' side).
+`_values`, `_os`, `_runtime`, the configuration and `_auth`; never `_hub` (the callers' side).
 """

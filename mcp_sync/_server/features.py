@@ -30,6 +30,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._config import ServerConfig
+from .._os.waits import wait_future
 from .._runtime.callbacks import CallbackDispatcher
 from .._runtime.calls import CallSlot, CallSoon, LoopCalls, request_failure, timed_out
 from .._values.errors import (
@@ -39,7 +40,6 @@ from .._values.errors import (
     UnsupportedFeatureError,
     describe,
 )
-from .._values.platform import wait_future
 from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import scrub
 from .catalog_sync import CatalogSync

@@ -4,7 +4,7 @@ Owning the process (rather than going through the SDK's `stdio_client`) gives wh
 connection needs and the SDK keeps to itself:
 
 - the child's pid and its process tree (a process group of its own on POSIX, a Job Object on
-  Windows: see `_values.platform`; Ctrl-C in a terminal does not reach it), so that closing
+  Windows: see `_os.processes`; Ctrl-C in a terminal does not reach it), so that closing
   can kill it however it behaves, from any thread, and a hub that must stop at once can kill
   it without waiting;
 - its stderr, read line by line into the `mcp_sync.server.<name>` logger (never the user's
@@ -39,8 +39,8 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from .._os.processes import ProcessTree, describe_returncode, process_command
 from .._values.errors import ConfigError
-from .._values.platform import ProcessTree, describe_returncode, process_command
 from .._values.secrets import scrub
 
 __all__ = [

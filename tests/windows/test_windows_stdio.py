@@ -18,8 +18,8 @@ import pytest
 from winsupport import WAIT, Events, env_with_repo, process_running, stdio_config, wait_until
 
 import mcp_sync
-from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallCancelledError, ToolCallTimeoutError
-from mcp_sync._values import platform
+from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallCancelledError, ToolCallTimeoutError, _os
+from mcp_sync._os import processes, waits
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,8 @@ def test_the_package_imports_with_no_fork_hooks() -> None:
     assert sys.platform == "win32"
     assert not hasattr(os, "register_at_fork")
     assert mcp_sync.MCPHub is MCPHub
-    assert platform.IS_WINDOWS
-    assert platform.WAIT_SLICE is not None  # Python 3.11: lock waits cannot take Ctrl-C
+    assert _os.IS_WINDOWS and processes.IS_WINDOWS
+    assert waits.WAIT_SLICE is not None  # Python 3.11: lock waits cannot take Ctrl-C
 
 
 def test_a_stdio_server_starts_and_answers_a_call(hub: MCPHub) -> None:
@@ -242,7 +242,7 @@ def test_a_percent_sign_passes_cmd_exe_unexpanded(tmp_path: Path) -> None:
         "%2F%3D",
         "%PATH:~0,2%",
     ]
-    line = platform.batch_command_line(sys.executable, [str(dump), *arguments])
+    line = processes.batch_command_line(sys.executable, [str(dump), *arguments])
     done = subprocess.run(line, shell=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT)
     assert json.loads(done.stdout) == arguments, done.stderr
 
