@@ -97,6 +97,71 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
 
 
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the modules of the package it imports (anywhere in it). `from .
+    import name` counts as an import of the submodule `name` where there is one."""
+    modules = {module for module, _path, _is_package in package_modules()}
+    graph: dict[str, set[str]] = {}
+    for module, path, is_package in package_modules():
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join([*package[: len(package) - (node.level - 1)], *filter(None, [node.module])])
+                for alias in node.names:
+                    submodule = f"{base}.{alias.name}".lstrip(".")
+                    targets.add(submodule if submodule in modules else base)
+                continue
+            if isinstance(node, ast.ImportFrom):
+                named = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            else:
+                continue
+            ours = (name for name in named if name.startswith("mcp_sync"))
+            targets |= {name.removeprefix("mcp_sync").lstrip(".") for name in ours}
+        graph[module] = {target for target in targets if target in modules and target != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another in a circle (strongly connected, more than one)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_no_modules_import_one_another_in_a_circle() -> None:
+    # A circle is the smell STYLE names: two modules that are one, or a helper in the wrong place.
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
 def test_every_folder_of_the_package_is_a_known_layer() -> None:
     # A new folder must be placed among the layers (and its __init__ must say what it may import).
     folders = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}

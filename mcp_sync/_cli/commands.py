@@ -35,10 +35,9 @@ from .. import (
 )
 from .._hub.hub_features import PASS_SERVER
 from .._values.secrets import scrub
-from .._values.suggestions import public_name_hint
 from . import listings, output, sign_in, tasks
 from .inputs import terminal_inputs
-from .output import one_line, print_json, printable
+from .output import one_line, print_json
 from .parser import (
     EXIT_CALL_FAILED,
     EXIT_INTERNAL,
@@ -49,7 +48,7 @@ from .parser import (
     Failure,
 )
 
-__all__ = ["run", "unknown_tool"]
+__all__ = ["run"]
 
 logger = logging.getLogger("mcp_sync")
 CONFIG_LOGGER = "mcp_sync.config"
@@ -67,22 +66,6 @@ def _parse_arguments(text: str) -> dict[str, Any]:
             "usage",
         )
     return arguments
-
-
-def unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
-    """One line: the name, the tools it may stand for (as the Python API suggests them), and any server
-    that is not ready."""
-    message = f"unknown tool {name!r}"
-    hint = public_name_hint(name, "tool", ((tool.name, tool.raw_name) for tool in hub.tools()))
-    if hint:
-        message += f"; {hint}"
-    failed = {
-        **listings.failed_servers(hub),
-        **{entry.server_name: str(entry.error) for entry in entries.invalid},
-    }
-    for server, error in failed.items():
-        message += f"; server {server!r} is not ready: {printable(listings.error_summary(error, 300))}"
-    return Failure(message, EXIT_SERVER, "not_found")
 
 
 def _check_save_directory(directory: str | None) -> None:
@@ -105,14 +88,14 @@ def _check_save_directory(directory: str | None) -> None:
 
 def _call(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
     if hub.registry.get(args.tool) is None:
-        raise unknown_tool(hub, entries, args.tool)
+        raise listings.unknown_tool(hub, entries, args.tool)
     reporter = output.progress_reporter(quiet=args.json)
     try:
         result = hub.call_tool(
             args.tool, args.parsed_arguments, timeout=args.timeout, progress=reporter, task=args.task or None
         )
     except ToolNotFoundError:  # its server went away since the check above
-        raise unknown_tool(hub, entries, args.tool) from None
+        raise listings.unknown_tool(hub, entries, args.tool) from None
     finally:
         if reporter is not None:
             reporter.finish()

@@ -11,10 +11,11 @@ from typing import Any
 from .. import ConfigEntries, InvalidServerEntry, MCPHub, ServerConfig
 from .._server.stdio import STDERR_TAIL_MARKER
 from .._values.html import first_line
+from .._values.suggestions import public_name_hint
 from .output import one_line, print_json, print_table, printable, warn
-from .parser import EXIT_OK, EXIT_SERVER, EXIT_USAGE
+from .parser import EXIT_OK, EXIT_SERVER, EXIT_USAGE, Failure
 
-__all__ = ["error_summary", "failed_servers", "prompts", "resources", "servers", "tools"]
+__all__ = ["error_summary", "failed_servers", "prompts", "resources", "servers", "tools", "unknown_tool"]
 
 # Lines at the end of a server's stderr that never say why it stopped: stack frames (Python's, and
 # JavaScript's `at ...`), source lines under a frame, carets, Node's version banner.
@@ -243,3 +244,19 @@ def prompts(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
         print_table(("PROMPT", "SERVER", "ARGUMENTS (*required)", "DESCRIPTION"), rows)
     failed = _report_failed_servers(hub)
     return _report_invalid_entries(entries) or failed
+
+
+def unknown_tool(hub: MCPHub, entries: ConfigEntries, name: str) -> Failure:
+    """One line: the name, the tools it may stand for (as the Python API suggests them), and any server
+    that is not ready."""
+    message = f"unknown tool {name!r}"
+    hint = public_name_hint(name, "tool", ((tool.name, tool.raw_name) for tool in hub.tools()))
+    if hint:
+        message += f"; {hint}"
+    failed = {
+        **failed_servers(hub),
+        **{entry.server_name: str(entry.error) for entry in entries.invalid},
+    }
+    for server, error in failed.items():
+        message += f"; server {server!r} is not ready: {printable(error_summary(error, 300))}"
+    return Failure(message, EXIT_SERVER, "not_found")

@@ -27,14 +27,12 @@ def run(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
 
 
 def _start(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
-    from .commands import unknown_tool
-
     if hub.registry.get(args.tool) is None:
-        raise unknown_tool(hub, entries, args.tool)
+        raise listings.unknown_tool(hub, entries, args.tool)
     try:
         handle = hub.start_task(args.tool, args.parsed_arguments, ttl=args.ttl, timeout=args.timeout)
     except ToolNotFoundError:  # its server went away since the check above
-        raise unknown_tool(hub, entries, args.tool) from None
+        raise listings.unknown_tool(hub, entries, args.tool) from None
     if not handle.task_id:  # the server answered at once, with no task: its result, as `call` prints it
         warn(f"server {handle.server!r} answered {args.tool} at once: no task was started")
         return output.print_result(
