@@ -30,7 +30,7 @@ from typing import Any
 import mcp_sync
 from tests.support import REPO_ROOT
 
-PAGE = REPO_ROOT / "docs" / "lifecycle.md"
+PAGE = REPO_ROOT / "docs" / "architecture.md"
 """The documentation page whose "Process-wide state" section holds the table."""
 SECTION = "## Process-wide state"
 NOT_IMPORTED = {"mcp_sync.__main__"}  # it runs the command line when imported
@@ -152,7 +152,7 @@ def _name_of(node: ast.expr) -> str | None:
 def documented_table() -> tuple[set[str], str]:
     """The names in the first column of the page's table, and the whole section's text."""
     text = PAGE.read_text(encoding="utf-8")
-    assert SECTION in text, f"docs/lifecycle.md has no {SECTION!r} section"
+    assert SECTION in text, f"docs/architecture.md has no {SECTION!r} section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
     for line in section.splitlines():
@@ -167,7 +167,7 @@ def test_every_piece_of_module_level_state_is_in_the_documented_table() -> None:
     listed, _section = documented_table()
     missing = {name: why for name, why in found_state().items() if name not in listed}
     assert not missing, (
-        f"module-level state missing from docs/lifecycle.md {SECTION!r} (add a row: object, owner, and what "
+        f"module-level state missing from {PAGE.name} {SECTION!r} (add a row: object, owner, and what "
         f"failure, close, exit and fork do to it): {missing}"
     )
 
@@ -187,7 +187,7 @@ def test_the_documented_table_names_no_state_that_no_longer_exists() -> None:
     stale = {name for name in named_objects if name not in found} | {
         name for name in listed if name in known_hooks and name not in hooks
     }
-    assert not stale, f"docs/lifecycle.md {SECTION!r} lists what mcp_sync no longer has: {sorted(stale)}"
+    assert not stale, f"docs/architecture.md {SECTION!r} lists what mcp_sync no longer has: {sorted(stale)}"
 
 
 def test_every_hook_installed_in_the_interpreter_is_in_the_documented_table() -> None:

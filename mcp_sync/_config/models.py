@@ -338,6 +338,9 @@ class SseServerConfig(ServerConfigBase):
 ServerConfig: TypeAlias = Annotated[
     StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
 ]
+# What `help(ServerConfig)` shows (an Annotated alias has no docstring of its own).
+ServerConfig.__doc__ = """One server's configuration: a `StdioServerConfig`, `HttpServerConfig` or
+`SseServerConfig`, told apart by `transport` (frozen models that compare by value)."""
 ServerModel: TypeAlias = StdioServerConfig | HttpServerConfig | SseServerConfig
 
 MODELS: Mapping[str, type[ServerModel]] = MappingProxyType(
