@@ -5,7 +5,7 @@ starts empty there, as in a user's script or notebook kernel): a first hub whose
 one step (spawn, an exit before or during the handshake, a handshake that times out, a failing
 tool listing, a one-time warm-up that raises or never ends, and the same across a fork), then two
 fresh hubs on a good server, each of which must be ready, answer a call, and start without
-waiting out the warm-up's bound (set to `WARM_UP_LIMIT` in the host, far above a normal start).
+waiting out the warm-up's bound (the host records each wait that did).
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from tests.hosts._common import HostProcess, reap_servers
 
 pytestmark = pytest.mark.timeout(240)
 
-WARM_UP_LIMIT = 20.0
-"""The warm-up's bound in the host (its `WARM_UP_LIMIT`): a good start that took this long waited on it."""
 HOST_LIMIT = 150.0
 """Bound on one whole scenario (a faulty hub, a fork, four good hubs on a loaded machine)."""
 
@@ -56,9 +54,7 @@ def assert_good_starts(starts: list[dict[str, Any]], context: str) -> None:
         assert start["call"] == {**start["call"], "outcome": "returned", "value": "after the fault"}, (
             f"good hub {index}: {start}\n{context}"
         )
-        assert start["seconds"] < WARM_UP_LIMIT, (
-            f"good hub {index} took {start['seconds']:.1f}s to start: it waited on the fault\n{context}"
-        )
+        assert not start["waited_out"], f"good hub {index} waited out the warm-up's bound: {start}\n{context}"
 
 
 @pytest.mark.parametrize("mode", list(FAULTS))
@@ -80,7 +76,7 @@ def test_good_hub_starts_normally_after_the_one_time_warm_up_outlived_its_bound(
     report = run_scenario("warm-up-slow", tmp_path)
     # The first hub waits for the warm-up, at most its bound, and is then ready all the same.
     assert report["faulty"]["state"] == "ready", report["describe"]
-    assert report["faulty"]["seconds"] < WARM_UP_LIMIT + 30, report["describe"]
+    assert report["faulty"]["waited_out"], report["describe"]
     assert_good_starts(report["good"], report["describe"])
 
 
