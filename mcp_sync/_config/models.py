@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from .auth import AuthConfig
+from .credentials import credential_arguments
 from .fields import (
     HEADER_NAME_RE,
     HEADER_VALUE_RE,
@@ -170,6 +171,10 @@ class StdioServerConfig(ServerConfigBase):
     def _cwd_expanded(cls, value: str | None) -> str | None:
         return os.path.expanduser(value) if value is not None and value.startswith("~") else value
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, (_masked_arguments(value) if name == "args" else value)
+
     @field_validator("env")
     @classmethod
     def _env_names_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
@@ -181,6 +186,19 @@ class StdioServerConfig(ServerConfigBase):
                     "config", "the value of {name} contains a NUL character", {"name": name}
                 )
         return value
+
+
+def _masked_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`args` with the values of credential flags (`--api-key X`, `--token=X`) as `***`."""
+    secrets = sorted({value for value in credential_arguments(args) if value}, key=len, reverse=True)
+    if not secrets:
+        return args
+    masked = []
+    for arg in args:
+        for secret in secrets:
+            arg = arg.replace(secret, "***")
+        masked.append(arg)
+    return tuple(masked)
 
 
 class HttpServerConfig(ServerConfigBase):
