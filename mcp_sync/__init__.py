@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         parse_server_configs,
         parse_server_entries,
     )
-    from ._handlers import openai_sampling, terminal_elicitation
+    from ._handlers import openai_sampling, terminal_approval, terminal_elicitation
     from ._hub.connection import ServerConnection, ServerState
     from ._hub.hub import MCPHub
     from ._hub.hub_features import Completion
@@ -62,6 +62,9 @@ if TYPE_CHECKING:
         ServerStartError,
         SignInRequiredError,
         TaskNotFoundError,
+        ToolApprovalDeniedError,
+        ToolApprovalError,
+        ToolApprovalRequiredError,
         ToolCallCancelledError,
         ToolCallError,
         ToolCallTimeoutError,
@@ -121,6 +124,9 @@ __all__ = [
     "TokenStorage",
     "Tool",
     "ToolAnnotations",
+    "ToolApprovalDeniedError",
+    "ToolApprovalError",
+    "ToolApprovalRequiredError",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -142,6 +148,7 @@ __all__ = [
     "parse_server_configs",
     "parse_server_entries",
     "public_tool_name",
+    "terminal_approval",
     "terminal_elicitation",
 ]
 
@@ -191,6 +198,9 @@ _MODULE_OF = MappingProxyType(
         "TokenStorage": "_auth.token_store",
         "Tool": "_values.tool",
         "ToolAnnotations": "_values.tool",
+        "ToolApprovalDeniedError": "_values.errors",
+        "ToolApprovalError": "_values.errors",
+        "ToolApprovalRequiredError": "_values.errors",
         "ToolCallCancelledError": "_values.errors",
         "ToolCallError": "_values.errors",
         "ToolCallTimeoutError": "_values.errors",
@@ -212,6 +222,7 @@ _MODULE_OF = MappingProxyType(
         "parse_server_configs": "_config",
         "parse_server_entries": "_config",
         "public_tool_name": "_values.naming",
+        "terminal_approval": "_handlers",
         "terminal_elicitation": "_handlers",
     }
 )

@@ -1550,7 +1550,7 @@ def test_unmatched_tool_filters_warning_names_them_and_says_raw_names(
     [record] = caplog.records
     message = record.getMessage()
     assert record.name == "mcp_sync.config"
-    assert "server 'fs': include_tools/exclude_tools name no tool the server offers" in message
+    assert "server 'fs': include_tools/exclude_tools/tool_approval name no tool the server offers" in message
     assert "'mcp__fs__read_file' (did you mean 'read_file'?)" in message
     assert "'reed_file' (did you mean 'read_file'?)" in message
     assert "'other'" in message

@@ -25,6 +25,8 @@ from .. import (
     ServerDisconnectedError,
     ServerStartError,
     TaskNotFoundError,
+    ToolApprovalError,
+    ToolApprovalRequiredError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -37,7 +39,7 @@ from .._hub.hub_features import PASS_SERVER
 from .._values.secrets import scrub
 from .._values.suggestions import public_name_hint
 from . import listings, output, sign_in, tasks
-from .inputs import terminal_inputs
+from .inputs import terminal_approver, terminal_inputs
 from .output import one_line, print_json, printable
 from .parser import (
     EXIT_CALL_FAILED,
@@ -205,6 +207,12 @@ def _failure_of(error: BaseException, verbose: bool) -> Failure:
         return Failure(message, EXIT_CALL_FAILED, "disconnected")
     if isinstance(error, ToolCallCancelledError):
         return Failure(message, EXIT_CALL_FAILED, "cancelled")
+    if isinstance(error, ToolApprovalRequiredError):  # the hub's own advice is for the Python API
+        why = f"{error.tool} waits for a person's approval before each call (as its server is configured)"
+        why += ", and standard input is not a terminal to ask on"
+        return Failure(why, EXIT_CALL_FAILED, "not_approved")
+    if isinstance(error, ToolApprovalError):
+        return Failure(message, EXIT_CALL_FAILED, "not_approved")
     if isinstance(error, ToolCallError | UnsupportedFeatureError):
         return Failure(message, EXIT_CALL_FAILED, "call_failed")
     if isinstance(
@@ -281,7 +289,7 @@ def _run(args: argparse.Namespace) -> int:
     required = [entry for entry in entries.invalid if entry.required]
     if required:  # as `start()` does for a required server that fails
         raise Failure(one_line(str(required[0].error)), EXIT_USAGE, "config")
-    hub = MCPHub(entries.configs)
+    hub = MCPHub(entries.configs, approve=terminal_approver())
     if args.command in _SIGN_IN_COMMANDS:  # no server is started
         invalid = next((entry for entry in entries.invalid if entry.server_name == args.server), None)
         if invalid is not None:  # its configuration error, not "no server named ..."

@@ -26,7 +26,8 @@ EXIT_CODES = MappingProxyType(
         "(also when one entry is invalid and the others ran)",
         EXIT_SERVER: "a server failed to start or connect, or no tool, resource, prompt or task has that "
         "name",
-        EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
+        EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, refused, or "
+        "not approved",
         EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
         EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     }
@@ -36,7 +37,7 @@ EXIT_CODES = MappingProxyType(
 class Failure(Exception):
     """A failure the command line reports as one line (or, under `--json`, one JSON object) and an exit
     code. `kind` is the object's `type`: usage, config, start, not_found, auth, server, timeout,
-    disconnected, cancelled, call_failed, interrupted or internal."""
+    disconnected, cancelled, not_approved, call_failed, interrupted or internal."""
 
     def __init__(self, message: str, code: int, kind: str) -> None:
         super().__init__(message)

@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from .._values.naming import public_tool_name
 from .auth import AuthConfig
 from .credentials import credential_arguments
 from .fields import (
@@ -31,10 +32,14 @@ from .fields import (
     HEADER_VALUE_RE,
     NESTED_CONFIG,
     SERVER_NAME_PATTERN,
+    Approval,
+    ApprovalMode,
+    FrozenMapping,
     LogLevel,
     RedactedMapping,
     SecretMapping,
     TimeoutMs,
+    ToolApprovals,
     redact_url,
     root_uri,
     shorthand,
@@ -86,6 +91,8 @@ class ServerConfigBase(BaseModel):
     prompts: bool = True
     roots: tuple[str, ...] | None = None
     log_level: LogLevel | None = None
+    require_approval: Approval = "never"
+    tool_approval: ToolApprovals = FrozenMapping[ApprovalMode]()
     # Values its references marked as secrets (a host file's inputs, VS Code's `${input:ID}`, and variables
     # named like credentials, `${GITHUB_TOKEN}`): secrets wherever they were used.
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
@@ -137,6 +144,14 @@ class ServerConfigBase(BaseModel):
     def connect_timeout(self) -> float:
         """The bound on connecting plus the first tool listing, in seconds."""
         return self.connect_timeout_ms / 1000
+
+    def approval_required(self, raw_name: str, *, read_only: bool) -> bool:
+        """Whether each call of this tool waits for a person's approval: its `tool_approval` (by raw name,
+        or by public name), else `require_approval`; `writes` asks unless the tool is `read_only`."""
+        mode = self.tool_approval.get(raw_name) or self.tool_approval.get(
+            public_tool_name(self.server_name, raw_name), self.require_approval
+        )
+        return mode == "always" or (mode == "writes" and not read_only)
 
     def allows_tool(self, raw_name: str) -> bool:
         """Whether to register the tool with this raw (server-side) name: include list, then exclude wins."""

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import logging
 import math
 import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -62,6 +63,8 @@ from .._values.errors import (
     ConfigError,
     MCPSyncError,
     ServerDisconnectedError,
+    ToolApprovalDeniedError,
+    ToolApprovalRequiredError,
     ToolNotFoundError,
     UnsupportedFeatureError,
 )
@@ -85,10 +88,14 @@ if TYPE_CHECKING:
 
     from .tracing import Tracing
 
-__all__ = ["MCPHub", "ServerStateCallback"]
+__all__ = ["ApproveCallback", "MCPHub", "ServerStateCallback"]
+
+logger = logging.getLogger("mcp_sync")
 
 ServerStateCallback = Callable[[str, str, BaseException | None], object]
 """Called as `callback(server_name, state, error)` when a server's state changes."""
+ApproveCallback = Callable[[Tool, Mapping[str, Any]], object]
+"""Called as `approve(tool, arguments)` before a tool that `requires_approval` runs; True runs it."""
 
 
 class MCPHub(FeatureHub):
@@ -117,6 +124,7 @@ class MCPHub(FeatureHub):
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         resource_tools: bool = False,
         tracing: bool | TracerProvider = False,
+        approve: ApproveCallback | None = None,
     ) -> None:
         """`servers` is a list of entries (dicts or config models), a whole document of either file
         format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
@@ -147,6 +155,10 @@ class MCPHub(FeatureHub):
         if resource_tools:
             self._offer_resource_tools()
         self._tracing = _tracing_of(tracing)
+        if approve is not None and not callable(approve):
+            raise TypeError(f"approve must be a callable or None, not {type(approve).__name__}")
+        self._approve = approve
+        self._approval_lock = threading.Lock()  # one question to a person at a time
         self._reload_lock = threading.Lock()
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).
@@ -398,6 +410,8 @@ class MCPHub(FeatureHub):
         `TaskNotFoundError`.
         """
         tool, target = self._resolve(name)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         if isinstance(target, NativeTool):
             _as_task(tool, task)  # a native tool is never a task: task=True is refused, as `submit` does
             return self._call_native(name, target, arguments, timeout, cancel)
@@ -435,6 +449,8 @@ class MCPHub(FeatureHub):
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
         call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`)."""
         tool, target = self._resolve(name)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
             return self._submit_native(name, target, arguments, timeout)
@@ -471,6 +487,8 @@ class MCPHub(FeatureHub):
         (no task) gives a handle that holds that result, with an empty `task_id`."""
         tool, target = self._resolve(name)
         _as_task(tool, True)  # a native tool is never a task: its task_support is "forbidden"
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         assert isinstance(target, ServerConnection)
         raw_name, server = tool.raw_name, tool.server_name
         assert raw_name is not None and server is not None
@@ -531,6 +549,34 @@ class MCPHub(FeatureHub):
             if isinstance(target, ServerConnection | NativeTool):
                 return tool, target
         raise ToolNotFoundError(name, self._why_missing(name))
+
+    def _approved(self, tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments to send, once `approve` said yes to them; else the typed refusal. The arguments
+        are shown to the approver only: neither the log nor the error holds them."""
+        approve = self._approve
+        if approve is None:
+            raise ToolApprovalRequiredError(
+                f"tool {tool.name} was not run: its server {tool.server_name!r} is configured to have a "
+                "person approve each call of it first (require_approval / tool_approval, or the host's "
+                "ask-first setting), and this hub has no approve callback to ask with; pass "
+                "MCPHub(..., approve=terminal_approval()) or a function of your own",
+                tool=tool.name,
+            )
+        sent = dict(arguments or {})
+        with self._approval_lock:
+            try:
+                answer = approve(tool, MappingProxyType(sent))
+            except Exception as exc:
+                raise ToolApprovalDeniedError(
+                    f"tool {tool.name} was not run: its approve callback raised {type(exc).__name__}",
+                    tool=tool.name,
+                ) from exc
+        if answer is not True:
+            logger.info("call to %s refused by the approve callback", tool.name)
+            raise ToolApprovalDeniedError(
+                f"tool {tool.name} was not run: the approve callback refused the call", tool=tool.name
+            )
+        return sent
 
     def _why_missing(self, name: str) -> str | None:
         """Why no tool answers to `name`, in words that say what to do about it."""
