@@ -963,7 +963,10 @@ def test_file_that_is_not_a_mapping_is_refused(tmp_path: Path, text: str) -> Non
 def test_mapping_with_neither_shape_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "servers.yaml", "server:\n  - {server_name: fs, command: npx}\n")
 
-    assert load_error(path) == f"{path}: has neither 'servers' (a list) nor 'mcpServers' (a map)"
+    assert load_error(path) == (
+        f"{path}: has neither 'servers' (a list) nor 'mcpServers' (a map): "
+        "unknown top-level key 'server'; did you mean 'servers'?"
+    )
 
 
 def test_file_with_both_shapes_is_refused(tmp_path: Path) -> None:
@@ -1818,3 +1821,10 @@ def test_inherit_env_on_an_http_entry_is_an_unknown_key() -> None:
     assert "unknown key 'inherit_env' for transport 'streamable-http'" in config_error(
         [http(inherit_env="minimal")]
     )
+
+
+def test_a_document_whose_servers_are_under_a_misspelt_key_says_which_was_meant() -> None:
+    from mcp_sync import MCPHub
+
+    with pytest.raises(ConfigError, match=r"key 'mcpservers'; did you mean 'mcpServers'\?"):
+        MCPHub({"mcpservers": {"fs": {"command": "npx"}}})

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -22,6 +23,7 @@ from .. import (
     MCPSyncError,
     PromptNotFoundError,
     ResourceNotFoundError,
+    ServerConfig,
     ServerDisconnectedError,
     ServerStartError,
     TaskNotFoundError,
@@ -40,7 +42,7 @@ from .._values.secrets import scrub
 from .._values.suggestions import public_name_hint
 from . import listings, output, sign_in, tasks
 from .inputs import terminal_approver, terminal_inputs
-from .output import one_line, print_json, printable
+from .output import one_line, print_json, printable, printable_lines
 from .parser import (
     EXIT_CALL_FAILED,
     EXIT_INTERNAL,
@@ -146,9 +148,10 @@ def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
         return EXIT_OK
     for part in result.contents:
         if part.text is not None:
-            print(part.text)
+            print(printable_lines(part.text))
         else:
-            print(f"[binary: {part.mime_type or 'unknown type'}, {len(part.blob or b'')} bytes; use --json]")
+            kind = printable(part.mime_type or "unknown type")
+            print(f"[binary: {kind}, {len(part.blob or b'')} bytes; use --json]")
     return EXIT_OK
 
 
@@ -168,8 +171,8 @@ def _prompt(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
         )
     else:
         for message in result.messages:
-            print(f"[{message.role}]")
-            print(message.text)
+            print(f"[{printable(message.role)}]")
+            print(printable_lines(message.text))
     return EXIT_OK
 
 
@@ -268,6 +271,24 @@ def _starts_task(args: argparse.Namespace) -> bool:
     return bool(args.command == "task" and args.task_command == "start")
 
 
+def _servers_needed(args: argparse.Namespace, configs: Sequence[ServerConfig]) -> list[ServerConfig]:
+    """The servers a command needs: for a tool or prompt named `mcp__<server>__<name>`, the servers whose
+    name that public name begins with (the part a hash may shorten is the end, never this prefix); for
+    `read --server NAME`, that server; every server when none matches, so that "unknown tool" can name
+    them, and for other commands."""
+    name = None
+    if args.command == "call" or _starts_task(args):
+        name = args.tool
+    elif args.command == "prompt":
+        name = args.prompt
+    if args.command == "read" and args.server is not None:
+        return [config for config in configs if config.server_name == args.server] or list(configs)
+    if not isinstance(name, str):
+        return list(configs)
+    owners = [config for config in configs if name.startswith(f"mcp__{config.server_name}__")]
+    return owners or list(configs)
+
+
 def _run(args: argparse.Namespace) -> int:
     _without_config(args)
     if args.command in ("call", "prompt") or _starts_task(args):
@@ -289,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
     required = [entry for entry in entries.invalid if entry.required]
     if required:  # as `start()` does for a required server that fails
         raise Failure(one_line(str(required[0].error)), EXIT_USAGE, "config")
-    hub = MCPHub(entries.configs, approve=terminal_approver())
+    hub = MCPHub(_servers_needed(args, entries.configs), approve=terminal_approver())
     if args.command in _SIGN_IN_COMMANDS:  # no server is started
         invalid = next((entry for entry in entries.invalid if entry.server_name == args.server), None)
         if invalid is not None:  # its configuration error, not "no server named ..."
