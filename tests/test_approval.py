@@ -107,6 +107,9 @@ approval_mode = "approve"
 [mcp_servers.fs.tools.search]
 approval_mode = "auto"
 
+[mcp_servers.fs.tools.list]
+output_token_limit = 8000
+
 [mcp_servers.docs]
 command = "docs-mcp"
 default_tools_approval_mode = "writes"
@@ -202,6 +205,23 @@ def test_an_approver_that_raises_refuses_the_call_with_its_exception_as_the_caus
     assert "raised RuntimeError" in str(refused.value)
 
     assert isinstance(refused.value.__cause__, RuntimeError)
+
+
+def test_an_approver_that_calls_a_tool_that_asks_first_is_asked_again_not_deadlocked() -> None:
+    asked: list[str] = []
+    hubs: list[MCPHub] = []
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        asked.append(tool.name)
+        if tool.raw_name == "add":  # looks something up before saying yes
+            return hubs[0].call_tool("mcp__fx__echo", {"text": "lookup"}).text == "lookup"
+        return True
+
+    with MCPHub([stdio_config("fx", require_approval=True)], approve=approve) as hub:
+        hubs.append(hub)
+        assert hub.call_tool("mcp__fx__add", {"a": 1, "b": 2}).text == "3"
+
+    assert asked == ["mcp__fx__add", "mcp__fx__echo"]
 
 
 def test_writes_asks_only_for_tools_the_server_does_not_mark_read_only() -> None:

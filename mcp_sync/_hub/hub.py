@@ -158,7 +158,8 @@ class MCPHub(FeatureHub):
         if approve is not None and not callable(approve):
             raise TypeError(f"approve must be a callable or None, not {type(approve).__name__}")
         self._approve = approve
-        self._approval_lock = threading.Lock()  # one question to a person at a time
+        # One question to a person at a time; reentrant, for an approver that calls a tool itself.
+        self._approval_lock = threading.RLock()
         self._reload_lock = threading.Lock()
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub).

@@ -149,8 +149,8 @@ def _approvals(data: Mapping[Any, Any], problems: list[str]) -> dict[str, Any]:
         return out
     per_tool: dict[str, str] = {}
     for tool, settings in tools.items():
-        if not isinstance(settings, Mapping) or set(settings) - {"approval_mode"}:
-            problems.append(f"field 'tools.{tool}': must be a table with 'approval_mode'")
+        if not isinstance(settings, Mapping):  # its other keys (`output_token_limit`) are Codex's alone
+            problems.append(f"field 'tools.{tool}': must be a table of settings")
             continue
         if "approval_mode" in settings:
             mode = _approval_mode(f"tools.{tool}.approval_mode", settings["approval_mode"], problems)
