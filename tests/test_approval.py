@@ -400,3 +400,27 @@ def test_a_tool_approval_that_names_no_tool_is_warned_about(records: Records) ->
 
     [warning] = [text for name, text in records.lines if "name no tool" in text]
     assert "the server offers: 'ecko';" in warning  # the public name is a name it takes
+
+
+def test_the_langchain_adapter_asks_off_the_event_loop_when_called_asynchronously() -> None:
+    import asyncio
+    import threading
+
+    from mcp_sync.integrations.langchain import langchain_tool
+
+    threads: list[str] = []
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        threads.append(threading.current_thread().name)
+        return True
+
+    async def main(hub: MCPHub) -> Any:
+        threads.append(threading.current_thread().name)
+        return await langchain_tool(hub, "mcp__fx__echo").ainvoke({"text": "async"})
+
+    with MCPHub([stdio_config("fx", require_approval=True)], approve=approve) as hub:
+        result = asyncio.run(main(hub))
+
+    assert "async" in json.dumps(result)
+    loop_thread, approver_thread = threads
+    assert approver_thread != loop_thread
