@@ -424,3 +424,11 @@ def test_the_langchain_adapter_asks_off_the_event_loop_when_called_asynchronousl
     assert "async" in json.dumps(result)
     loop_thread, approver_thread = threads
     assert approver_thread != loop_thread
+
+
+def test_mcp_sync_tools_json_says_which_tools_ask_first(tmp_path: Path) -> None:
+    path = approval_file(tmp_path)
+    done = run_in_repo([sys.executable, "-m", "mcp_sync", "tools", str(path), "--json"], timeout=120)
+
+    asking = {tool["name"] for tool in json.loads(done.stdout) if tool["requires_approval"]}
+    assert done.returncode == 0 and asking == {"mcp__fx__echo"}
