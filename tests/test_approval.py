@@ -432,3 +432,31 @@ def test_mcp_sync_tools_json_says_which_tools_ask_first(tmp_path: Path) -> None:
 
     asking = {tool["name"] for tool in json.loads(done.stdout) if tool["requires_approval"]}
     assert done.returncode == 0 and asking == {"mcp__fx__echo"}
+
+
+def test_a_call_that_cannot_be_made_is_refused_before_anyone_is_asked() -> None:
+    approver = Approver()
+    with MCPHub([stdio_config("fx", require_approval=True)], approve=approver) as hub:
+        with pytest.raises(ValueError, match="timeout"):
+            hub.call_tool("mcp__fx__echo", {"text": "x"}, timeout=0)
+        with pytest.raises(ValueError, match="timeout"):
+            hub.submit("mcp__fx__echo", {"text": "x"}, timeout=-1)
+
+    assert approver.asked == []
+
+
+def test_with_a_shared_registry_each_hub_asks_with_its_own_callback() -> None:
+    from mcp_sync import ToolRegistry
+
+    registry = ToolRegistry()
+    approver = Approver()
+    with (
+        MCPHub([stdio_config("fx", require_approval=True)], registry=registry, approve=approver) as asking,
+        MCPHub([stdio_config("plain")], registry=registry) as other,
+    ):
+        with pytest.raises(ToolApprovalRequiredError):
+            other.call_tool("mcp__fx__echo", {"text": "from the other hub"})
+        assert asking.call_tool("mcp__fx__echo", {"text": "asked"}).text == "asked"
+        assert other.call_tool("mcp__plain__echo", {"text": "plain"}).text == "plain"
+
+    assert [arguments for _, arguments in approver.asked] == [{"text": "asked"}]

@@ -411,8 +411,6 @@ class MCPHub(FeatureHub):
         `TaskNotFoundError`.
         """
         tool, target = self._resolve(name)
-        if tool.requires_approval:
-            arguments = self._approved(tool, arguments)
         if isinstance(target, NativeTool):
             _as_task(tool, task)  # a native tool is never a task: task=True is refused, as `submit` does
             return self._call_native(name, target, arguments, timeout, cancel)
@@ -420,6 +418,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if tool.requires_approval:  # once the call is known to be valid: a person is not asked in vain
+            arguments = self._approved(tool, arguments)
         if as_task or (task is None and _may_become_task(tool, target)):
             call = functools.partial(
                 call_as_task,
@@ -450,8 +450,6 @@ class MCPHub(FeatureHub):
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
         call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`)."""
         tool, target = self._resolve(name)
-        if tool.requires_approval:
-            arguments = self._approved(tool, arguments)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
             return self._submit_native(name, target, arguments, timeout)
@@ -459,6 +457,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         followed = as_task or (task is None and _may_become_task(tool, target))
         if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
             submit = functools.partial(submit_as_task, target, self._servers_now, certain=as_task)
@@ -488,8 +488,6 @@ class MCPHub(FeatureHub):
         (no task) gives a handle that holds that result, with an empty `task_id`."""
         tool, target = self._resolve(name)
         _as_task(tool, True)  # a native tool is never a task: its task_support is "forbidden"
-        if tool.requires_approval:
-            arguments = self._approved(tool, arguments)
         assert isinstance(target, ServerConnection)
         raw_name, server = tool.raw_name, tool.server_name
         assert raw_name is not None and server is not None
@@ -498,6 +496,8 @@ class MCPHub(FeatureHub):
         ):
             raise ValueError(f"ttl must be a positive, finite number of seconds or None, not {ttl!r}")
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
             return TaskHandle(self._servers_now, server, "", tool=name, result=started)
