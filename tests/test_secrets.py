@@ -351,6 +351,8 @@ def test_the_values_of_credential_flags_in_args_are_secrets_and_hidden_in_the_re
     assert "2" not in secrets_of(config)
     assert not [key for key in ARG_SECRETS if key in repr(config)]
     assert "--figma-api-key=***" in repr(config)
+    [ports] = parse_server_configs([stdio_config("p", "--port", "10000", "--max-tokens", "1000")])
+    assert "'--port', '10000', '--max-tokens', '***'" in repr(ports)  # only the value is masked
 
 
 def test_a_server_refusing_a_key_in_its_args_shows_none_of_it_in_its_error_or_log_records(

@@ -209,10 +209,9 @@ def _masked_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
     if not secrets:
         return args
     masked = []
-    for arg in args:
-        for secret in secrets:
-            arg = arg.replace(secret, "***")
-        masked.append(arg)
+    for arg in args:  # the value is the whole argument or its end (`--key=X`, `NAME=X`, `Header: X`)
+        secret = next((secret for secret in secrets if arg.endswith(secret)), None)
+        masked.append(arg if secret is None else arg[: len(arg) - len(secret)] + "***")
     return tuple(masked)
 
 
