@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         load_host_entries,
         parse_server_entries,
     )
-    from ._handlers import openai_sampling, terminal_elicitation
+    from ._handlers import openai_sampling, terminal_approval, terminal_elicitation
     from ._hub.connection import ServerConnection, ServerState
     from ._hub.hub import MCPHub
     from ._hub.hub_features import Completion
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
         ServerStartError,
         SignInRequiredError,
         TaskNotFoundError,
+        ToolApprovalDeniedError,
+        ToolApprovalError,
+        ToolApprovalRequiredError,
         ToolCallCancelledError,
         ToolCallError,
         ToolCallTimeoutError,
@@ -118,6 +121,9 @@ __all__ = [
     "TokenStorage",
     "Tool",
     "ToolAnnotations",
+    "ToolApprovalDeniedError",
+    "ToolApprovalError",
+    "ToolApprovalRequiredError",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -136,6 +142,7 @@ __all__ = [
     "openai_sampling",
     "parse_server_entries",
     "public_tool_name",
+    "terminal_approval",
     "terminal_elicitation",
 ]
 
@@ -185,6 +192,9 @@ _MODULE_OF = MappingProxyType(
         "TokenStorage": "_auth.token_store",
         "Tool": "_values.tool",
         "ToolAnnotations": "_values.tool",
+        "ToolApprovalDeniedError": "_values.errors",
+        "ToolApprovalError": "_values.errors",
+        "ToolApprovalRequiredError": "_values.errors",
         "ToolCallCancelledError": "_values.errors",
         "ToolCallError": "_values.errors",
         "ToolCallTimeoutError": "_values.errors",
@@ -203,6 +213,7 @@ _MODULE_OF = MappingProxyType(
         "openai_sampling": "_handlers",
         "parse_server_entries": "_config",
         "public_tool_name": "_values.naming",
+        "terminal_approval": "_handlers",
         "terminal_elicitation": "_handlers",
     }
 )

@@ -1,28 +1,32 @@
 """Ready-made handlers for the servers' requests: ask a person at a terminal or in a notebook, or
-let an OpenAI-compatible chat model answer a sampling request.
+let an OpenAI-compatible chat model answer a sampling request; and a person's approval of a tool call.
 
 `terminal_elicitation()` asks for each field of the requested schema with `input()`, checks
 the answer against the field's schema (type, bounds, enum, format), asks again when it does not
 fit, and returns the content. `openai_sampling(client, model)` sends a sampling request to
-`client.chat.completions.create(...)`, duck-typed: no dependency on any SDK.
+`client.chat.completions.create(...)`, duck-typed: no dependency on any SDK. `terminal_approval()`
+shows a tool's name and arguments and asks whether to run it (`MCPHub(approve=...)`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
+from ._cli.output import printable
 from ._server.server_requests import (
     ElicitationRequest,
     ElicitationResponse,
     SamplingRequest,
     SamplingResponse,
 )
+from ._values.tool import Tool
 
-__all__ = ["openai_sampling", "terminal_elicitation"]
+__all__ = ["openai_sampling", "terminal_approval", "terminal_elicitation"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -179,6 +183,33 @@ def _ask_fields(request: ElicitationRequest, input_function: Callable[[str], str
         else:
             return ElicitationResponse.cancel()
     return ElicitationResponse.accept(content)
+
+
+def terminal_approval(
+    input_function: Callable[[str], str] = input,
+) -> Callable[[Tool, Mapping[str, Any]], bool]:
+    """An `approve` callback that asks with `input()` (a terminal, or a notebook cell's input box).
+
+    It shows the tool's public name, its server and the arguments as JSON (control characters as
+    `\\xNN`: a model's arguments cannot drive the terminal) and runs the call only on `y` or `yes`;
+    anything else, or the end of input, denies it. Ctrl-C reaches the caller, as in any blocking call.
+    `input_function` replaces `input`.
+    """
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        text = json.dumps(dict(arguments), ensure_ascii=False, indent=2, default=str)
+        shown = "\n".join(printable(line) for line in text.split("\n"))  # the indent's line breaks stay
+        question = (
+            f"Tool {tool.name} (server {printable(tool.server_name or '-')}) asks for approval before "
+            f"it runs, with these arguments:\n{shown}\nRun it? [y/N] "
+        )
+        try:
+            answer = input_function(question)
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    return approve
 
 
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "tool_calls": "toolUse"}

@@ -17,6 +17,7 @@ from mcp_sync._config.child_env import (
     child_environment,
     is_credential_name,
 )
+from mcp_sync._config.credentials import credential_arguments
 
 PARENT = {
     "PATH": "/usr/bin:/bin",
@@ -53,6 +54,13 @@ PARENT = {
         "npm_config__authToken",
         "my_api_key",
         "Secret",
+        "MYSQL_PASS",
+        "DB_PASS",
+        "SMTP_PASS",
+        "smtp.pass",
+        "dbPass",
+        "PGPASSWORD",
+        "REDIS_PWD",
     ],
 )
 def test_credential_like_name_is_stripped(name: str) -> None:
@@ -90,6 +98,10 @@ def test_credential_match_ignores_case(name: str) -> None:
         "NODE_PATH",
         "PATTERN",
         "XDG_DATA_DIRS",
+        "PGPASSFILE",
+        "PROXY_BYPASS",
+        "PASSENGER_ENV",
+        "COMPASS_HOME",
     ],
 )
 def test_ordinary_variable_is_kept(name: str) -> None:
@@ -197,3 +209,24 @@ def test_a_real_child_started_with_minimal_sees_only_those_variables(monkeypatch
     assert seen <= {*MINIMAL_ENV_NAMES, "EXTRA"}
     assert "EXTRA" in seen
     assert "DATABASE_URL" not in seen
+
+
+@pytest.mark.parametrize(
+    ("args", "secrets"),
+    [
+        (["-y", "@upstash/context7-mcp", "--api-key", "ctx7sk-1"], ["ctx7sk-1"]),
+        (["-y", "figma-developer-mcp", "--figma-api-key=figd-1", "--stdio"], ["figd-1"]),
+        (["-y", "@supabase/mcp-server-supabase", "--access-token", "sbp-1", "--read-only"], ["sbp-1"]),
+        (["--token", "t-1", "--password=p-1", "--db-pass", "d-1", "-k", "plain"], ["t-1", "p-1", "d-1"]),
+        (["run", "-e", "GITHUB_TOKEN=ghp-1", "-e", "LOG_LEVEL=debug", "image"], ["ghp-1"]),
+        (["mcp-remote", "https://x/mcp", "--header", "Authorization: Bearer b-1"], ["Bearer b-1"]),
+        (["--header", "X-Api-Key:k-1", "--header", "Accept: text/plain"], ["k-1"]),
+        (["--api-key", "--verbose", "--output", "out.txt"], []),  # a flag, not the key's value
+        (["--max-tokens", "1000", "--key-file", "/keys/id"], ["1000", "/keys/id"]),
+        (["serve", "--port", "8080", "token"], []),
+    ],
+)
+def test_the_values_a_credential_named_flag_marks_are_credentials(
+    args: list[str], secrets: list[str]
+) -> None:
+    assert list(credential_arguments(args)) == secrets

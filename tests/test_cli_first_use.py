@@ -199,3 +199,84 @@ def test_an_error_with_a_stderr_tail_is_summed_up_by_the_line_that_says_why(tail
     headline = "server 'db' went away while connecting (the process exited with status 1)"
     error = f"{headline}{STDERR_TAIL_MARKER}\n" + "\n".join(f"    {line}" for line in tail.splitlines())
     assert error_summary(error, 200) == f"{headline}; its stderr says: {why}"
+
+
+# -- a newcomer's slips: a misspelt server map, a misspelt command; one server per call; server text --
+
+
+def mcp_sync(*argv: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_sync", *argv],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+
+
+def test_a_file_whose_servers_are_under_a_misspelt_key_is_refused_with_a_did_you_mean(tmp_path: Path) -> None:
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpservers": {"fx": FIXTURE}}))
+
+    table, as_json = mcp_sync("servers", str(path)), mcp_sync("servers", str(path), "--json")
+
+    assert table.returncode == 2 and table.stdout == ""
+    assert "unknown top-level key 'mcpservers'; did you mean 'mcpServers'?" in table.stderr
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["type"] == "config"
+
+
+def test_a_hosts_own_file_without_servers_stays_zero_servers_and_names_the_slip(tmp_path: Path) -> None:
+    path = tmp_path / "project" / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpservers": {"fx": FIXTURE}}))
+
+    done = mcp_sync("servers", str(path))
+
+    assert done.returncode == 0
+    assert done.stdout.split() == ["SERVER", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
+    assert "warning" in done.stderr and "did you mean 'mcpServers'?" in done.stderr
+
+
+@pytest.mark.parametrize("extra", [(), ("--json",)])
+def test_a_misspelt_command_gets_a_did_you_mean(extra: tuple[str, ...]) -> None:
+    done = mcp_sync("tols", *extra)
+
+    assert done.returncode == 2
+    assert "invalid choice: 'tols'; did you mean tools?" in done.stdout + done.stderr
+
+
+def test_call_starts_only_the_server_its_tool_belongs_to(tmp_path: Path) -> None:
+    other_events = tmp_path / "other.jsonl"
+    servers = {
+        "fx": FIXTURE,
+        "other": {**FIXTURE, "args": [*FIXTURE["args"], "--events", os.fspath(other_events)]},
+        "broken": {"command": "no-such-command-for-mcp-sync"},
+    }
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+
+    called = mcp_sync("call", str(path), "mcp__fx__echo", '{"text": "only fx"}')
+    unknown = mcp_sync("call", str(path), "mcp__nowhere__echo", "{}")  # no such server: all start
+
+    assert (called.returncode, called.stdout, called.stderr) == (0, "only fx\n", "")
+    assert unknown.returncode == 3 and "server 'broken' is not ready" in unknown.stderr
+    assert [json.loads(line)["event"] for line in other_events.read_text().splitlines()].count("ready") == 1
+
+
+def test_call_read_and_prompt_show_a_servers_control_characters_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
+    text = "\x1b[2Jcleared\r\nnext line\tand a tab\x07"
+
+    called = mcp_sync("call", str(path), "mcp__fx__echo", json.dumps({"text": text}))
+    as_json = mcp_sync("call", str(path), "mcp__fx__echo", json.dumps({"text": text}), "--json")
+    prompted = mcp_sync("prompt", str(path), "mcp__fx__greet", json.dumps({"name": "\x1b]0;title\x07"}))
+    read = mcp_sync("read", str(path), "fixture://items/%1B%5B31m", "--server", "fx")
+
+    assert called.stdout == "\\x1b[2Jcleared\\x0d\nnext line\tand a tab\\x07\n"
+    assert json.loads(as_json.stdout)["text"] == text  # JSON stays lossless
+    assert "Hello, \\x1b]0;title\\x07!" in prompted.stdout
+    assert read.stdout == "item \\x1b[31m\n"
+    assert not [run for run in (called, prompted, read) if "\x1b" in run.stdout or "\x07" in run.stdout]

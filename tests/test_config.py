@@ -982,7 +982,10 @@ def test_file_that_is_not_a_mapping_is_refused(tmp_path: Path, text: str) -> Non
 def test_mapping_with_neither_shape_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "servers.yaml", "server:\n  - {server_name: fs, command: npx}\n")
 
-    assert load_error(path) == f"{path}: has neither 'servers' (a list) nor 'mcpServers' (a map)"
+    assert load_error(path) == (
+        f"{path}: has neither 'servers' (a list) nor 'mcpServers' (a map): "
+        "unknown top-level key 'server'; did you mean 'servers'?"
+    )
 
 
 def test_file_with_both_shapes_is_refused(tmp_path: Path) -> None:
@@ -1572,7 +1575,7 @@ def test_unmatched_tool_filters_warning_names_them_and_says_raw_names(
     [record] = caplog.records
     message = record.getMessage()
     assert record.name == "mcp_sync.config"
-    assert "server 'fs': include_tools/exclude_tools name no tool the server offers" in message
+    assert "server 'fs': include_tools/exclude_tools/tool_approval name no tool the server offers" in message
     assert "'mcp__fs__read_file' (did you mean 'read_file'?)" in message
     assert "'reed_file' (did you mean 'read_file'?)" in message
     assert "'other'" in message
@@ -1844,3 +1847,10 @@ def test_inherit_env_on_an_http_entry_is_an_unknown_key() -> None:
     assert "unknown key 'inherit_env' for transport 'streamable-http'" in config_error(
         [http(inherit_env="minimal")]
     )
+
+
+def test_a_document_whose_servers_are_under_a_misspelt_key_says_which_was_meant() -> None:
+    from mcp_sync import MCPHub
+
+    with pytest.raises(ConfigError, match=r"key 'mcpservers'; did you mean 'mcpServers'\?"):
+        MCPHub({"mcpservers": {"fs": {"command": "npx"}}})

@@ -3,11 +3,13 @@ checked against records that `httpx2` and the `mcp` SDK write while talking to a
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -16,7 +18,7 @@ from mcp_sync import MCPHub, ToolCallError
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
-from tests.support import HttpServer, Records, exception_texts, stdio_config
+from tests.support import HttpServer, Records, exception_texts, run_in_repo, stdio_config
 
 TOKEN = "tok-7Hq2-never-print-this"
 PASSWORD = "pw-Zx81-never-print-this"
@@ -331,3 +333,57 @@ def test_a_hub_talking_to_a_real_server_logs_no_credential(
     assert {name.split(".")[0] for name, _ in records.lines} >= {"httpx2", "mcp"}
     for secret in SECRETS:
         assert secret not in records.text()
+
+
+# --------------------------------------------------------------------------- keys in a command line
+
+ARG_KEY = "ctx7sk-Qp40-never-print-this"
+ARG_TOKEN = "sbp-Wd73-never-print-this"
+ARG_FIGMA = "figd-Jn26-never-print-this"
+ARG_SECRETS = (ARG_KEY, ARG_TOKEN, ARG_FIGMA)
+# The fixture server refuses these flags (argparse: "unrecognized arguments: ..."), echoing them on its
+# stderr, as a server refusing a bad key does: Context7's, Supabase's and Figma's official setups.
+KEY_ARGS = ["--api-key", ARG_KEY, "--access-token", ARG_TOKEN, f"--figma-api-key={ARG_FIGMA}"]
+
+
+def test_the_values_of_credential_flags_in_args_are_secrets_and_hidden_in_the_repr() -> None:
+    [config] = parse_server_entries([stdio_config("ctx", *KEY_ARGS, "--tools", "2")], strict=True).configs
+
+    assert set(ARG_SECRETS) <= secrets_of(config)
+    assert "2" not in secrets_of(config)
+    assert not [key for key in ARG_SECRETS if key in repr(config)]
+    assert "--figma-api-key=***" in repr(config)
+    ports_entry = stdio_config("p", "--port", "10000", "--max-tokens", "1000")
+    [ports] = parse_server_entries([ports_entry], strict=True).configs
+    assert "'--port', '10000', '--max-tokens', '***'" in repr(ports)  # only the value is masked
+
+
+def test_a_server_refusing_a_key_in_its_args_shows_none_of_it_in_its_error_or_log_records(
+    records: Records,
+) -> None:
+    with MCPHub([stdio_config("ctx", *KEY_ARGS)]) as hub:
+        error = hub.servers["ctx"].error
+        assert hub.servers["ctx"].state == "failed"
+        texts = exception_texts(error) if error is not None else []
+
+    assert "unrecognized arguments: --api-key ***" in "\n".join(texts)
+    assert not [text for text in texts if any(key in text for key in ARG_SECRETS)]
+    assert not [text for _, text in records.lines if any(key in text for key in ARG_SECRETS)]
+
+
+def test_mcp_sync_servers_shows_no_key_from_the_args_of_a_server_that_echoes_them(tmp_path: Path) -> None:
+    [entry] = [stdio_config("ctx", *KEY_ARGS)]
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"ctx": {"command": entry["command"], "args": entry["args"]}}}))
+
+    runs = {
+        extra: run_in_repo([sys.executable, "-m", "mcp_sync", "servers", str(path), *extra], timeout=120)
+        for extra in ((), ("--json",), ("-v",))
+    }
+
+    assert [run.returncode for run in runs.values()] == [3, 3, 3]
+    assert "unrecognized arguments: --api-key ***" in runs[()].stdout
+    assert "--access-token ***" in json.loads(runs[("--json",)].stdout)[0]["error"]
+    assert "fixture_server.py: error: unrecognized arguments" in runs[("-v",)].stderr  # its stderr, logged
+    outputs = [run.stdout + run.stderr for run in runs.values()]
+    assert not [text for text in outputs if any(key in text for key in ARG_SECRETS)]

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -22,9 +23,12 @@ from .. import (
     MCPSyncError,
     PromptNotFoundError,
     ResourceNotFoundError,
+    ServerConfig,
     ServerDisconnectedError,
     ServerStartError,
     TaskNotFoundError,
+    ToolApprovalError,
+    ToolApprovalRequiredError,
     ToolCallCancelledError,
     ToolCallError,
     ToolCallTimeoutError,
@@ -36,8 +40,8 @@ from .. import (
 from .._hub.hub_features import PASS_SERVER
 from .._values.secrets import scrub
 from . import listings, output, sign_in, tasks
-from .inputs import terminal_inputs
-from .output import one_line, print_json
+from .inputs import terminal_approver, terminal_inputs
+from .output import one_line, print_json, printable, printable_lines
 from .parser import (
     EXIT_CALL_FAILED,
     EXIT_INTERNAL,
@@ -127,9 +131,10 @@ def _read(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
         return EXIT_OK
     for part in result.contents:
         if part.text is not None:
-            print(part.text)
+            print(printable_lines(part.text))
         else:
-            print(f"[binary: {part.mime_type or 'unknown type'}, {len(part.blob or b'')} bytes; use --json]")
+            kind = printable(part.mime_type or "unknown type")
+            print(f"[binary: {kind}, {len(part.blob or b'')} bytes; use --json]")
     return EXIT_OK
 
 
@@ -149,8 +154,8 @@ def _prompt(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> in
         )
     else:
         for message in result.messages:
-            print(f"[{message.role}]")
-            print(message.text)
+            print(f"[{printable(message.role)}]")
+            print(printable_lines(message.text))
     return EXIT_OK
 
 
@@ -188,6 +193,12 @@ def _failure_of(error: BaseException, verbose: bool) -> Failure:
         return Failure(message, EXIT_CALL_FAILED, "disconnected")
     if isinstance(error, ToolCallCancelledError):
         return Failure(message, EXIT_CALL_FAILED, "cancelled")
+    if isinstance(error, ToolApprovalRequiredError):  # the hub's own advice is for the Python API
+        why = f"{error.tool} waits for a person's approval before each call (as its server is configured)"
+        why += ", and standard input is not a terminal to ask on"
+        return Failure(why, EXIT_CALL_FAILED, "not_approved")
+    if isinstance(error, ToolApprovalError):
+        return Failure(message, EXIT_CALL_FAILED, "not_approved")
     if isinstance(error, ToolCallError | UnsupportedFeatureError):
         return Failure(message, EXIT_CALL_FAILED, "call_failed")
     if isinstance(
@@ -243,6 +254,24 @@ def _starts_task(args: argparse.Namespace) -> bool:
     return bool(args.command == "task" and args.task_command == "start")
 
 
+def _servers_needed(args: argparse.Namespace, configs: Sequence[ServerConfig]) -> list[ServerConfig]:
+    """The servers a command needs: for a tool or prompt named `mcp__<server>__<name>`, the servers whose
+    name that public name begins with (the part a hash may shorten is the end, never this prefix); for
+    `read --server NAME`, that server; every server when none matches, so that "unknown tool" can name
+    them, and for other commands."""
+    name = None
+    if args.command == "call" or _starts_task(args):
+        name = args.tool
+    elif args.command == "prompt":
+        name = args.prompt
+    if args.command == "read" and args.server is not None:
+        return [config for config in configs if config.server_name == args.server] or list(configs)
+    if not isinstance(name, str):
+        return list(configs)
+    owners = [config for config in configs if name.startswith(f"mcp__{config.server_name}__")]
+    return owners or list(configs)
+
+
 def _run(args: argparse.Namespace) -> int:
     _without_config(args)
     if args.command in ("call", "prompt") or _starts_task(args):
@@ -264,7 +293,7 @@ def _run(args: argparse.Namespace) -> int:
     required = [entry for entry in entries.invalid if entry.required]
     if required:  # as `start()` does for a required server that fails
         raise Failure(one_line(str(required[0].error)), EXIT_USAGE, "config")
-    hub = MCPHub(entries.configs)
+    hub = MCPHub(_servers_needed(args, entries.configs), approve=terminal_approver())
     if args.command in _SIGN_IN_COMMANDS:  # no server is started
         invalid = next((entry for entry in entries.invalid if entry.server_name == args.server), None)
         if invalid is not None:  # its configuration error, not "no server named ..."

@@ -1,4 +1,5 @@
-"""VS Code's `${input:ID}` values, asked on the terminal as VS Code asks for them when it starts a server.
+"""VS Code's `${input:ID}` values, asked on the terminal as VS Code asks for them when it starts a server;
+and a person's approval of a tool call that must be approved first (`terminal_approver`).
 
 A `promptString` input is asked once per id, with its description as the prompt and its default
 offered; what is typed for a `password: true` input is not shown (`getpass`). A `pickString` input
@@ -16,10 +17,10 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from .. import HostInput
+from .. import HostInput, terminal_approval
 from .._config.interpolation import input_variable_name
 
-__all__ = ["terminal_inputs"]
+__all__ = ["terminal_approver", "terminal_inputs"]
 
 _ASKED = frozenset({"promptString", "pickString"})  # a `command` input runs a VS Code command: not here
 # Answers that are not one of a `pickString` input's options before it is left to its default.
@@ -41,6 +42,25 @@ def terminal_inputs() -> Callable[[HostInput], str | None] | None:
         return answers[item.id]
 
     return ask
+
+
+def terminal_approver() -> Callable[..., object] | None:
+    """An `approve` callback asking on the terminal (the question on stderr), or None when stdin is not
+    a terminal: then a call that must be approved first is refused, as nobody can be asked."""
+    stdin, stderr = sys.stdin, sys.stderr
+    if stdin is None or not stdin.isatty():
+        return None
+
+    def ask(question: str) -> str:
+        stderr.write(f"mcp-sync: {question}")
+        stderr.flush()
+        answer = stdin.readline()
+        if not answer:
+            stderr.write("\n")
+            raise EOFError
+        return answer
+
+    return terminal_approval(ask)
 
 
 def _ask(item: HostInput, stdin: TextIO, stderr: TextIO) -> str | None:

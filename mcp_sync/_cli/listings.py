@@ -144,6 +144,7 @@ def tools(args: argparse.Namespace, entries: ConfigEntries, hub: MCPHub) -> int:
                     "raw_name": tool.raw_name,
                     "description": tool.description,
                     "input_schema": tool.input_schema,
+                    "requires_approval": tool.requires_approval,
                 }
                 for tool in tools
             ]

@@ -34,6 +34,7 @@ __all__ = [
     "print_result",
     "print_table",
     "printable",
+    "printable_lines",
     "progress_reporter",
     "report_failure",
     "save_blocks",
@@ -68,6 +69,12 @@ _EXTENSIONS = MappingProxyType(
 def printable(text: str) -> str:
     """Text from a server, safe for a terminal: control characters (escape sequences) shown as \\xNN."""
     return "".join(f"\\x{ord(char):02x}" if unicodedata.category(char) == "Cc" else char for char in text)
+
+
+def printable_lines(text: str) -> str:
+    """`printable`, keeping line breaks and tabs: a server's multi-line text (a result, a resource, a
+    prompt's message) as lines, with every other control character (ESC, CR, BEL, ...) shown as \\xNN."""
+    return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -183,7 +190,7 @@ def print_result(result: Any, name: str, *, as_json: bool, save_images: str | No
             record["saved"] = [str(path) for path in saved]
         print_json(record)
     else:
-        print(result.text)
+        print(printable_lines(result.text))
         sys.stdout.flush()  # the result before the notes about it on stderr
         for block, path in zip(blocks, saved, strict=False):
             warn(f"saved {printable(block.mime_type)} ({len(block.data)} bytes) to {path}")

@@ -26,7 +26,8 @@ EXIT_CODES = MappingProxyType(
         "(also when one entry is invalid and the others ran)",
         EXIT_SERVER: "a server failed to start or connect, or no tool, resource, prompt or task has that "
         "name",
-        EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, or refused",
+        EXIT_CALL_FAILED: "the call ended without a result: timed out, server disconnected, refused, or "
+        "not approved",
         EXIT_INTERNAL: "unexpected error (rerun with -v for details)",
         EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     }
@@ -36,7 +37,7 @@ EXIT_CODES = MappingProxyType(
 class Failure(Exception):
     """A failure the command line reports as one line (or, under `--json`, one JSON object) and an exit
     code. `kind` is the object's `type`: usage, config, start, not_found, auth, server, timeout,
-    disconnected, cancelled, call_failed, interrupted or internal."""
+    disconnected, cancelled, not_approved, call_failed, interrupted or internal."""
 
     def __init__(self, message: str, code: int, kind: str) -> None:
         super().__init__(message)
@@ -44,7 +45,22 @@ class Failure(Exception):
         self.kind = kind
 
 
-class _JsonParser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
+    """A parser whose refusal of an unknown command (or `task` action) says which one was meant."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is None or value in action.choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        from .._values.suggestions import did_you_mean
+
+        hint = did_you_mean(value, [str(choice) for choice in action.choices])
+        choices = ", ".join(map(repr, action.choices))
+        message = f"invalid choice: {value!r}" + (f"; {hint}" if hint else "") + f" (choose from {choices})"
+        raise argparse.ArgumentError(action, message)
+
+
+class _JsonParser(_Parser):
     """The parser under `--json`: a refusal is a `Failure`, reported as a JSON object."""
 
     def error(self, message: str) -> NoReturn:
@@ -100,7 +116,7 @@ HOST_NAMES = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gem
 def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     """The `mcp-sync` parser; with `json_errors` (the command line has `--json`) a refusal raises
     `Failure` instead of printing usage and exiting."""
-    parser_class: type[argparse.ArgumentParser] = _JsonParser if json_errors else argparse.ArgumentParser
+    parser_class: type[argparse.ArgumentParser] = _JsonParser if json_errors else _Parser
     codes = "\n".join(f"  {code:<3} {meaning}" for code, meaning in EXIT_CODES.items())
     parser = parser_class(
         prog="mcp-sync",

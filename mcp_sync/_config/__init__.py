@@ -17,8 +17,9 @@ values are secrets: they never appear in a repr, a log line or an error message.
   host keeps its files (`hosts/locations`);
 - `loading`: reading files (`load_config_entries`);
 - `tool_filters`: filters that match no tool;
-- `secrets`: which values of a configuration are secrets (`secrets_of`), and `child_env`: the
-  environment a stdio server's child process starts with.
+- `credentials`: which names are a credential's (variables, headers, flags in `args`), `secrets`: which
+  values of a configuration are secrets (`secrets_of`), and `child_env`: the environment a stdio
+  server's child process starts with.
 
 Runs on the caller's thread, when a hub is made or reloaded. May import: `_values` and `_os` only.
 """

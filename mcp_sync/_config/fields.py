@@ -1,4 +1,5 @@
-"""The value types the models share: secret mappings, timeouts, roots, server names, redacted URLs."""
+"""The value types the models share: secret mappings, timeouts, roots, server names, redacted URLs,
+approval settings."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler
@@ -74,6 +75,67 @@ class _Redacted:
 
 
 SecretMapping = Annotated[Mapping[str, str], _Redacted()]
+
+
+_V = TypeVar("_V")
+
+
+class FrozenMapping(Mapping[str, _V]):
+    """An immutable, hashable mapping of names (a config stays hashable for `reload()`'s diff)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, _V] | Iterable[tuple[str, _V]] = ()) -> None:
+        self._data: dict[str, _V] = dict(data)
+
+    def __getitem__(self, key: str) -> _V:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._data == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+
+class _Frozen:
+    """Annotation marker: validate as the annotated mapping, store a `FrozenMapping`, dump a dict."""
+
+    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            FrozenMapping,
+            handler(source_type),
+            serialization=core_schema.plain_serializer_function_ser_schema(dict),
+        )
+
+
+ApprovalMode = Literal["never", "always", "writes"]
+"""Whether a person approves each call of a tool before it runs: never, always, or unless the server
+says the tool is read-only (`writes`)."""
+
+
+def _approval_mode(value: Any) -> Any:
+    """`true` / `false` as `always` / `never`."""
+    if value is True:
+        return "always"
+    if value is False:
+        return "never"
+    return value
+
+
+Approval = Annotated[ApprovalMode, BeforeValidator(_approval_mode)]
+ToolApprovals = Annotated[Mapping[str, Approval], _Frozen()]
 
 
 def _reject_bool(value: Any) -> Any:

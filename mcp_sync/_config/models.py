@@ -24,16 +24,22 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from .._values.naming import public_tool_name
 from .auth import AuthConfig
+from .credentials import credential_arguments
 from .fields import (
     HEADER_NAME_RE,
     HEADER_VALUE_RE,
     NESTED_CONFIG,
     SERVER_NAME_PATTERN,
+    Approval,
+    ApprovalMode,
+    FrozenMapping,
     LogLevel,
     RedactedMapping,
     SecretMapping,
     TimeoutMs,
+    ToolApprovals,
     redact_url,
     root_uri,
     shorthand,
@@ -87,6 +93,8 @@ class ServerConfigBase(BaseModel):
     prompts: bool = True
     roots: tuple[str, ...] | None = None
     log_level: LogLevel | None = None
+    require_approval: Approval = "never"
+    tool_approval: ToolApprovals = FrozenMapping[ApprovalMode]()
     # Values its references marked as secrets (a host file's inputs, VS Code's `${input:ID}`, and variables
     # named like credentials, `${GITHUB_TOKEN}`): secrets wherever they were used.
     _input_secrets: frozenset[str] = PrivateAttr(default=frozenset())
@@ -139,6 +147,14 @@ class ServerConfigBase(BaseModel):
         """The bound on connecting plus the first tool listing, in seconds."""
         return self.connect_timeout_ms / 1000
 
+    def approval_required(self, raw_name: str, *, read_only: bool) -> bool:
+        """Whether each call of this tool waits for a person's approval: its `tool_approval` (by raw name,
+        or by public name), else `require_approval`; `writes` asks unless the tool is `read_only`."""
+        mode = self.tool_approval.get(raw_name) or self.tool_approval.get(
+            public_tool_name(self.server_name, raw_name), self.require_approval
+        )
+        return mode == "always" or (mode == "writes" and not read_only)
+
     def allows_tool(self, raw_name: str) -> bool:
         """Whether to register the tool with this raw (server-side) name: include list, then exclude wins."""
         if self.include_tools is not None and raw_name not in self.include_tools:
@@ -172,6 +188,10 @@ class StdioServerConfig(ServerConfigBase):
     def _cwd_expanded(cls, value: str | None) -> str | None:
         return os.path.expanduser(value) if value is not None and value.startswith("~") else value
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, (_masked_arguments(value) if name == "args" else value)
+
     @field_validator("env")
     @classmethod
     def _env_names_valid(cls, value: Mapping[str, str]) -> Mapping[str, str]:
@@ -183,6 +203,18 @@ class StdioServerConfig(ServerConfigBase):
                     "config", "the value of {name} contains a NUL character", {"name": name}
                 )
         return value
+
+
+def _masked_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`args` with the values of credential flags (`--api-key X`, `--token=X`) as `***`."""
+    secrets = sorted({value for value in credential_arguments(args) if value}, key=len, reverse=True)
+    if not secrets:
+        return args
+    masked = []
+    for arg in args:  # the value is the whole argument or its end (`--key=X`, `NAME=X`, `Header: X`)
+        secret = next((secret for secret in secrets if arg.endswith(secret)), None)
+        masked.append(arg if secret is None else arg[: len(arg) - len(secret)] + "***")
+    return tuple(masked)
 
 
 class HttpServerConfig(ServerConfigBase):

@@ -1,8 +1,9 @@
 """Which values of one server's configuration are secrets: `secrets_of(config)`, for `secrets.register`.
 
 Header values (and the token after "Bearer "), `env` values of credentials (by the variable's name, or read
-from `${A_TOKEN}`), URL credentials and the `auth:` block's client secret, key and assertions; each also
-as it appears percent-encoded or in a Basic header.
+from `${A_TOKEN}`), `args` values after a credential-named flag (`--api-key X`), URL credentials and the
+`auth:` block's client secret, key and assertions; each also as it appears percent-encoded or in a Basic
+header.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from urllib.parse import quote, unquote, urlsplit
 
 from .._values.secrets import BARE_USERINFO_TOKEN_LENGTH, CREDENTIAL_NAME_RE, plausible_secret
-from .child_env import is_credential_name
+from .credentials import credential_arguments, is_credential_name
 from .models import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 __all__ = ["secrets_of"]
@@ -79,8 +80,9 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
 
     Values the entry's references marked (a host file's inputs, `${VAR}` read from a variable named like
     a credential), header values (and the token after "Bearer "), the `env` values of variables named
-    like credentials (`GITHUB_TOKEN`, `DB_PASSWORD`; see `is_credential_name`), and URL credentials
-    (in the URL, `args` and `env` values): the password or bare user-info, query values with
+    like credentials (`GITHUB_TOKEN`, `DB_PASSWORD`; see `is_credential_name`), the `args` values a
+    credential-named flag marks (`--api-key X`, `--figma-api-key=X`; see `credential_arguments`), and
+    URL credentials (in the URL, `args` and `env` values): the password or bare user-info, query values with
     credential-like names (`api_key`, `token`, `sig`, ...), and path segments that look like a key (20
     or more letters and digits mixed, `.../s/<key>/mcp`), also percent-encoded. Values
     `register` would skip are left out.
@@ -114,6 +116,8 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
                 add([value], credential_name=True)
             elif "://" in value:
                 add(_url_secrets(value), credential_name=True)
+        for value in credential_arguments(config.args):  # `--api-key X`, `--token=X`, `API_KEY=X`
+            add(_header_secrets(value))
         for arg in config.args:
             if "://" in arg:
                 add(_url_secrets(arg), credential_name=True)

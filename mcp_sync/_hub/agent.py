@@ -20,6 +20,8 @@ from .._runtime.calls import NO_LIMIT, resolve_timeout
 from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
+    ToolApprovalDeniedError,
+    ToolApprovalRequiredError,
     ToolCallCancelledError,
     ToolCallTimeoutError,
     ToolNotFoundError,
@@ -103,6 +105,10 @@ def message_for_model(name: str, exc: MCPSyncError) -> str:
         return f"error: cancelled: {exc}"
     if isinstance(exc, ServerDisconnectedError):
         return f"error: server unavailable: {exc}"
+    if isinstance(exc, ToolApprovalDeniedError):
+        return f"error: not run: the person asked to approve this call said no ({name}); do not repeat it"
+    if isinstance(exc, ToolApprovalRequiredError):
+        return f"error: not run: {name} needs a person's approval before each call, and no one can be asked"
     return f"error: the call failed: {exc}"
 
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import logging
 import math
 import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -63,6 +64,8 @@ from .._values.errors import (
     ConfigError,
     MCPSyncError,
     ServerDisconnectedError,
+    ToolApprovalDeniedError,
+    ToolApprovalRequiredError,
     ToolNotFoundError,
     UnsupportedFeatureError,
 )
@@ -87,10 +90,14 @@ if TYPE_CHECKING:
 
     from .tracing import Tracing
 
-__all__ = ["MCPHub", "ServerStateCallback"]
+__all__ = ["ApproveCallback", "MCPHub", "ServerStateCallback"]
+
+logger = logging.getLogger("mcp_sync")
 
 ServerStateCallback = Callable[[str, str, BaseException | None], object]
 """Called as `callback(server_name, state, error)` when a server's state changes."""
+ApproveCallback = Callable[[Tool, Mapping[str, Any]], object]
+"""Called as `approve(tool, arguments)` before a tool that `requires_approval` runs; True runs it."""
 
 
 class MCPHub(FeatureHub):
@@ -119,6 +126,7 @@ class MCPHub(FeatureHub):
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         resource_tools: bool = False,
         tracing: bool | TracerProvider = False,
+        approve: ApproveCallback | None = None,
     ) -> None:
         """`servers` is a list of entries (dicts or config models), a whole document of either file
         format (`json.load(f)` of a Claude Desktop file), or `load_config_entries(path)`. Each entry
@@ -149,6 +157,11 @@ class MCPHub(FeatureHub):
         if resource_tools:
             self._offer_resource_tools()
         self._tracing = _tracing_of(tracing)
+        if approve is not None and not callable(approve):
+            raise TypeError(f"approve must be a callable or None, not {type(approve).__name__}")
+        self._approve = approve
+        # One question to a person at a time; reentrant, for an approver that calls a tool itself.
+        self._approval_lock = threading.RLock()
         self._reload_lock = threading.Lock()
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
@@ -417,6 +430,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if tool.requires_approval:  # once the call is known to be valid: a person is not asked in vain
+            arguments = self._approved(tool, arguments)
         if as_task or (task is None and _may_become_task(tool, target)):
             call = functools.partial(
                 call_as_task,
@@ -454,6 +469,8 @@ class MCPHub(FeatureHub):
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         followed = as_task or (task is None and _may_become_task(tool, target))
         if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
             submit = functools.partial(submit_as_task, target, self._servers_now, certain=as_task)
@@ -491,6 +508,8 @@ class MCPHub(FeatureHub):
         ):
             raise ValueError(f"ttl must be a positive, finite number of seconds or None, not {ttl!r}")
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        if tool.requires_approval:
+            arguments = self._approved(tool, arguments)
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
             return TaskHandle(self._servers_now, server, "", tool=name, result=started)
@@ -543,6 +562,34 @@ class MCPHub(FeatureHub):
             if isinstance(target, ServerConnection | NativeTool):
                 return tool, target
         raise ToolNotFoundError(name, self._why_missing(name))
+
+    def _approved(self, tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments to send, once `approve` said yes to them; else the typed refusal. The arguments
+        are shown to the approver only: neither the log nor the error holds them."""
+        approve = self._approve
+        if approve is None:
+            raise ToolApprovalRequiredError(
+                f"tool {tool.name} was not run: its server {tool.server_name!r} is configured to have a "
+                "person approve each call of it first (require_approval / tool_approval, or the host's "
+                "ask-first setting), and this hub has no approve callback to ask with; pass "
+                "MCPHub(..., approve=terminal_approval()) or a function of your own",
+                tool=tool.name,
+            )
+        sent = dict(arguments or {})
+        with self._approval_lock:
+            try:
+                answer = approve(tool, MappingProxyType(sent))
+            except Exception as exc:
+                raise ToolApprovalDeniedError(
+                    f"tool {tool.name} was not run: its approve callback raised {type(exc).__name__}",
+                    tool=tool.name,
+                ) from exc
+        if answer is not True:
+            logger.info("call to %s refused by the approve callback", tool.name)
+            raise ToolApprovalDeniedError(
+                f"tool {tool.name} was not run: the approve callback refused the call", tool=tool.name
+            )
+        return sent
 
     def _why_missing(self, name: str) -> str | None:
         """Why no tool answers to `name`, in words that say what to do about it."""

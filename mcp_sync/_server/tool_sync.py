@@ -203,6 +203,8 @@ class ToolSync:
         return error
 
     def _tool_from(self, tool: types.Tool, offers_tasks: bool = False) -> Tool:
+        hints = _annotations(tool.annotations)
+        read_only = hints is not None and hints.read_only
         return Tool(
             name=public_tool_name(self._name, tool.name),
             description=tool.description,
@@ -212,7 +214,8 @@ class ToolSync:
             output_schema=tool.output_schema,
             task_support=_task_support(tool, offers_tasks),
             title=tool.title or (tool.annotations.title if tool.annotations is not None else None),
-            annotations=_annotations(tool.annotations),
+            annotations=hints,
+            requires_approval=self._config.approval_required(tool.name, read_only=read_only),
         )
 
 

@@ -16,7 +16,10 @@
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
         ├── ServerDisconnectedError   the server went away before it answered
-        └── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
+        ├── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
+        └── ToolApprovalError         the tool waits for a person's approval, and none was given
+            ├── ToolApprovalRequiredError   the hub has no `approve` callback to ask with
+            └── ToolApprovalDeniedError     the approver said no (or failed)
 
 A tool that runs and fails is not an exception: it is a `ToolResult` with
 `is_error=True`, which is what a model should see.
@@ -35,6 +38,9 @@ __all__ = [
     "ServerStartError",
     "SignInRequiredError",
     "TaskNotFoundError",
+    "ToolApprovalDeniedError",
+    "ToolApprovalError",
+    "ToolApprovalRequiredError",
     "ToolCallCancelledError",
     "ToolCallError",
     "ToolCallTimeoutError",
@@ -123,6 +129,19 @@ class TaskNotFoundError(ToolCallError):
         super().__init__(message, tool=tool)
         self.server = server
         self.task_id = task_id
+
+
+class ToolApprovalError(ToolCallError):
+    """The tool's configuration says a person approves each call first (`Tool.requires_approval`), and
+    no one did: the call was not sent. The arguments are never part of the message."""
+
+
+class ToolApprovalRequiredError(ToolApprovalError):
+    """No one could be asked: the hub has no `approve` callback."""
+
+
+class ToolApprovalDeniedError(ToolApprovalError):
+    """The hub's `approve` callback said no, or failed (then its exception is the cause)."""
 
 
 class ResourceNotFoundError(MCPSyncError, LookupError):

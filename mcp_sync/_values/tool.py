@@ -81,6 +81,9 @@ class Tool:
     """The tool's display name, where the server gives one (the tool's `title`, else its annotations')."""
     annotations: ToolAnnotations | None = None
     """The server's hints (read-only, destructive, idempotent, open world); None if it gave none."""
+    requires_approval: bool = False
+    """Each call waits for a person's approval (the hub's `approve` callback) before it runs: the
+    server's configuration says so (`require_approval`, `tool_approval`, a host's "ask first" setting)."""
 
     @property
     def is_native(self) -> bool:

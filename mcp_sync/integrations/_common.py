@@ -152,9 +152,13 @@ async def acall(
 
     Cancelling the awaiting task, the call's timeout and setting `cancel` all cancel the request on the
     server (the hub's `Future` does that), and raise `CancelledError`, `ToolCallTimeoutError` and
-    `ToolCallCancelledError` respectively.
+    `ToolCallCancelledError` respectively. A tool that asks a person first is asked on a worker thread.
     """
-    future = hub.submit(name, arguments, timeout=timeout)
+    tool = hub.registry.get(name)
+    if tool is not None and tool.requires_approval:  # a person is asked first: not on the event loop
+        future = await asyncio.to_thread(hub.submit, name, arguments, timeout=timeout)
+    else:
+        future = hub.submit(name, arguments, timeout=timeout)
     waiter = asyncio.wrap_future(future)
     try:
         if cancel is None:

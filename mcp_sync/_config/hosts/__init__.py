@@ -21,6 +21,7 @@ from typing import Any
 
 from ..._values.errors import ConfigError
 from ..context import LoadContext
+from ..messages import did_you_mean
 from ..raw import RawEntry
 from .codex import codex_entries
 from .common import PredefinedVariables, editor_variables
@@ -43,6 +44,7 @@ HOST_MAPS: Mapping[str, str] = MappingProxyType(
     }
 )
 _HOST_SUFFIXES = (".json", ".jsonc", ".toml")  # host files; our own format is YAML
+_SERVER_MAPS = ("mcpServers", "servers", "mcp_servers")
 
 
 def document_entries(
@@ -94,10 +96,31 @@ def document_entries(
         if servers is not None and not isinstance(servers, list):
             raise ConfigError(f"{prefix}'servers' must be a list of entries")
         return [RawEntry(f"servers[{i}]", entry) for i, entry in enumerate(servers or [])]
+    misspelt = _misspelt_server_map(document)
     if source is not None and source.lower().endswith(_HOST_SUFFIXES):
-        _log.debug("%sno servers in this file ('mcpServers', 'servers' or 'mcp_servers')", prefix)
+        own = host_of(source) is not None  # a host's own file by its place: no servers is ordinary
+        if misspelt and not own:  # a file given by name, not a host's own: a slip
+            raise ConfigError(f"{prefix}no servers: {misspelt}")
+        if misspelt or not own:
+            keys = misspelt or "its top-level keys are " + ", ".join(repr(str(key)) for key in document)
+            _log.warning("%sno servers in this file (%s); they go under 'mcpServers'", prefix, keys)
+        else:
+            _log.debug("%sno servers in this file ('mcpServers', 'servers' or 'mcp_servers')", prefix)
         return []
-    raise ConfigError(f"{prefix}has neither 'servers' (a list) nor 'mcpServers' (a map)")
+    raise ConfigError(
+        f"{prefix}has neither 'servers' (a list) nor 'mcpServers' (a map)"
+        + (f": {misspelt}" if misspelt else "")
+    )
+
+
+def _misspelt_server_map(document: Mapping[Any, Any]) -> str:
+    """`unknown top-level key 'mcpservers'; did you mean 'mcpServers'?` for the first top-level key that
+    is a close misspelling of a map of servers, else "" (a host's other settings are not slips)."""
+    for key in document:
+        hint = did_you_mean(key, _SERVER_MAPS)
+        if hint:
+            return f"unknown top-level key {key!r}{hint}"
+    return ""
 
 
 def _host_entries(

@@ -8,11 +8,12 @@ and `env_http_headers` (header name to the variable holding its value). Both hav
 (or `startup_timeout_ms`) and `tool_timeout_sec`. A trusted project may add `.codex/config.toml`,
 whose servers win over the user's.
 
-Also read: `bearer_token` (a token written in the file: our `Authorization` header) and the
-per-server keys Codex accepts that change nothing here, ignored at debug level
-(`supports_parallel_tool_calls`, `default_tools_approval_mode`, `[tools.<tool>] approval_mode`,
-`experimental_environment`, `name`). Codex ignores keys it does not know (`type`, an `[oauth]`
-table), and so do we. `env_vars` entries are names, or tables with a `name` (and a `source`).
+Also read: `bearer_token` (a token written in the file: our `Authorization` header), the approval
+settings (`default_tools_approval_mode` and `[tools.<tool>] approval_mode`, see `APPROVAL_MODES`), and
+the per-server keys Codex accepts that change nothing here, ignored at debug level
+(`supports_parallel_tool_calls`, `experimental_environment`, `name`). Codex ignores keys it does not
+know (`type`, an `[oauth]` table), and so do we. `env_vars` entries are names, or tables with a `name`
+(and a `source`).
 
 Values are read as written: Codex expands no `${VAR}` in `config.toml` (a feature it was asked for
 and declined, openai/codex#7367); the environment comes in only through `env_vars`,
@@ -59,12 +60,20 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {
         "supports_parallel_tool_calls": "whether Codex calls the server's tools in parallel",
-        "default_tools_approval_mode": "Codex's approval policy for the server's tools",
-        "tools": "Codex's per-tool approval policy",
         "experimental_environment": "where Codex starts the server (experimental)",
         "name": "a display name Codex no longer uses",
     }
 )
+# Codex's `AppToolApproval` (codex-rs/config/src/mcp_types.rs) -> our `require_approval`, as
+# `requires_mcp_tool_approval_for_mode` (codex-rs/core/src/mcp_tool_call.rs) applies it: `prompt` asks
+# before every call, `writes` unless the tool's hints say read-only, `approve` never. `auto` is Codex's
+# default, decided from the tool's hints and the session's approval policy, which a host that is not
+# Codex has no equivalent of: as a server's default it sets nothing (as for every host's defaults); for
+# one tool under a server default that is set, it is `writes`, the nearest rule we have.
+APPROVAL_MODES: Mapping[str, str | None] = MappingProxyType(
+    {"prompt": "always", "writes": "writes", "approve": "never", "auto": None}
+)
+APPROVAL_KEYS = ("default_tools_approval_mode", "tools")
 HEADER_KEYS = ("bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers")
 _OUR_KEYS = ("command", "args", "env", "cwd", "url", "enabled", "required")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -117,6 +126,43 @@ def _forwarded(value: Any, environ: Mapping[str, str], problems: list[str]) -> d
     return {name: environ[name] for name in names if name in environ}
 
 
+def _approval_mode(key: str, value: Any, problems: list[str]) -> str | None:
+    if isinstance(value, str) and value in APPROVAL_MODES:
+        return APPROVAL_MODES[value]
+    problems.append(f"field '{key}': must be one of {', '.join(map(repr, APPROVAL_MODES))}")
+    return None
+
+
+def _approvals(data: Mapping[Any, Any], problems: list[str]) -> dict[str, Any]:
+    """`default_tools_approval_mode` and `[tools.<tool>] approval_mode` as our `require_approval` and
+    `tool_approval` (see `APPROVAL_MODES`); a value Codex refuses is a problem, as Codex fails the entry."""
+    out: dict[str, Any] = {}
+    default = None
+    if "default_tools_approval_mode" in data:
+        value = data["default_tools_approval_mode"]
+        default = _approval_mode("default_tools_approval_mode", value, problems)
+        if default is not None:
+            out["require_approval"] = default
+    tools = data.get("tools", {})
+    if not isinstance(tools, Mapping):
+        problems.append("field 'tools': must be a table of tool name to settings")
+        return out
+    per_tool: dict[str, str] = {}
+    for tool, settings in tools.items():
+        if not isinstance(settings, Mapping):  # its other keys (`output_token_limit`) are Codex's alone
+            problems.append(f"field 'tools.{tool}': must be a table of settings")
+            continue
+        if "approval_mode" in settings:
+            mode = _approval_mode(f"tools.{tool}.approval_mode", settings["approval_mode"], problems)
+            if mode is None and settings["approval_mode"] == "auto" and default is not None:
+                mode = "writes"
+            if mode is not None:
+                per_tool[str(tool)] = mode
+    if per_tool:
+        out["tool_approval"] = per_tool
+    return out
+
+
 def _headers(data: Mapping[Any, Any], environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
     """`http_headers`, `env_http_headers`, `bearer_token` and `bearer_token_env_var` as our `headers`.
 
@@ -166,6 +212,7 @@ class CodexFormat:
         *TIMEOUTS,
         *UNSUPPORTED,
         *SKIPPED,
+        *APPROVAL_KEYS,
         *HEADER_KEYS,
     )
 
@@ -202,8 +249,10 @@ class CodexFormat:
                 problems.append("field 'env': must be a table of variable name to value")
             elif key in _OUR_KEYS:
                 out[key] = value
-            elif key not in HEADER_KEYS:
+            elif key not in HEADER_KEYS and key not in APPROVAL_KEYS:
                 drop_ignored(entry, where, key, "Codex", CodexFormat.known_keys)
+        if any(key in data for key in APPROVAL_KEYS):
+            out.update(_approvals(data, problems))
         if any(key in data for key in HEADER_KEYS):
             out["headers"] = _headers(data, environ, problems)
         if problems:
