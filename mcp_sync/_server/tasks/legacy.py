@@ -21,7 +21,7 @@ import mcp_types as types
 import pydantic
 from mcp.client import Client
 
-from ..._values.errors import UnsupportedFeatureError
+from ..._values.errors import ToolCallError, UnsupportedFeatureError
 from ..._values.secrets import scrub
 from ..._values.tasks import TaskInfo
 from .wire import ProgressSink
@@ -143,8 +143,9 @@ class LegacyTaskWire:
             cursor = page.next_cursor
             if cursor is None:
                 return found
-        raise UnsupportedFeatureError(
-            f"server {self.server!r}: its tasks/list did not end within {_MAX_LIST_PAGES} pages"
+        raise ToolCallError(
+            f"server {self.server!r}: its tasks/list did not end within {_MAX_LIST_PAGES} pages (each page "
+            "gave the cursor of another); the listing was stopped there"
         )
 
 

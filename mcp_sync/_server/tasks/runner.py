@@ -121,7 +121,7 @@ async def run_task(
     started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain)
     if isinstance(started, types.CallToolResult):
         return started
-    return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
+    return await follow_task(wire, client, started, tool=label, progress=progress, cancel_when_stopped=True)
 
 
 async def start_task(
@@ -177,7 +177,7 @@ async def follow_task(
     client: Client,
     info: TaskInfo,
     *,
-    label: str,
+    tool: str | None,
     progress: ProgressSink | None,
     cancel_when_stopped: bool,
     on_info: Callable[[TaskInfo], object] | None = None,
@@ -187,7 +187,7 @@ async def follow_task(
     Each new status message (the status itself where the server gives none) goes to
     `progress(updates_so_far, None, message)`, counted in `updates` (a wait resumed on a new
     connection passes the one it had), each status seen to `on_info`; an unknown task id is
-    `TaskNotFoundError`."""
+    `TaskNotFoundError`. `tool`: the tool's public name, where known, for the errors raised here."""
     task_id = info.task_id
     updates = updates if updates is not None else StatusUpdates()
     answering: asyncio.Task[types.CallToolResult | None] | None = None
@@ -204,12 +204,22 @@ async def follow_task(
                 if progress is not None:
                     await progress(float(updates.count), None, message)
             if info.status == "cancelled":
+                of = f" of {tool}" if tool else ""
                 raise ToolCallCancelledError(
-                    f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
+                    f"task {task_id!r}{of} was cancelled on server {info.server!r}",
+                    tool=tool,
+                    task_id=task_id,
                 )
             if info.done:
                 if answering is not None and wire.input_brings_result:  # already asking for the result
-                    answered = await answering
+                    try:
+                        answered = await answering
+                    except MCPError as failed:
+                        if failed.code == types.CONNECTION_CLOSED:
+                            raise
+                        # The task is known (just polled) and ended: its tasks/result's error is its own
+                        # end, whatever the code ("invalid params" included), never "not found".
+                        raise TaskFailure.of(failed) from failed
                     if answered is not None:
                         return answered
                 elif answering is not None:  # the task ended without the answer: it is not needed
@@ -243,7 +253,7 @@ async def follow_task(
             await cancel_task(wire, client, task_id)
         raise
     except Exception as exc:
-        missing = not_found(exc, info.server, task_id, label) if exc is not input_error else None
+        missing = not_found(exc, info.server, task_id, tool) if exc is not input_error else None
         if missing is not None:
             raise missing from exc
         if cancel_when_stopped and not info.done:
