@@ -334,3 +334,10 @@ def test_every_method_of_a_handle_refuses_at_once_in_a_forked_child(events: Even
         assert outcome.startswith("MCPSyncError: "), (method, outcome)
         assert "(a fork)" in outcome and "create a new MCPHub in the child" in outcome, (method, outcome)
     assert "hub.task('t', " in seen["wait"]
+
+
+def test_a_task_request_for_a_disabled_server_says_it_is_disabled(events: EventLog) -> None:
+    disabled = stdio_config("t", script=TASKS_SERVER, events=events, enabled=False)
+    with MCPHub([disabled]) as hub, pytest.raises(MCPSyncError, match="'t' is disabled") as raised:
+        hub.task("t", "T1")
+    assert not isinstance(raised.value, ConfigError)
