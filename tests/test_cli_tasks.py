@@ -301,7 +301,9 @@ def test_a_task_id_that_begins_with_a_dash_is_read_after_a_double_dash() -> None
         assert (args.server, args.task_id) == ("ev", "-5f3a")
 
 
-def test_task_cancel_the_server_refuses_exits_4_with_its_reason_and_the_task_runs_on(tasks_config: str) -> None:
+def test_task_cancel_the_server_refuses_exits_4_with_its_reason_and_the_task_runs_on(
+    tasks_config: str,
+) -> None:
     task_id = start(tasks_config, "mcp__tasks__stages", {"count": 200, "delay": 0.5, "tag": "committing"})
     done = mcp_sync("task", "cancel", tasks_config, "tasks", task_id)
     assert done.returncode == 4, (done.stdout, done.stderr)

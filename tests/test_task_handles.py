@@ -27,6 +27,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
 )
 from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+from tests.tasks_harness import Relay
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
 BOUND = 30.0
@@ -341,3 +342,64 @@ def test_a_task_request_for_a_disabled_server_says_it_is_disabled(events: EventL
     with MCPHub([disabled]) as hub, pytest.raises(MCPSyncError, match="'t' is disabled") as raised:
         hub.task("t", "T1")
     assert not isinstance(raised.value, ConfigError)
+
+
+@pytest.mark.parametrize("how", ["handle", "call"])
+def test_input_answered_before_a_reconnect_is_given_again_after_it_not_asked_again(
+    events: EventLog, how: str
+) -> None:
+    # The user answers; the connection goes down before the answer (tasks/update) reaches the server, and
+    # comes back: the task still waits for that input, and gets the same answer without a second question.
+    asked: list[ElicitationRequest] = []
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        assert server.port is not None
+        with Relay(server.port) as relay:
+            reconnect = {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 200}
+            entry = http_config("t", relay.url, reconnect=reconnect)
+            reconnecting = threading.Event()
+
+            def come_back_once_reconnecting() -> None:
+                reconnecting.wait(BOUND)
+                relay.come_back()
+
+            def user(request: ElicitationRequest) -> ElicitationResponse:
+                asked.append(request)
+                if len(asked) == 1:
+                    relay.go_down()
+                    threading.Thread(target=come_back_once_reconnecting, daemon=True).start()
+                return ElicitationResponse.accept({"name": "Ada"})
+
+            with MCPHub([entry], elicitation=user) as hub:
+                hub.on_server_state(
+                    lambda _name, state, _error: state == "reconnecting" and reconnecting.set()
+                )
+                if how == "handle":
+                    result = hub.start_task("mcp__t__ask", {"tag": "reconnect"}).wait(BOUND * 2)
+                else:
+                    result = hub.call_tool("mcp__t__ask", {"tag": "reconnect"}, timeout=BOUND * 2, task=True)
+                assert result.text == 'accept {"name": "Ada"}'
+    assert len(asked) == 1
+    assert events.count("task_created") == 1
+
+
+def test_a_wait_looks_again_when_a_failed_reconnect_attempt_gives_way_to_its_reconnector() -> None:
+    # While an attempt to reconnect connects, the map of servers shows it; a handle that reads its state just
+    # after it failed, before the reconnector stands in again, must look again, not give up. No real server
+    # can hold that moment open.
+    import time
+    from unittest import mock
+
+    from mcp_sync._hub.connection import ServerConnection
+    from mcp_sync._hub.tasks import TaskHandle
+
+    def connection(state: str) -> Any:
+        stand_in = mock.Mock(spec=ServerConnection)
+        stand_in.state = state
+        stand_in.error = MCPSyncError("nothing accepted a connection")
+        stand_in.config = mock.Mock(reconnect=object())
+        return stand_in
+
+    attempt, reconnector, ready = connection("failed"), mock.Mock(state="reconnecting"), connection("ready")
+    seen = iter([attempt, reconnector])
+    handle = TaskHandle(lambda: {"t": next(seen, ready)}, "t", "task-1")
+    assert handle._connection(time.monotonic() + BOUND, None) is ready

@@ -265,6 +265,10 @@ class TaskHandle:
                 if time.monotonic() - dropped_at < _RECONNECT_HANDOVER_TIMEOUT:
                     state = "reconnecting"
             if state not in ("reconnecting", "connecting"):
+                if self._servers().get(self.server) is not current:
+                    # It changed after the map was read: an attempt to reconnect that failed gives way to
+                    # its reconnector (the map shows an attempt while it connects). Look again.
+                    continue
                 error = getattr(current, "error", None)
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is {state}; cannot reach {self._label}"
