@@ -55,7 +55,9 @@ class ScriptedWire:
         self.requests.append("tasks/get")
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
 
-    async def answer_input(self, client: Any, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
+    async def answer_input(
+        self, client: Any, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
         self.requests.append("answer_input")
         return None
 
@@ -192,7 +194,9 @@ def test_the_runner_waits_the_server_s_poll_interval_between_polls() -> None:
 class FailingInput(ScriptedWire):
     """A wire whose answer to `input_required` fails (its `tasks/result` refused)."""
 
-    async def answer_input(self, client: Any, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
+    async def answer_input(
+        self, client: Any, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
         self.requests.append("answer_input")
         raise RuntimeError("tasks/result refused")
 

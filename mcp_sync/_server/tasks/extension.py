@@ -277,9 +277,12 @@ class ExtensionTaskWire:
             self._last.pop(task_id, None)
         return _info(self._server, task)
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> CallToolResult | None:
         """Answer the outstanding input with one `tasks/update`; the result comes by polling (None). While
-        another wait on the task asks the user, this one waits for that, then answers only what is left."""
+        another wait on the task asks the user, this one waits for that, then answers only what is left.
+        An answer in `given` (this wait's, from an earlier connection) is sent again, not asked again."""
         while (asking := self._asking.get(task_id)) is not None:
             await asking.wait()
         task = self._last.get(task_id)
@@ -289,7 +292,7 @@ class ExtensionTaskWire:
         _forget_oldest(self._answered)
         self._asking[task_id] = done = asyncio.Event()
         try:
-            await _answer(client.session, task, answered)
+            await _answer(client.session, task, answered, given)
         finally:
             del self._asking[task_id]
             done.set()
@@ -359,14 +362,20 @@ async def _cancel(session: ClientSession, task_id: str) -> None:
     await _send(session, _CancelTaskRequest(params=_TaskIdParams(task_id=task_id)), task_id, _Ack)
 
 
-async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str]) -> None:
+async def _answer(
+    session: ClientSession, task: _DetailedTask, answered: set[str], given: dict[str, Any] | None = None
+) -> None:
     """Answer the task's outstanding input requests not answered before, with the client's own
-    callbacks (elicitation form and URL, sampling, roots), in one `tasks/update`."""
+    callbacks (elicitation form and URL, sampling, roots), in one `tasks/update`; a request whose answer
+    is in `given` gets that answer again, and each new answer goes into `given`."""
     pending = {key: value for key, value in (task.input_requests or {}).items() if key not in answered}
     if not pending:
         return
     responses: dict[str, Any] = {}
     for key, raw in pending.items():
+        if given is not None and key in given:
+            responses[key] = given[key]
+            continue
         request = _INPUT_REQUEST.validate_python(raw, by_name=False)
         meta = request.params.meta if request.params is not None else None
         context = ClientRequestContext(session=session, request_id=key, meta=meta)
@@ -374,6 +383,8 @@ async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str
         if isinstance(response, ErrorData):
             raise MCPError.from_error_data(response)
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if given is not None:
+            given[key] = responses[key]
     update = _UpdateTaskRequest(params=_UpdateTaskParams(task_id=task.task_id, input_responses=responses))
     await _send(session, update, task.task_id, _Ack)
     answered.update(responses)

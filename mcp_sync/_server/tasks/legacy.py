@@ -117,8 +117,10 @@ class LegacyTaskWire:
         request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
         return task_info(self.server, await client.session.send_request(request, types.GetTaskResult))
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
-        return await self.outcome(client, task_id, info)
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
+        return await self.outcome(client, task_id, info)  # the server asks on tasks/result: no keys here
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult:
         request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))

@@ -19,7 +19,7 @@ import contextlib
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -98,11 +98,14 @@ def not_found(
 
 @dataclass
 class StatusUpdates:
-    """The status messages one wait has reported so far: the last, and how many. Kept by the caller
-    across the connections a wait goes through, so a resumed wait neither repeats nor recounts."""
+    """What one wait has done so far: the status messages it reported (the last, and how many) and the
+    input it gave (by request key). Kept by the caller across the connections a wait goes through, so a
+    resumed wait neither repeats nor recounts, and gives again, without asking, an answer a dropped
+    connection may have lost."""
 
     last: str | None = None
     count: int = 0
+    answers: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_task(
@@ -227,7 +230,7 @@ async def follow_task(
                     answering = None
                 return await _outcome(wire, client, task_id, info)
             if info.status == "input_required" and answering is None:
-                answering = asyncio.ensure_future(wire.answer_input(client, task_id, info))
+                answering = asyncio.ensure_future(wire.answer_input(client, task_id, info, updates.answers))
             delay = _poll_delay(info)
             if answering is None:
                 await asyncio.sleep(delay)

@@ -59,10 +59,14 @@ class TaskWire(Protocol):
         """The task's status now (`tasks/get`)."""
         ...
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> CallToolResult | None:
         """Give an `input_required` task what it asked for, through the hub's own handlers. The runner
         keeps polling meanwhile. Returns the task's result where answering brings it (2025-11-25:
-        the requests arrive on `tasks/result`, which returns once the task ended), else None."""
+        the requests arrive on `tasks/result`, which returns once the task ended), else None. `given`:
+        the answers this wait gave before, by request key (where the era names its requests: 2026-07-28),
+        given again rather than asked again; each new answer is added to it."""
         ...
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult:
