@@ -403,3 +403,19 @@ def test_a_wait_looks_again_when_a_failed_reconnect_attempt_gives_way_to_its_rec
     seen = iter([attempt, reconnector])
     handle = TaskHandle(lambda: {"t": next(seen, ready)}, "t", "task-1")
     assert handle._connection(time.monotonic() + BOUND, None) is ready
+
+
+@pytest.mark.parametrize("route", ["call_tool", "submit", "task=True"])
+def test_a_failed_task_call_s_error_names_the_tool_and_carries_the_task_id(
+    entry: dict[str, Any], events: EventLog, route: str
+) -> None:
+    arguments = {"message": "out of paper"}
+    with MCPHub([entry]) as hub, pytest.raises(ToolCallError, match="out of paper") as caught:
+        if route == "submit":
+            hub.submit("mcp__t__fail_task", arguments, timeout=BOUND, task=True).result(BOUND)
+        else:
+            task = True if route == "task=True" else None
+            hub.call_tool("mcp__t__fail_task", arguments, timeout=BOUND, task=task)
+    task_id = events.wait_for("task_created")["task_id"]
+    assert (caught.value.tool, caught.value.task_id) == ("mcp__t__fail_task", task_id)
+    assert str(caught.value).count(task_id) == 1, str(caught.value)

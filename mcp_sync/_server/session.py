@@ -461,11 +461,14 @@ class Session:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
         the request was; default: the call)."""
         if isinstance(exc, TaskFailure):  # the task's own end, not a request the server refused
-            subject = what or f"the task of {public_name}"
+            subject = what or (
+                f"task {exc.task_id!r} of {public_name}" if exc.task_id else f"the task of {public_name}"
+            )
             return ToolCallError(
                 scrub(f"server {self._label}: {subject} failed: {exc.message} (code {exc.code})"),
                 tool=public_name,
                 code=exc.code,
+                task_id=exc.task_id,
             )
         failure = request_failure(
             exc,

@@ -222,7 +222,7 @@ async def follow_task(
                             raise
                         # The task is known (just polled) and ended: its tasks/result's error is its own
                         # end, whatever the code ("invalid params" included), never "not found".
-                        raise TaskFailure.of(failed) from failed
+                        raise TaskFailure.of(failed, task_id) from failed
                     if answered is not None:
                         return answered
                 elif answering is not None:  # the task ended without the answer: it is not needed
@@ -243,7 +243,7 @@ async def follow_task(
                         info = await wire.get(client, task_id)
                         if info.status != "cancelled":
                             if wire.input_brings_result and isinstance(error, MCPError):
-                                error = TaskFailure.of(error)  # its tasks/result: the task's own end
+                                error = TaskFailure.of(error, task_id)  # its tasks/result: its own end
                             input_error = error
                             raise error
                         continue
@@ -297,7 +297,7 @@ async def _outcome(wire: TaskWire, client: Client, task_id: str, info: TaskInfo)
     except MCPError as failed:
         if failed.code == _INVALID_PARAMS and not isinstance(failed, TaskFailure):
             await wire.get(client, task_id)  # raises the server's "unknown task" if it is gone
-        raise TaskFailure.of(failed) from failed
+        raise TaskFailure.of(failed, task_id) from failed
 
 
 def _poll_delay(info: TaskInfo) -> float:

@@ -27,11 +27,15 @@ ProgressSink = ProgressFnT
 
 class TaskFailure(MCPError):
     """A task's own failure: the error it ended with, as the server gave it. Never "task not found",
-    whatever its code (a task may fail with -32602 "... not found" of its own)."""
+    whatever its code (a task may fail with -32602 "... not found" of its own). `task_id`: the task's."""
+
+    task_id: str | None = None
 
     @classmethod
-    def of(cls, error: MCPError) -> TaskFailure:
-        return error if isinstance(error, TaskFailure) else cls(error.code, error.message, error.data)
+    def of(cls, error: MCPError, task_id: str | None = None) -> TaskFailure:
+        failure = error if isinstance(error, TaskFailure) else cls(error.code, error.message, error.data)
+        failure.task_id = failure.task_id or task_id
+        return failure
 
 
 class TaskWire(Protocol):
