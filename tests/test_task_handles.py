@@ -201,14 +201,24 @@ def test_a_handle_s_errors_name_the_tool_and_the_task_id_each_once(entry: dict[s
 
 
 @pytest.mark.parametrize("task", [True, None])
-def test_a_task_call_s_timeout_names_the_tool_and_carries_the_task_id(
-    entry: dict[str, Any], task: bool | None
+def test_a_stopped_task_call_s_error_names_the_tool_and_carries_the_task_id(
+    entry: dict[str, Any], events: EventLog, task: bool | None
 ) -> None:
+    cancel = threading.Event()
     with MCPHub([entry]) as hub:
-        with pytest.raises(ToolCallTimeoutError) as caught:
-            hub.call_tool("mcp__t__stages", LONG, timeout=1.0, task=task)
-        assert caught.value.tool == "mcp__t__stages"
-        assert caught.value.task_id == _records(hub)["cancelled"][0]
+        with pytest.raises(ToolCallCancelledError) as caught:
+            # Stopped once its first status message is seen: the call follows its task by then.
+            hub.call_tool(
+                "mcp__t__stages",
+                LONG,
+                timeout=BOUND,
+                cancel=cancel,
+                task=task,
+                progress=lambda *_: cancel.set(),
+            )
+        task_id = events.wait_for("task_created")["task_id"]
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", task_id)
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == task_id
 
 
 # -- two waits on one task, and a hub not started ------------------------------------------------------
