@@ -151,7 +151,8 @@ def test_a_cancel_the_server_refuses_raises_naming_the_server_the_task_and_its_r
     entry: dict[str, Any], tag: str, code: int, reason: str
 ) -> None:
     with MCPHub([entry]) as hub:
-        handle = hub.start_task("mcp__t__stages", {"count": 3, "delay": 0.1, "tag": tag})
+        # In lockstep a stage ends only once a poll has seen it: the task is running when it is cancelled.
+        handle = hub.start_task("mcp__t__stages", {"count": 3, "delay": 0, "lockstep": True, "tag": tag})
         with pytest.raises(TaskCancelRefusedError) as refused:
             handle.cancel(BOUND)
         error = refused.value
