@@ -145,6 +145,8 @@ class Relay:
 
     def go_down(self) -> None:
         """Refuse new connections and reset the open ones: to the client the server is unreachable."""
+        with contextlib.suppress(OSError):  # wakes the accept() blocked on it, which close() alone does not
+            self._listener.shutdown(socket.SHUT_RDWR)  # (on Linux), so that the port is free to come back on
         self._listener.close()
         self._thread.join(5)
         self.cut()

@@ -299,3 +299,16 @@ def test_a_task_id_that_begins_with_a_dash_is_read_after_a_double_dash() -> None
     for action in ("show", "result", "cancel"):
         args = build_parser().parse_args(["task", action, "ev", "--", "-5f3a"])
         assert (args.server, args.task_id) == ("ev", "-5f3a")
+
+
+def test_task_cancel_the_server_refuses_exits_4_with_its_reason_and_the_task_runs_on(
+    tasks_config: str,
+) -> None:
+    task_id = start(tasks_config, "mcp__tasks__stages", {"count": 200, "delay": 0.5, "tag": "committing"})
+    done = mcp_sync("task", "cancel", tasks_config, "tasks", task_id)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert f"server 'tasks' refused to cancel task '{task_id}': cannot cancel: committing" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert show(tasks_config, task_id)["status"] == "working"
+    assert task_id not in records(tasks_config)["cancelled"]

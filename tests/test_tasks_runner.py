@@ -21,6 +21,7 @@ from mcp_sync import (
     ConfigError,
     MCPHub,
     MCPSyncError,
+    TaskCancelRefusedError,
     TaskInfo,
     TaskNotFoundError,
     ToolCallCancelledError,
@@ -54,7 +55,9 @@ class ScriptedWire:
         self.requests.append("tasks/get")
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
 
-    async def answer_input(self, client: Any, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
+    async def answer_input(
+        self, client: Any, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
         self.requests.append("answer_input")
         return None
 
@@ -153,7 +156,7 @@ def test_a_runner_that_only_waits_leaves_the_task_running_when_stopped() -> None
                 wire,
                 None,
                 _info("working", "a", 5.0),
-                label="t",
+                tool="t",
                 progress=None,
                 cancel_when_stopped=False,  # type: ignore[arg-type]
             )
@@ -191,7 +194,9 @@ def test_the_runner_waits_the_server_s_poll_interval_between_polls() -> None:
 class FailingInput(ScriptedWire):
     """A wire whose answer to `input_required` fails (its `tasks/result` refused)."""
 
-    async def answer_input(self, client: Any, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
+    async def answer_input(
+        self, client: Any, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
         self.requests.append("answer_input")
         raise RuntimeError("tasks/result refused")
 
@@ -267,7 +272,7 @@ def test_a_wait_resumed_with_its_status_updates_neither_repeats_nor_recounts_the
                 DroppingWire(script),
                 None,  # type: ignore[arg-type]
                 first,
-                label="t",
+                tool="t",
                 progress=progress,
                 cancel_when_stopped=False,
                 updates=updates,
@@ -463,3 +468,46 @@ def test_a_task_list_refused_with_invalid_params_is_an_error_not_task_not_found(
     with started_hub(raw.config) as hub, pytest.raises(ToolCallError, match="Invalid cursor") as refused:
         hub.list_tasks("raw")
     assert not isinstance(refused.value, TaskNotFoundError)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("caller", ["call_tool", "handle"])
+def test_a_task_that_fails_while_its_input_is_asked_for_is_a_failure_never_task_not_found(
+    caller: str, tmp_path: Path
+) -> None:
+    # The task asks for input (tasks/result waits), then fails; a poll sees `failed` before tasks/result
+    # answers its error, -32602 "input file not found": the task's own end, not a lost task.
+    raw = RawServer("inputfail", tmp_path / "log")
+    with started_hub(raw.config) as hub:
+        with pytest.raises(ToolCallError, match="input file not found") as raised:
+            if caller == "call_tool":
+                hub.call_tool(JOB, timeout=30)
+            else:
+                hub.start_task(JOB).wait(30)
+        assert not isinstance(raised.value, TaskNotFoundError)
+        assert (raised.value.tool, raised.value.task_id) == (JOB, "T1")
+        assert [task.status for task in hub.list_tasks("raw")] == ["failed"]
+    assert raw.methods().count("tools/call") == 1
+
+
+@pytest.mark.timeout(60)
+def test_a_cancel_the_server_refuses_raises_naming_the_server_the_task_and_its_reason(tmp_path: Path) -> None:
+    raw = RawServer("refusecancel", tmp_path / "log")  # tasks/cancel: -32603 "cannot cancel: committing"
+    with started_hub(raw.config) as hub:
+        handle = hub.start_task(JOB)
+        with pytest.raises(TaskCancelRefusedError, match="cannot cancel: committing") as refused:
+            handle.cancel(30)
+        assert (refused.value.server, refused.value.task_id, refused.value.code) == ("raw", "T1", -32603)
+        assert "'raw'" in str(refused.value) and "'T1'" in str(refused.value)
+        assert handle.wait(30).text == "done"  # the task worked on
+
+
+@pytest.mark.timeout(60)
+def test_a_task_list_that_never_ends_is_a_bounded_listing_error_not_unsupported(tmp_path: Path) -> None:
+    raw = RawServer("endlesslist", tmp_path / "log")  # every page gives another cursor
+    with started_hub(raw.config) as hub:
+        with pytest.raises(ToolCallError, match="did not end within 100 pages") as endless:
+            hub.list_tasks("raw")
+        assert not isinstance(endless.value, UnsupportedFeatureError)
+        assert raw.methods().count("tasks/list") == 100
+        assert hub.call_tool(JOB, timeout=30).text == "done"

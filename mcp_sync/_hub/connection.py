@@ -75,8 +75,12 @@ class ServerConnection:
         on_state: Callable[[ServerConnection], None] | None = None,
         auth_factory: AuthFactory | None = None,
         features: ServerFeatures | None = None,
+        hub_servers: Callable[[], Mapping[str, object]] | None = None,
     ) -> None:
         self.config = config
+        self.hub_servers = hub_servers
+        """The servers by name now of the hub that made this connection (None: made outside a hub): where
+        a task of this server is followed across reconnects, whichever hub on a shared registry calls it."""
         self._auth_factory = auth_factory
         self.features = features
         """Resources, prompts and server requests of this connection, when the hub bridges them."""

@@ -436,7 +436,7 @@ class MCPHub(FeatureHub):
             call = functools.partial(
                 call_as_task,
                 target,
-                self._servers_now,
+                _servers_of(target),
                 raw_name,
                 arguments,
                 public_name=name,
@@ -473,7 +473,7 @@ class MCPHub(FeatureHub):
             arguments = self._approved(tool, arguments)
         followed = as_task or (task is None and _may_become_task(tool, target))
         if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
-            submit = functools.partial(submit_as_task, target, self._servers_now, certain=as_task)
+            submit = functools.partial(submit_as_task, target, _servers_of(target), certain=as_task)
         else:
             submit = functools.partial(target.submit, task=as_task)
         if self._tracing is not None:
@@ -497,7 +497,8 @@ class MCPHub(FeatureHub):
         the task that many seconds. The task outlives the handle and the hub; its result can be fetched
         later by id (`hub.task(server, task_id)`) where the server keeps it. A tool whose `task_support`
         is "forbidden" raises `UnsupportedFeatureError`. A server that answers at once with the result
-        (no task) gives a handle that holds that result, with an empty `task_id`."""
+        (no task) gives a handle that holds that result: its `task_id` is empty, its `info` completed, and
+        it sends no request (`refresh()` and `cancel()` return `info`)."""
         tool, target = self._resolve(name)
         _as_task(tool, True)  # a native tool is never a task: its task_support is "forbidden"
         assert isinstance(target, ServerConnection)
@@ -511,25 +512,22 @@ class MCPHub(FeatureHub):
         if tool.requires_approval:
             arguments = self._approved(tool, arguments)
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
+        servers = _servers_of(target)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
-            return TaskHandle(self._servers_now, server, "", tool=name, result=started)
-        return TaskHandle(
-            self._servers_now, server, started.task_id, tool=name, info=started, raw_name=raw_name
-        )
+            return TaskHandle(servers, server, "", tool=name, result=started)
+        return TaskHandle(servers, server, started.task_id, tool=name, info=started, raw_name=raw_name)
 
     def task(self, server: str, task_id: str) -> TaskHandle:
         """A handle on an existing task of `server` (started by this hub, another hub or another process);
-        sends nothing until used."""
+        sends nothing until used. `server` may be another hub's on this hub's (shared) registry."""
         if not isinstance(task_id, str) or not task_id:
             raise ValueError(f"task_id must be a non-empty string, not {task_id!r}")
-        self._configured(server)
-        return TaskHandle(self._servers_now, server, task_id)
+        return TaskHandle(self._configured(server), server, task_id)
 
     def list_tasks(self, server: str, *, timeout: float | None = None) -> list[TaskInfo]:
         """The server's tasks (`tasks/list`, every page); `UnsupportedFeatureError` where the server or its
         protocol era lists none."""
-        self._configured(server)
-        connection = self._servers.servers.get(server)
+        connection = self._configured(server)().get(server)
         if not isinstance(connection, ServerConnection):
             raise ServerDisconnectedError(f"server {server!r} is not connected; cannot list its tasks")
         seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
@@ -543,12 +541,27 @@ class MCPHub(FeatureHub):
         servers = self._servers
         return lambda: servers.servers
 
-    def _configured(self, server: str) -> None:
+    def _configured(self, server: str) -> ServerLookup:
+        """Where `server`'s tasks are reached: this hub's servers, or those of the hub whose server it is
+        on a shared registry. Raises, saying why, for a server that cannot be reached."""
         self._servers.check_usable()
-        if self._servers.state in ("closing", "closed"):  # its servers are gone, not unknown
+        state = self._servers.state
+        if state in ("closing", "closed"):  # its servers are gone, not unknown
             raise MCPSyncError(f"this hub is closed; make a new one (to reach server {server!r})")
-        if server not in self._servers.servers:
-            raise ConfigError(f"no server named {server!r} in this hub")
+        if server in self._servers.servers:
+            return self._servers_now
+        owner = self.registry.server_owner(server)
+        if isinstance(owner, ServerConnection):  # another hub's, on the registry this one shares
+            return _servers_of(owner)
+        configured = {config.server_name: config for config in self._servers.configuration.configs}
+        if server in configured and state == "created":
+            raise MCPSyncError(
+                f"server {server!r} is not started: the hub has not been started (call start(), or use "
+                "`with hub:`)"
+            )
+        if server in configured and not configured[server].enabled:
+            raise MCPSyncError(f"server {server!r} is disabled in the configuration (enabled: false)")
+        raise ConfigError(f"no server named {server!r} in this hub")
 
     def _resolve(self, name: str) -> tuple[Tool, ServerConnection | NativeTool]:
         """The tool and what runs it: its server's connection (whichever hub owns it), or its function."""
@@ -694,6 +707,15 @@ def _as_task(tool: Tool, task: bool | None) -> bool:
             f"tool {tool.name} runs only as a task (taskSupport 'required'): pass task=True or None"
         )
     return bool(task)
+
+
+def _servers_of(connection: ServerConnection) -> ServerLookup:
+    """Where the tasks of `connection`'s server are followed: the servers of the hub that made it, which
+    on a shared registry may be another hub than the caller's."""
+    servers = connection.hub_servers
+    if servers is None:  # a connection made outside a hub: its name alone
+        return lambda: {connection.name: connection}
+    return servers
 
 
 def _may_become_task(tool: Tool, target: ServerConnection) -> bool:

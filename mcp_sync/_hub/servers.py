@@ -134,6 +134,10 @@ class ServerSet:
                     servers[name] = reconnector
         return MappingProxyType(servers)
 
+    def _servers_now(self) -> Mapping[str, object]:
+        """`servers`, for a connection to hand to the task handles of its server (`TaskHandle`)."""
+        return self.servers
+
     def _set_unusable(self, invalid: Iterable[InvalidServerEntry]) -> None:
         self._unusable = {entry.server_name: entry for entry in invalid}
         for entry in self._unusable.values():
@@ -216,6 +220,7 @@ class ServerSet:
                 on_state=self._announce_state,
                 auth_factory=self._auth_factory,
                 features=self._features(config) if self._features is not None else None,
+                hub_servers=self._servers_now,
             )
             try:
                 connection.reserve()

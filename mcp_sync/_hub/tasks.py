@@ -6,6 +6,10 @@ dropped and was reconnected (the hub's `reconnect` settings) a `wait` goes on po
 on the new session, and never calls the tool again. A handle refers to the hub's set of servers,
 never to the hub, so it does not keep a dropped hub alive. The task outlives the handle: dropping
 one, or a `wait` that times out, leaves the task running on the server.
+
+A handle belongs to the process that made it: in a forked child each of its methods refuses at once, as
+an inherited hub does, rather than wait on the parent's connection. A call a server answered at once,
+without a task, gives a handle that holds its result: `task_id` empty, `info` completed, no request sent.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import concurrent.futures
 import contextlib
 import contextvars
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -21,6 +26,7 @@ from typing import Any
 
 from .._runtime.callbacks import ProgressCallback
 from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
+from .._runtime.lifecycle import fork_generation
 from .._server.tasks.runner import CANCEL_TIMEOUT, StatusUpdates
 from .._values.errors import (
     MCPSyncError,
@@ -28,6 +34,7 @@ from .._values.errors import (
     SignInRequiredError,
     TaskNotFoundError,
     ToolCallCancelledError,
+    ToolCallError,
     ToolCallTimeoutError,
 )
 from .._values.results import ToolResult
@@ -50,7 +57,9 @@ _RECONNECT_HANDOVER_TIMEOUT = 2.0
 class TaskHandle:
     """A task on a server: its id, its last known state, and blocking `wait`, `result`, `refresh`, `cancel`.
 
-    Thread-safe. Its repr shows the server, the id and the last known status, never the arguments.
+    Thread-safe. Its repr shows the server, the id and the last known status, never the arguments. For a
+    call the server answered at once (no task), `task_id` is empty, `info` is completed, `wait` and
+    `result` return the result, and `refresh` and `cancel` return `info` without asking the server.
     """
 
     def __init__(
@@ -73,8 +82,11 @@ class TaskHandle:
         self.tool = tool
         """The public name of the tool, when this hub started the task; else None."""
         self._lock = threading.Lock()
+        if info is None and result is not None and not task_id:  # answered at once: it has ended
+            info = TaskInfo(server=server, task_id="", status="completed")
         self._info = info
         self._result = result
+        self._fork_generation, self._pid = fork_generation(), os.getpid()
 
     @property
     def info(self) -> TaskInfo | None:
@@ -84,7 +96,8 @@ class TaskHandle:
     def __repr__(self) -> str:
         status = self._info.status if self._info is not None else "unknown"
         tool = f" tool={self.tool!r}" if self.tool else ""
-        return f"<TaskHandle server={self.server!r} task_id={self.task_id!r}{tool} status={status!r}>"
+        task = f" task_id={self.task_id!r}" if self.task_id else " answered at once (no task)"
+        return f"<TaskHandle server={self.server!r}{task}{tool} status={status!r}>"
 
     # -- requests ---------------------------------------------------------------------------------------
 
@@ -94,7 +107,7 @@ class TaskHandle:
 
     def cancel(self, timeout: float | None = None) -> TaskInfo:
         """Ask the server to cancel the task (`tasks/cancel`); its status after (for a task that had
-        already ended, that end)."""
+        already ended, that end). `TaskCancelRefusedError` if the server refused, the task running on."""
         return self._seen(self._request("cancel", timeout))
 
     def result(self, timeout: float | None = None) -> ToolResult:
@@ -125,15 +138,26 @@ class TaskHandle:
             )
             message = f"{self._label} {why}; it keeps running on the server (wait again, or cancel it)"
             if stopped.cancelled:
-                raise ToolCallCancelledError(message, tool=self.tool) from None
-            raise ToolCallTimeoutError(message, tool=self.tool) from None
+                raise ToolCallCancelledError(message, tool=self.tool, task_id=self.task_id) from None
+            raise ToolCallTimeoutError(message, tool=self.tool, task_id=self.task_id) from None
 
     def _follow(
         self, deadline: float, cancel: threading.Event | None, progress: ProgressCallback | None
     ) -> ToolResult:
         """`wait` up to `deadline` (monotonic); `_WaitStopped` when the deadline or `cancel` stops it."""
+        self._check_process()
         if self._result is not None:
             return self._result
+        try:
+            return self._poll(deadline, cancel, progress)
+        except ToolCallError as error:
+            self._name_in(error)
+            raise
+
+    def _poll(
+        self, deadline: float, cancel: threading.Event | None, progress: ProgressCallback | None
+    ) -> ToolResult:
+        """Follow the task on whichever connection the server has, up to `deadline`."""
         updates = StatusUpdates()  # one count of status messages across the connections of this wait
         while True:
             connection = self._connection(deadline, cancel)
@@ -176,15 +200,48 @@ class TaskHandle:
         return info
 
     def _request(self, kind: str, timeout: float | None) -> TaskInfo:
+        self._check_process()
+        if not self.task_id and self._info is not None:  # answered at once: no task to ask about
+            return self._info
         try:
-            connection = self._connection(time.monotonic(), None)
-        except _WaitStopped:
-            raise ServerDisconnectedError(
-                f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
-            ) from None
-        seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
-        info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
+            try:
+                connection = self._connection(time.monotonic(), None)
+            except _WaitStopped:
+                raise ServerDisconnectedError(
+                    f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
+                ) from None
+            seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
+            info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
+        except ToolCallError as error:
+            self._name_in(error)
+            raise
         return info
+
+    def _name_in(self, error: ToolCallError) -> None:
+        """Make `error`, raised for this handle's task, name it as a call's error does: `tool` the tool's
+        public name (the layers below know the task by a label) and `task_id` the task's. An error that
+        names no tool and no task is left as it is: it may be the one every call of an ended session
+        gets."""
+        if error.tool is not None or error.task_id is not None:
+            error.tool = self.tool
+            error.task_id = self.task_id
+
+    def _check_process(self) -> None:
+        """Refuse at once in a process forked from the one that made this handle: the connection it
+        would wait on is the parent's (as an inherited hub refuses its calls)."""
+        if self._fork_generation == fork_generation():
+            return
+        what = f"task {self.task_id!r}" if self.task_id else "a call's result"
+        follow = (
+            f"; follow the task there with hub.task({self.server!r}, {self.task_id!r})"
+            if self.task_id
+            else ""
+        )
+        raise MCPSyncError(
+            f"this handle on {what} of server {self.server!r} was made in process {self._pid}, and this "
+            f"is process {os.getpid()} (a fork): it belongs to the parent; create a new MCPHub in the "
+            f"child{follow}"
+        )
 
     def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
         """The server's connection, once ready: while it is reconnecting (or connecting) this waits, up to
@@ -208,6 +265,10 @@ class TaskHandle:
                 if time.monotonic() - dropped_at < _RECONNECT_HANDOVER_TIMEOUT:
                     state = "reconnecting"
             if state not in ("reconnecting", "connecting"):
+                if self._servers().get(self.server) is not current:
+                    # It changed after the map was read: an attempt to reconnect that failed gives way to
+                    # its reconnector (the map shows an attempt while it connects). Look again.
+                    continue
                 error = getattr(current, "error", None)
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is {state}; cannot reach {self._label}"
@@ -275,13 +336,18 @@ def call_as_task(
         return handle._follow(deadline, cancel, progress)
     except _WaitStopped as stopped:
         _cancel_quietly(handle)
-        if stopped.cancelled:
-            raise was_cancelled(public_name, "the server") from None
-        raise timed_out(public_name, timeout, "the server") from None
+        error: ToolCallError = (
+            was_cancelled(public_name, "the server")
+            if stopped.cancelled
+            else timed_out(public_name, timeout, "the server")
+        )
+        error.task_id = handle.task_id
+        raise error from None
     except (TaskNotFoundError, ToolCallCancelledError):
         raise  # the task is gone or cancelled already: nothing to cancel
     except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
-        _cancel_quietly(handle)  # given, say): nobody will fetch the task, so it is cancelled too
+        if handle.info is None or not handle.info.done:  # given, say): nobody will fetch the task, so it
+            _cancel_quietly(handle)  # is cancelled too, unless it was seen to end (failed, say)
         raise
 
 

@@ -41,7 +41,14 @@ from .._config import HttpServerConfig, ServerConfig, SseServerConfig
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out
 from .._runtime.lifecycle import ConnectionState
-from .._values.errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError, describe
+from .._values.errors import (
+    AuthError,
+    MCPSyncError,
+    ServerDisconnectedError,
+    TaskCancelRefusedError,
+    ToolCallError,
+    describe,
+)
 from .._values.naming import server_label
 from .._values.results import ToolResult, complete_result_of, from_call_tool_result
 from .._values.secrets import SecretHandle, scrub
@@ -454,11 +461,14 @@ class Session:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
         the request was; default: the call)."""
         if isinstance(exc, TaskFailure):  # the task's own end, not a request the server refused
-            subject = what or f"the task of {public_name}"
+            subject = what or (
+                f"task {exc.task_id!r} of {public_name}" if exc.task_id else f"the task of {public_name}"
+            )
             return ToolCallError(
                 scrub(f"server {self._label}: {subject} failed: {exc.message} (code {exc.code})"),
                 tool=public_name,
                 code=exc.code,
+                task_id=exc.task_id,
             )
         failure = request_failure(
             exc,
@@ -605,7 +615,7 @@ class Session:
                 wire,
                 client,
                 info,
-                label=label,
+                tool=None,  # `label` names the task for the caller (a handle), who names its errors
                 progress=on_progress,
                 cancel_when_stopped=False,
                 on_info=on_info,
@@ -632,9 +642,18 @@ class Session:
                 try:
                     return await wire.cancel(client, task_id)
                 except MCPError as refused:
+                    if refused.code == types.CONNECTION_CLOSED:  # not refused: the connection went
+                        raise
+                    if refused.code != types.INVALID_PARAMS:
+                        raise self._cancel_refused(refused, task_id) from refused
                     # Cancelling a task that already ended is refused with the same "invalid params" as
-                    # an unknown one: its status (or tasks/get's "not found") says which it was.
+                    # an unknown one: its status (or tasks/get's "not found") says which it was. One that
+                    # has not ended was refused for a reason of the server's own.
                     logger.debug("server %r refused tasks/cancel of %r: %s", self._name, task_id, refused)
+                    info = await wire.get(client, task_id)
+                    if not info.done:
+                        raise self._cancel_refused(refused, task_id) from refused
+                    return info
             return await wire.get(client, task_id)
         except MCPSyncError:  # the runner's own typed errors stand as they are
             raise
@@ -645,6 +664,19 @@ class Session:
             if missing is not None:
                 raise missing from exc
             raise await self._failure(exc, label, f"tasks/{kind} of {label}") from exc
+
+    def _cancel_refused(self, refused: MCPError, task_id: str) -> TaskCancelRefusedError:
+        """The error for a `tasks/cancel` the server answered with an error other than "invalid params"
+        (which is how it says the task already ended): the task may still run, so the caller must know."""
+        reason = scrub(refused.message)
+        return TaskCancelRefusedError(
+            f"server {self._label} refused to cancel task {task_id!r}: {reason} (code {refused.code}); "
+            "the task may still be running",
+            server=self._name,
+            task_id=task_id,
+            reason=reason,
+            code=refused.code,
+        )
 
     async def _await_loss(self) -> None:
         """A call lost its stdio server: wait (bounded) until the owner has ended the session with how the

@@ -17,6 +17,7 @@
         ├── ToolCallCancelledError    the caller cancelled it
         ├── ServerDisconnectedError   the server went away before it answered
         ├── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
+        ├── TaskCancelRefusedError    the server refused to cancel the task (it may still be running)
         └── ToolApprovalError         the tool waits for a person's approval, and none was given
             ├── ToolApprovalRequiredError   the hub has no `approve` callback to ask with
             └── ToolApprovalDeniedError     the approver said no (or failed)
@@ -37,6 +38,7 @@ __all__ = [
     "ServerDisconnectedError",
     "ServerStartError",
     "SignInRequiredError",
+    "TaskCancelRefusedError",
     "TaskNotFoundError",
     "ToolApprovalDeniedError",
     "ToolApprovalError",
@@ -101,12 +103,17 @@ class ToolNotFoundError(MCPSyncError, LookupError):
 
 
 class ToolCallError(MCPSyncError):
-    """A tool call ended without a result: the server answered with a protocol error, or see subclasses."""
+    """A tool call ended without a result: the server answered with a protocol error, or see subclasses.
+    `tool` is the tool's public name (None where it is not known), `code` the server's JSON-RPC error
+    code, `task_id` the task's id when the call ran as a task (a task's id is no secret)."""
 
-    def __init__(self, message: str, *, tool: str | None = None, code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, tool: str | None = None, code: int | None = None, task_id: str | None = None
+    ) -> None:
         super().__init__(message)
         self.tool = tool
         self.code = code
+        self.task_id = task_id
 
 
 class ToolCallTimeoutError(ToolCallError, TimeoutError):
@@ -125,10 +132,33 @@ class TaskNotFoundError(ToolCallError):
     """The server does not know the task (it never existed, expired or was dropped); `server` and
     `task_id` name it (a task's id is no secret)."""
 
+    task_id: str
+
     def __init__(self, message: str, *, server: str, task_id: str, tool: str | None = None) -> None:
-        super().__init__(message, tool=tool)
+        super().__init__(message, tool=tool, task_id=task_id)
         self.server = server
-        self.task_id = task_id
+
+
+class TaskCancelRefusedError(ToolCallError):
+    """The server refused to cancel the task (`tasks/cancel` answered with an error other than "the task
+    already ended"): the task may still be running. `server` and `task_id` name it; `code` and `reason`
+    are the server's."""
+
+    task_id: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str,
+        task_id: str,
+        reason: str,
+        code: int | None = None,
+        tool: str | None = None,
+    ) -> None:
+        super().__init__(message, tool=tool, code=code, task_id=task_id)
+        self.server = server
+        self.reason = reason
 
 
 class ToolApprovalError(ToolCallError):

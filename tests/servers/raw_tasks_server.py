@@ -13,6 +13,10 @@ Modes:
   failnotfound the task fails, and ``tasks/result`` answers its error: -32602 "input file not found"
   wrongoutput ``job`` declares an output schema (``result``: a string) its result breaks (42)
   badlist     ``tasks/list`` is refused with -32602 "Invalid cursor"
+  endlesslist ``tasks/list`` answers every page with a next cursor
+  inputfail   the task starts ``input_required``, then fails; ``tasks/result`` answers its error,
+              -32602 "input file not found", only once a ``tasks/get`` has answered ``failed``
+  refusecancel ``tasks/cancel`` is refused with -32603 "cannot cancel: committing"; the task works on
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any
 MODE, LOG = sys.argv[1], sys.argv[2]
 NOW = "2025-01-01T00:00:00Z"
 _lock = threading.Lock()
-_state: dict[str, Any] = {"status": "working"}
+_state: dict[str, Any] = {"status": "input_required" if MODE == "inputfail" else "working"}
+_failure_seen = threading.Event()  # inputfail: a tasks/get has answered "failed"
 
 
 def send(message: dict[str, Any] | str) -> None:
@@ -60,8 +65,8 @@ def work(token: Any) -> None:
             params = {"progressToken": token, "progress": step + 1, "total": 3, "message": message}
             send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
     with _lock:
-        if _state["status"] == "working":
-            _state["status"] = "failed" if MODE == "failnotfound" else "completed"
+        if _state["status"] in ("working", "input_required"):
+            _state["status"] = "failed" if MODE in ("failnotfound", "inputfail") else "completed"
 
 
 def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
@@ -96,10 +101,16 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
             send(text.replace('"@"', huge))
             return
         result = task("paused" if MODE == "badstatus" else None)
+        if MODE == "inputfail" and result["status"] == "failed":
+            send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            _failure_seen.set()
+            return
     elif method == "tasks/result":
-        while _state["status"] == "working":
+        while _state["status"] in ("working", "input_required"):
             time.sleep(0.02)
-        if MODE == "failnotfound":
+        if MODE == "inputfail":
+            _failure_seen.wait(30)
+        if MODE in ("failnotfound", "inputfail"):
             error = {"code": -32602, "message": "input file not found"}
             send({"jsonrpc": "2.0", "id": request_id, "error": error})
             return
@@ -107,6 +118,10 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
         if MODE == "wrongoutput":
             result["structuredContent"] = {"result": 42}
     elif method == "tasks/cancel":
+        if MODE == "refusecancel":
+            error = {"code": -32603, "message": "cannot cancel: committing"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
+            return
         with _lock:
             _state["status"] = "cancelled"
         result = task()
@@ -116,6 +131,8 @@ def answer(method: str, request_id: Any, params: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": request_id, "error": error})
             return
         result = {"tasks": [task()]}
+        if MODE == "endlesslist":
+            result["nextCursor"] = f"page-{(params.get('cursor') or 'page-0').split('-')[-1]}1"
     else:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no {method}"}})
         return

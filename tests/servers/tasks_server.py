@@ -39,7 +39,9 @@ records()                            what the server recorded, as JSON: ``runs``
 
 Tags that change the server's answers: an ``ask`` task tagged "reject" has its ``tasks/update``
 refused with -32602 (its input does not match); a task tagged "strict" has a ``tasks/cancel`` after
-its end refused with -32602 (already terminal).
+its end refused with -32602 (already terminal); one tagged "committing" has its ``tasks/cancel`` refused
+while it runs with -32603 "cannot cancel: committing", and one tagged "locked" with -32602 "cannot
+cancel: the task holds a lock" (either way it runs on).
 
 Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
 get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
@@ -438,6 +440,10 @@ class ServerTasks(Extension):
         if ended and record.tag == "strict":
             message = f"Cannot cancel task: already in terminal status {record.status!r}"
             raise MCPError(code=INVALID_PARAMS, message=message)
+        if not ended and record.tag == "committing":
+            raise MCPError(code=INTERNAL_ERROR, message="cannot cancel: committing")
+        if not ended and record.tag == "locked":
+            raise MCPError(code=INVALID_PARAMS, message="cannot cancel: the task holds a lock")
         if not ended and record.runner is not None:
             self.store.cancelled.append(record.task_id)
             self.store.events.write("cancelled", task_id=record.task_id)

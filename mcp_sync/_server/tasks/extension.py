@@ -24,6 +24,7 @@ Input is asked of the user once per request key (the SEP's dedup), however often
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import datetime
 import logging
@@ -232,7 +233,8 @@ class ExtensionTaskWire:
 
     Remembers each task's last `tasks/get` answer (its inline result, error and input requests)
     and the input keys it answered, so `outcome` and `answer_input` need no second request and no
-    input is asked of the user twice.
+    input is asked of the user twice: also not by two waits on one task, the second of which waits
+    for the first's answer.
     """
 
     input_brings_result = False  # tasks/update only acknowledges: the result comes by polling
@@ -241,6 +243,8 @@ class ExtensionTaskWire:
         self._server = server
         self._last: dict[str, _DetailedTask] = {}
         self._answered: dict[str, set[str]] = {}
+        self._asking: dict[str, asyncio.Event] = {}
+        """The tasks whose input a wait is asking for now; the Event is set when it is done."""
 
     async def start(
         self,
@@ -273,14 +277,25 @@ class ExtensionTaskWire:
             self._last.pop(task_id, None)
         return _info(self._server, task)
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
-        """Answer the outstanding input with one `tasks/update`; the result comes by polling (None)."""
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> CallToolResult | None:
+        """Answer the outstanding input with one `tasks/update`; the result comes by polling (None). While
+        another wait on the task asks the user, this one waits for that, then answers only what is left.
+        An answer in `given` (this wait's, from an earlier connection) is sent again, not asked again."""
+        while (asking := self._asking.get(task_id)) is not None:
+            await asking.wait()
         task = self._last.get(task_id)
         if task is None or task.status != "input_required":
             task = await _get(client.session, task_id)
         answered = self._answered.setdefault(task_id, set())
         _forget_oldest(self._answered)
-        await _answer(client.session, task, answered)
+        self._asking[task_id] = done = asyncio.Event()
+        try:
+            await _answer(client.session, task, answered, given)
+        finally:
+            del self._asking[task_id]
+            done.set()
         return None
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult:
@@ -293,7 +308,8 @@ class ExtensionTaskWire:
     async def cancel(self, client: Client, task_id: str) -> TaskInfo:
         """`tasks/cancel`, then the status the server reports: it acknowledges at once and may take
         its time (or finish the work anyway). A task the server forgot on cancelling reads as cancelled;
-        a cancel refused with -32602 is answered by `tasks/get`: the task's end, or "not found"."""
+        a cancel refused with -32602 is answered by `tasks/get`: the task's end, or "not found"; for a
+        task that has not ended, the refusal is raised."""
         self._last.pop(task_id, None)
         self._answered.pop(task_id, None)
         try:
@@ -302,7 +318,10 @@ class ExtensionTaskWire:
             if refused.code != TASK_NOT_FOUND_CODE:
                 raise
             logger.debug("server %r refused tasks/cancel of %r: %s", self._server, task_id, refused)
-            return await self.get(client, task_id)
+            info = await self.get(client, task_id)
+            if not info.done:
+                raise
+            return info
         try:
             return await self.get(client, task_id)
         except MCPError as error:
@@ -343,14 +362,20 @@ async def _cancel(session: ClientSession, task_id: str) -> None:
     await _send(session, _CancelTaskRequest(params=_TaskIdParams(task_id=task_id)), task_id, _Ack)
 
 
-async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str]) -> None:
+async def _answer(
+    session: ClientSession, task: _DetailedTask, answered: set[str], given: dict[str, Any] | None = None
+) -> None:
     """Answer the task's outstanding input requests not answered before, with the client's own
-    callbacks (elicitation form and URL, sampling, roots), in one `tasks/update`."""
+    callbacks (elicitation form and URL, sampling, roots), in one `tasks/update`; a request whose answer
+    is in `given` gets that answer again, and each new answer goes into `given`."""
     pending = {key: value for key, value in (task.input_requests or {}).items() if key not in answered}
     if not pending:
         return
     responses: dict[str, Any] = {}
     for key, raw in pending.items():
+        if given is not None and key in given:
+            responses[key] = given[key]
+            continue
         request = _INPUT_REQUEST.validate_python(raw, by_name=False)
         meta = request.params.meta if request.params is not None else None
         context = ClientRequestContext(session=session, request_id=key, meta=meta)
@@ -358,6 +383,8 @@ async def _answer(session: ClientSession, task: _DetailedTask, answered: set[str
         if isinstance(response, ErrorData):
             raise MCPError.from_error_data(response)
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if given is not None:
+            given[key] = responses[key]
     update = _UpdateTaskRequest(params=_UpdateTaskParams(task_id=task.task_id, input_responses=responses))
     await _send(session, update, task.task_id, _Ack)
     answered.update(responses)

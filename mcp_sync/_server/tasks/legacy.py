@@ -21,7 +21,7 @@ import mcp_types as types
 import pydantic
 from mcp.client import Client
 
-from ..._values.errors import UnsupportedFeatureError
+from ..._values.errors import ToolCallError, UnsupportedFeatureError
 from ..._values.secrets import scrub
 from ..._values.tasks import TaskInfo
 from .wire import ProgressSink
@@ -117,8 +117,10 @@ class LegacyTaskWire:
         request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
         return task_info(self.server, await client.session.send_request(request, types.GetTaskResult))
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult | None:
-        return await self.outcome(client, task_id, info)
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> types.CallToolResult | None:
+        return await self.outcome(client, task_id, info)  # the server asks on tasks/result: no keys here
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult:
         request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
@@ -143,8 +145,9 @@ class LegacyTaskWire:
             cursor = page.next_cursor
             if cursor is None:
                 return found
-        raise UnsupportedFeatureError(
-            f"server {self.server!r}: its tasks/list did not end within {_MAX_LIST_PAGES} pages"
+        raise ToolCallError(
+            f"server {self.server!r}: its tasks/list did not end within {_MAX_LIST_PAGES} pages (each page "
+            "gave the cursor of another); the listing was stopped there"
         )
 
 

@@ -19,7 +19,7 @@ import contextlib
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -98,11 +98,14 @@ def not_found(
 
 @dataclass
 class StatusUpdates:
-    """The status messages one wait has reported so far: the last, and how many. Kept by the caller
-    across the connections a wait goes through, so a resumed wait neither repeats nor recounts."""
+    """What one wait has done so far: the status messages it reported (the last, and how many) and the
+    input it gave (by request key). Kept by the caller across the connections a wait goes through, so a
+    resumed wait neither repeats nor recounts, and gives again, without asking, an answer a dropped
+    connection may have lost."""
 
     last: str | None = None
     count: int = 0
+    answers: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_task(
@@ -121,7 +124,7 @@ async def run_task(
     started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain)
     if isinstance(started, types.CallToolResult):
         return started
-    return await follow_task(wire, client, started, label=label, progress=progress, cancel_when_stopped=True)
+    return await follow_task(wire, client, started, tool=label, progress=progress, cancel_when_stopped=True)
 
 
 async def start_task(
@@ -177,7 +180,7 @@ async def follow_task(
     client: Client,
     info: TaskInfo,
     *,
-    label: str,
+    tool: str | None,
     progress: ProgressSink | None,
     cancel_when_stopped: bool,
     on_info: Callable[[TaskInfo], object] | None = None,
@@ -187,7 +190,7 @@ async def follow_task(
     Each new status message (the status itself where the server gives none) goes to
     `progress(updates_so_far, None, message)`, counted in `updates` (a wait resumed on a new
     connection passes the one it had), each status seen to `on_info`; an unknown task id is
-    `TaskNotFoundError`."""
+    `TaskNotFoundError`. `tool`: the tool's public name, where known, for the errors raised here."""
     task_id = info.task_id
     updates = updates if updates is not None else StatusUpdates()
     answering: asyncio.Task[types.CallToolResult | None] | None = None
@@ -204,12 +207,22 @@ async def follow_task(
                 if progress is not None:
                     await progress(float(updates.count), None, message)
             if info.status == "cancelled":
+                of = f" of {tool}" if tool else ""
                 raise ToolCallCancelledError(
-                    f"task {task_id!r} of {label} was cancelled on server {info.server!r}", tool=label
+                    f"task {task_id!r}{of} was cancelled on server {info.server!r}",
+                    tool=tool,
+                    task_id=task_id,
                 )
             if info.done:
                 if answering is not None and wire.input_brings_result:  # already asking for the result
-                    answered = await answering
+                    try:
+                        answered = await answering
+                    except MCPError as failed:
+                        if failed.code == types.CONNECTION_CLOSED:
+                            raise
+                        # The task is known (just polled) and ended: its tasks/result's error is its own
+                        # end, whatever the code ("invalid params" included), never "not found".
+                        raise TaskFailure.of(failed, task_id) from failed
                     if answered is not None:
                         return answered
                 elif answering is not None:  # the task ended without the answer: it is not needed
@@ -217,7 +230,7 @@ async def follow_task(
                     answering = None
                 return await _outcome(wire, client, task_id, info)
             if info.status == "input_required" and answering is None:
-                answering = asyncio.ensure_future(wire.answer_input(client, task_id, info))
+                answering = asyncio.ensure_future(wire.answer_input(client, task_id, info, updates.answers))
             delay = _poll_delay(info)
             if answering is None:
                 await asyncio.sleep(delay)
@@ -230,7 +243,7 @@ async def follow_task(
                         info = await wire.get(client, task_id)
                         if info.status != "cancelled":
                             if wire.input_brings_result and isinstance(error, MCPError):
-                                error = TaskFailure.of(error)  # its tasks/result: the task's own end
+                                error = TaskFailure.of(error, task_id)  # its tasks/result: its own end
                             input_error = error
                             raise error
                         continue
@@ -243,7 +256,7 @@ async def follow_task(
             await cancel_task(wire, client, task_id)
         raise
     except Exception as exc:
-        missing = not_found(exc, info.server, task_id, label) if exc is not input_error else None
+        missing = not_found(exc, info.server, task_id, tool) if exc is not input_error else None
         if missing is not None:
             raise missing from exc
         if cancel_when_stopped and not info.done:
@@ -284,7 +297,7 @@ async def _outcome(wire: TaskWire, client: Client, task_id: str, info: TaskInfo)
     except MCPError as failed:
         if failed.code == _INVALID_PARAMS and not isinstance(failed, TaskFailure):
             await wire.get(client, task_id)  # raises the server's "unknown task" if it is gone
-        raise TaskFailure.of(failed) from failed
+        raise TaskFailure.of(failed, task_id) from failed
 
 
 def _poll_delay(info: TaskInfo) -> float:

@@ -27,11 +27,15 @@ ProgressSink = ProgressFnT
 
 class TaskFailure(MCPError):
     """A task's own failure: the error it ended with, as the server gave it. Never "task not found",
-    whatever its code (a task may fail with -32602 "... not found" of its own)."""
+    whatever its code (a task may fail with -32602 "... not found" of its own). `task_id`: the task's."""
+
+    task_id: str | None = None
 
     @classmethod
-    def of(cls, error: MCPError) -> TaskFailure:
-        return error if isinstance(error, TaskFailure) else cls(error.code, error.message, error.data)
+    def of(cls, error: MCPError, task_id: str | None = None) -> TaskFailure:
+        failure = error if isinstance(error, TaskFailure) else cls(error.code, error.message, error.data)
+        failure.task_id = failure.task_id or task_id
+        return failure
 
 
 class TaskWire(Protocol):
@@ -59,10 +63,14 @@ class TaskWire(Protocol):
         """The task's status now (`tasks/get`)."""
         ...
 
-    async def answer_input(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult | None:
+    async def answer_input(
+        self, client: Client, task_id: str, info: TaskInfo, given: dict[str, Any] | None = None
+    ) -> CallToolResult | None:
         """Give an `input_required` task what it asked for, through the hub's own handlers. The runner
         keeps polling meanwhile. Returns the task's result where answering brings it (2025-11-25:
-        the requests arrive on `tasks/result`, which returns once the task ended), else None."""
+        the requests arrive on `tasks/result`, which returns once the task ended), else None. `given`:
+        the answers this wait gave before, by request key (where the era names its requests: 2026-07-28),
+        given again rather than asked again; each new answer is added to it."""
         ...
 
     async def outcome(self, client: Client, task_id: str, info: TaskInfo) -> CallToolResult:
