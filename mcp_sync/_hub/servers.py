@@ -55,7 +55,7 @@ from .._values.tool import Tool
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
 from .registry import ToolRegistry
-from .reload import Generation, ReloadResult, plan_reload
+from .reload import Generation, ReloadResult, hands_over, plan_reload
 
 __all__ = ["ServerSet", "StateEvent", "UnusableServer"]
 
@@ -339,7 +339,11 @@ class ServerSet:
                 self._forget(connection)
             elif connection not in self._replaced:
                 self._replaced |= {connection}
-                connection.close(abort=connection.state == "connecting")
+                successor = self._generation.wanted.get(connection.name)
+                connection.close(
+                    abort=connection.state == "connecting",
+                    handing_over=hands_over(connection.config, successor),
+                )
 
     def _ended(self, connection: ServerConnection) -> None:
         """A connection ended (its loop thread): if it was being replaced, launch its replacement."""
@@ -359,7 +363,7 @@ class ServerSet:
             self._machine.move("closing")
             connections = list(self._connections.values())
             reconnectors = self._stop_reconnectors()
-        self._stop(connections, abort=abort)
+        self._stop(connections, abort=abort, handing_over=False)  # nothing takes over: tasks are cancelled
         for reconnector in reconnectors:
             reconnector.join(_RECONNECTOR_JOIN_TIMEOUT)
         with self._machine.condition:
@@ -380,14 +384,16 @@ class ServerSet:
             connections = list(self._connections.values())
             self._stop_reconnectors()
         for connection in connections:
-            connection.close(abort=connection.state == "connecting")
+            connection.close(abort=connection.state == "connecting", handing_over=False)
         return connections
 
-    def _stop(self, connections: list[ServerConnection], *, abort: bool) -> None:
+    def _stop(
+        self, connections: list[ServerConnection], *, abort: bool, handing_over: bool | None = None
+    ) -> None:
         """Close `connections` (servers still connecting are killed, not awaited), wait for each within
-        one shared deadline, then free their names."""
+        one shared deadline, then free their names. `handing_over`: as `ServerConnection.close`'s."""
         for connection in connections:
-            connection.close(abort=abort or connection.state == "connecting")
+            connection.close(abort=abort or connection.state == "connecting", handing_over=handing_over)
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for connection in connections:
             connection.join(max(0.0, deadline - time.monotonic()))
