@@ -87,6 +87,8 @@ class ServerConnection:
         self.ready = concurrent.futures.Future[None]()
         """Resolved once the connection is no longer connecting (ready, failed or closed)."""
         self.lease: ServerLease | None = None
+        self.replaced = False
+        """Closed by a reload or a sign-in, which launches its successor once it has ended (`ServerSet`)."""
         self.handing_over = False
         """Closed to be replaced by a connection to the same server, on which the tasks its calls
         follow go on (see `ServerSet`)."""

@@ -340,6 +340,7 @@ class ServerSet:
             elif connection not in self._replaced:
                 self._replaced |= {connection}
                 successor = self._generation.wanted.get(connection.name)
+                connection.replaced = successor is not None
                 connection.close(
                     abort=connection.state == "connecting",
                     handing_over=hands_over(connection.config, successor),

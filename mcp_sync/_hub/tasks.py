@@ -247,10 +247,11 @@ class TaskHandle:
 
 
 def _hands_over(connection: ServerConnection) -> bool:
-    """Whether an ended connection is about to be replaced by one to the same server: a reconnector after
-    a drop, or the new connection of a reload or a sign-in that hands its tasks over (see `ServerSet`)."""
+    """Whether an ended connection is about to be replaced: a reconnector after a drop, or the new
+    connection of a reload or a sign-in (see `ServerSet`; `_check_same_server` then says whether the
+    task can be reached there)."""
     if connection.state == "closed":
-        return connection.handing_over
+        return connection.replaced
     return connection.config.reconnect is not None and not isinstance(connection.error, SignInRequiredError)
 
 
