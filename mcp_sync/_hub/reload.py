@@ -12,7 +12,8 @@ next reload that gives the server a valid entry applies it as usual.
 
 A connection replaced by one to the same server (`same_server`: a Streamable HTTP server at the same
 URL, its entry changed otherwise, or a sign-in's restart) hands over the tasks its calls follow, when the
-server is reconnected (`reconnect:`): they go on with the same task on the new connection. Any other
+server is reconnected (`reconnect:`) and speaks 2026-07-28: they go on with the same task on the new
+connection. Any other
 replacement is a close for them: their tasks are cancelled on the server they were made on.
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._config import HttpServerConfig, InvalidServerEntry, ServerConfig
 from .._values.errors import ConfigError
@@ -158,8 +161,15 @@ def same_server(old: ServerConfig, new: ServerConfig | None) -> bool:
     return isinstance(old, HttpServerConfig) and isinstance(new, HttpServerConfig) and old.url == new.url
 
 
-def hands_over(old: ServerConfig, new: ServerConfig | None) -> bool:
+def hands_over(old: ServerConfig, new: ServerConfig | None, protocol_version: str | None) -> bool:
     """Whether a connection of `old` replaced by one of `new` hands the tasks its calls follow over to it
-    (they go on there) rather than cancelling them: the same server, and calls that follow a task across
-    a new connection (`reconnect:`)."""
-    return old.reconnect is not None and same_server(old, new)
+    (they go on there) rather than cancelling them: the same server, calls that follow a task across a
+    new connection (`reconnect:`), and a protocol whose tasks outlive a connection (2026-07-28, which
+    has no sessions; a 2025-11-25 server may keep a task in its session's own store, as the reference
+    server does: `@modelcontextprotocol/server-everything`, dist/server/index.js, makes an
+    `InMemoryTaskStore` per server instance, one per session over HTTP)."""
+    return (
+        old.reconnect is not None
+        and same_server(old, new)
+        and protocol_version in MODERN_PROTOCOL_VERSIONS
+    )

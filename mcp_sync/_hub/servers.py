@@ -343,7 +343,7 @@ class ServerSet:
                 connection.replaced = successor is not None
                 connection.close(
                     abort=connection.state == "connecting",
-                    handing_over=hands_over(connection.config, successor),
+                    handing_over=hands_over(connection.config, successor, connection.protocol_version),
                 )
 
     def _ended(self, connection: ServerConnection) -> None:

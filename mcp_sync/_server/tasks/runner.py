@@ -319,7 +319,10 @@ async def follow_task(
             raise missing from exc
         if cancel_when_stopped and not info.done:
             # The call fails (its input could not be given, a poll failed): nobody will fetch this task.
-            await cancel_task(wire, client, task_id)
+            if aftercare is not None:
+                aftercare.spawn(cancel_task(wire, client, task_id))
+            else:
+                await cancel_task(wire, client, task_id)
         raise
     finally:
         if answering is not None and not answering.done():
