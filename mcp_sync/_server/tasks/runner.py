@@ -62,6 +62,8 @@ CANCEL_TIMEOUT = 2.0
 MAY_BECOME_TASK_GRACE = 1.0
 """How long a stopped call that only may become a task waits for the server's answer (a task on its way
 is then cancelled with `tasks/cancel`) before the call itself is cancelled, as a plain call is."""
+# How long `Aftercare.flush` waits for the jobs it cancelled to end (they only log).
+_CANCELLED_JOB_TIMEOUT = 0.5
 # JSON-RPC "invalid params": what a 2025-11-25 server answers for a task id it does not know.
 _INVALID_PARAMS = types.INVALID_PARAMS
 _EXTENSION_MODULE = "mcp_sync._server.tasks.extension"
@@ -133,8 +135,8 @@ class Aftercare:
         _done, pending = await asyncio.wait(set(self._jobs), timeout=timeout)
         for job in pending:
             job.cancel()
-        if pending:
-            await asyncio.wait(pending)  # a cancelled job only logs and re-raises
+        if pending:  # a cancelled job only logs and ends
+            await asyncio.wait(pending, timeout=_CANCELLED_JOB_TIMEOUT)
 
 
 async def run_task(
@@ -185,10 +187,19 @@ async def start_task(
     may become a task is given `MAY_BECOME_TASK_GRACE` to answer, then cancelled as a plain call is
     (the SDK's `notifications/cancelled`). With an `aftercare`, that is left to it and the
     cancellation goes on at once; without one it is awaited here (bounded by `CANCEL_TIMEOUT`)."""
-    starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=progress))
+    stopped = False
+    forward = progress
+
+    async def until_stopped(progress: float, total: float | None, message: str | None) -> None:
+        if not stopped and forward is not None:  # a caller that was answered hears no more
+            await forward(progress, total, message)
+
+    sink: ProgressSink | None = until_stopped if forward is not None else None
+    starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=sink))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
+        stopped = True
         if aftercare is not None:
             aftercare.spawn(_cancel_once_started(wire, client, starting, raw_name, certain))
         else:
