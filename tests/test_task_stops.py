@@ -8,6 +8,9 @@ HTTP; each test asserts on what the server recorded (its events), not on timing.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from mcp_sync import (
 )
 from mcp_sync._hub import tasks as hub_tasks
 from mcp_sync._server.tasks import runner
-from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
 BOUND = 30.0
@@ -246,3 +249,39 @@ def test_a_reload_that_gives_the_name_another_address_leaves_a_handle_s_task_run
                 handle.refresh()
         assert not events.find("cancelled")
         assert not http_events.find("get")
+
+
+_EXIT_DURING_CREATION_SCRIPT = r"""
+import json, sys, threading, time
+from mcp_sync import MCPHub
+
+events_path, entry = sys.argv[1], json.loads(sys.argv[2])
+hub = MCPHub([entry]).start()
+threading.Thread(
+    target=lambda: hub.call_tool("mcp__t__stages", {"count": 500, "delay": 0.2}, timeout=600, task=True),
+    daemon=True,
+).start()
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:  # the task is being created: its creation answer is on its way
+    with open(events_path, encoding="utf-8") as events:
+        if '"task_created"' in events.read():
+            break
+    time.sleep(0.02)
+# The interpreter exits without close(): the exit hook closes the hub.
+"""
+
+
+def test_interpreter_exit_while_a_call_s_task_is_being_created_cancels_it(
+    served: Callable[..., dict[str, Any]], events: EventLog
+) -> None:
+    entry = served("--create-delay-ms", "1500")
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_DURING_CREATION_SCRIPT, str(events), json.dumps(entry)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    created = events.wait_for("task_created", timeout=BOUND)
+    assert created["task_id"] in _cancelled_ids(events)  # already, when the process has exited
