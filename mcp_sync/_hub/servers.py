@@ -364,7 +364,9 @@ class ServerSet:
             self._machine.move("closing")
             connections = list(self._connections.values())
             reconnectors = self._stop_reconnectors()
-        self._stop(connections, abort=abort, handing_over=False)  # nothing takes over: tasks are cancelled
+        for connection in connections:  # nothing takes over: the tasks calls follow are cancelled
+            connection.close(abort=abort or connection.state == "connecting", handing_over=False)
+        self._stop(connections, abort=abort)
         for reconnector in reconnectors:
             reconnector.join(_RECONNECTOR_JOIN_TIMEOUT)
         with self._machine.condition:
@@ -388,13 +390,11 @@ class ServerSet:
             connection.close(abort=connection.state == "connecting", handing_over=False)
         return connections
 
-    def _stop(
-        self, connections: list[ServerConnection], *, abort: bool, handing_over: bool | None = None
-    ) -> None:
+    def _stop(self, connections: list[ServerConnection], *, abort: bool) -> None:
         """Close `connections` (servers still connecting are killed, not awaited), wait for each within
-        one shared deadline, then free their names. `handing_over`: as `ServerConnection.close`'s."""
+        one shared deadline, then free their names."""
         for connection in connections:
-            connection.close(abort=abort or connection.state == "connecting", handing_over=handing_over)
+            connection.close(abort=abort or connection.state == "connecting")
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for connection in connections:
             connection.join(max(0.0, deadline - time.monotonic()))
