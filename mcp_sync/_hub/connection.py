@@ -97,6 +97,11 @@ class ServerConnection:
         self.ready = concurrent.futures.Future[None]()
         """Resolved once the connection is no longer connecting (ready, failed or closed)."""
         self.lease: ServerLease | None = None
+        self.replaced = False
+        """Closed by a reload or a sign-in, which launches its successor once it has ended (`ServerSet`)."""
+        self.handing_over = False
+        """Closed to be replaced by a connection to the same server, on which the tasks its calls
+        follow go on (see `ServerSet`)."""
         self._fork_generation, self._pid = fork_generation(), os.getpid()
         self._session = Session(self, self._dispatcher)
         self._thread = LoopThread(f"mcp-sync:{self.name}", self._session.run)
@@ -204,12 +209,16 @@ class ServerConnection:
         """Record a failure found before connecting (such as a name already in use)."""
         self._set_state("failed", error)
 
-    def close(self, *, abort: bool = False) -> None:
+    def close(self, *, abort: bool = False, handing_over: bool | None = None) -> None:
         """Ask the session to stop (a no-op once the loop is gone); `abort` kills the child at once.
+        `handing_over`: a new connection to the same server takes its place, and the calls following a
+        task go on there (their tasks are not cancelled); False: they end here; None: as said before.
         `join()` waits for it."""
         if abort:
             self._session.process.kill()
-        self.call_soon(self._session.request_stop, abort)
+        if handing_over is not None:
+            self.handing_over = handing_over
+        self.call_soon(self._session.request_stop, abort, handing_over)
 
     def wait(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the loop thread to end; True if it did."""
@@ -387,6 +396,13 @@ class ServerConnection:
             f"task {task_id!r} of server {self.name!r}" if kind != "list" else f"tasks/list of {self.name!r}"
         )
         return self._on_loop(label, timeout, None, self._session.task_request, kind, task_id)
+
+    def cancel_task_soon(self, task_id: str, label: str) -> bool:
+        """Have `tasks/cancel` sent for a task whose caller gave up, without waiting for the server's answer
+        (its outcome is logged); False when this connection can no longer send it."""
+        if self.forked_error() is not None or self._machine.is_final():
+            return False
+        return self.call_soon(self._session.cancel_task_soon, task_id, label)
 
     def _on_loop(
         self,

@@ -9,6 +9,12 @@ same step, then stops and starts what the plan says. The one rule beyond the dif
 never replaces a working server. An entry that cannot be used, for a server whose connection is ready or
 still connecting, keeps that connection (its generation, tools and names) and is reported as `kept`; the
 next reload that gives the server a valid entry applies it as usual.
+
+A connection replaced by one to the same server (`same_server`: a Streamable HTTP server at the same
+URL, its entry changed otherwise, or a sign-in's restart) hands over the tasks its calls follow, when the
+server is reconnected (`reconnect:`) and speaks 2026-07-28: they go on with the same task on the new
+connection. Any other
+replacement is a close for them: their tasks are cancelled on the server they were made on.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .._config import InvalidServerEntry, ServerConfig
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .._config import HttpServerConfig, InvalidServerEntry, ServerConfig
 from .._values.errors import ConfigError
 from .connection import ServerConnection
 
-__all__ = ["Generation", "ReloadPlan", "ReloadResult", "plan_reload"]
+__all__ = ["Generation", "ReloadPlan", "ReloadResult", "hands_over", "plan_reload", "same_server"]
 
 _RUNNING = ("connecting", "ready")  # the states a configuration error must not end
 
@@ -143,4 +151,25 @@ def plan_reload(
         kept=MappingProxyType(kept),
         kept_errors=MappingProxyType(dict(sorted(kept_errors.items()))),
         unusable=tuple(unusable),
+    )
+
+
+def same_server(old: ServerConfig, new: ServerConfig | None) -> bool:
+    """Whether a connection made from `new` reaches the server one made from `old` reached, so that a task
+    made through one can be followed through the other: a Streamable HTTP server at the same URL. (A stdio
+    server's new connection is a new process, whose tasks are its own.)"""
+    return isinstance(old, HttpServerConfig) and isinstance(new, HttpServerConfig) and old.url == new.url
+
+
+def hands_over(old: ServerConfig, new: ServerConfig | None, protocol_version: str | None) -> bool:
+    """Whether a connection of `old` replaced by one of `new` hands the tasks its calls follow over to it
+    (they go on there) rather than cancelling them: the same server, calls that follow a task across a
+    new connection (`reconnect:`), and a protocol whose tasks outlive a connection (2026-07-28, which
+    has no sessions; a 2025-11-25 server may keep a task in its session's own store, as the reference
+    server does: `@modelcontextprotocol/server-everything`, dist/server/index.js, makes an
+    `InMemoryTaskStore` per server instance, one per session over HTTP)."""
+    return (
+        old.reconnect is not None
+        and same_server(old, new)
+        and protocol_version in MODERN_PROTOCOL_VERSIONS
     )

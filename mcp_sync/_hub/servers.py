@@ -53,7 +53,7 @@ from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignIn
 from .connection import CLOSE_TIMEOUT, ServerConnection
 from .reconnect import Reconnector
 from .registry import ToolRegistry
-from .reload import Generation, ReloadResult, plan_reload
+from .reload import Generation, ReloadResult, hands_over, plan_reload
 
 __all__ = ["ServerSet", "StateEvent"]
 
@@ -312,7 +312,12 @@ class ServerSet:
                 self._forget(connection)
             elif connection not in self._replaced:
                 self._replaced |= {connection}
-                connection.close(abort=connection.state == "connecting")
+                successor = self._generation.wanted.get(connection.name)
+                connection.replaced = successor is not None
+                connection.close(
+                    abort=connection.state == "connecting",
+                    handing_over=hands_over(connection.config, successor, connection.protocol_version),
+                )
 
     def _ended(self, connection: ServerConnection) -> None:
         """A connection ended (its loop thread): if it was being replaced, launch its replacement."""
@@ -332,6 +337,8 @@ class ServerSet:
             self._machine.move("closing")
             connections = list(self._connections.values())
             reconnectors = self._stop_reconnectors()
+        for connection in connections:  # nothing takes over: the tasks calls follow are cancelled
+            connection.close(abort=abort or connection.state == "connecting", handing_over=False)
         self._stop(connections, abort=abort)
         for reconnector in reconnectors:
             reconnector.join(_RECONNECTOR_JOIN_TIMEOUT)
@@ -353,7 +360,7 @@ class ServerSet:
             connections = list(self._connections.values())
             self._stop_reconnectors()
         for connection in connections:
-            connection.close(abort=connection.state == "connecting")
+            connection.close(abort=connection.state == "connecting", handing_over=False)
         return connections
 
     def _stop(self, connections: list[ServerConnection], *, abort: bool) -> None:

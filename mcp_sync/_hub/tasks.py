@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._config import HttpServerConfig, ServerConfig
 from .._runtime.callbacks import ProgressCallback
 from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
 from .._runtime.lifecycle import fork_generation
-from .._server.tasks.runner import CANCEL_TIMEOUT, StatusUpdates
+from .._server.tasks.runner import StatusUpdates
 from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
@@ -40,6 +41,7 @@ from .._values.errors import (
 from .._values.results import ToolResult
 from .._values.tasks import TaskInfo
 from .connection import ServerConnection
+from .reload import same_server
 
 __all__ = ["ServerLookup", "TaskHandle", "call_as_task", "submit_as_task"]
 
@@ -87,6 +89,9 @@ class TaskHandle:
         self._info = info
         self._result = result
         self._fork_generation, self._pid = fork_generation(), os.getpid()
+        current = servers().get(server)
+        self._origin: ServerConfig | None = current.config if isinstance(current, ServerConnection) else None
+        """The entry of the connection the task was made or found through: its server is where the task is."""
 
     @property
     def info(self) -> TaskInfo | None:
@@ -243,6 +248,22 @@ class TaskHandle:
             f"child{follow}"
         )
 
+    def _check_same_server(self, connection: ServerConnection) -> None:
+        """A task is on the server it was made on: once a reload gave the name another address, no request
+        about it goes there (a `ServerDisconnectedError` says where the task is)."""
+        origin = self._origin
+        if not isinstance(origin, HttpServerConfig) or same_server(origin, connection.config):
+            return
+        fate = (
+            "the hub sent tasks/cancel for it there when the reload closed that connection"
+            if self._owned_by_call
+            else "it keeps running there"
+        )
+        raise ServerDisconnectedError(
+            f"server {self.server!r} was reloaded with another address; {self._label} is on the server at "
+            f"its previous address, which this hub no longer reaches ({fate})"
+        )
+
     def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
         """The server's connection, once ready: while it is reconnecting (or connecting) this waits, up to
         `deadline` or `cancel` (`_WaitStopped`); a server that is not coming back raises
@@ -257,10 +278,15 @@ class TaskHandle:
                 )
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
+                self._check_same_server(current)
                 return current
-            if state == "disconnected" and isinstance(current, ServerConnection) and _hands_over(current):
-                # It has just dropped: its reconnector takes its place in a moment (the loop thread
-                # installs it after announcing the state this thread may read in between).
+            if (
+                state in ("disconnected", "closed")
+                and isinstance(current, ServerConnection)
+                and _hands_over(current)
+            ):
+                # It has just dropped, or a reload or sign-in replaced it: its successor takes its place in
+                # a moment (installed after the state this thread may read in between was announced).
                 dropped_at = dropped_at if dropped_at is not None else time.monotonic()
                 if time.monotonic() - dropped_at < _RECONNECT_HANDOVER_TIMEOUT:
                     state = "reconnecting"
@@ -282,7 +308,11 @@ class TaskHandle:
 
 
 def _hands_over(connection: ServerConnection) -> bool:
-    """Whether a dropped connection is about to be replaced by a reconnector (see `ServerSet`)."""
+    """Whether an ended connection is about to be replaced: a reconnector after a drop, or the new
+    connection of a reload or a sign-in (see `ServerSet`; `_check_same_server` then says whether the
+    task can be reached there)."""
+    if connection.state == "closed":
+        return connection.replaced
     return connection.config.reconnect is not None and not isinstance(connection.error, SignInRequiredError)
 
 
@@ -335,14 +365,8 @@ def call_as_task(
     try:
         return handle._follow(deadline, cancel, progress)
     except _WaitStopped as stopped:
-        _cancel_quietly(handle)
-        error: ToolCallError = (
-            was_cancelled(public_name, "the server")
-            if stopped.cancelled
-            else timed_out(public_name, timeout, "the server")
-        )
-        error.task_id = handle.task_id
-        raise error from None
+        told = _cancel_quietly(handle)
+        raise _stopped_error(public_name, timeout, handle, cancelled=stopped.cancelled, told=told) from None
     except (TaskNotFoundError, ToolCallCancelledError):
         raise  # the task is gone or cancelled already: nothing to cancel
     except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
@@ -401,12 +425,49 @@ def submit_as_task(
     return future
 
 
-def _cancel_quietly(handle: TaskHandle) -> None:
-    """Send `tasks/cancel` for a task whose caller gave up, bounded; the caller's own error is raised."""
+def _cancel_quietly(handle: TaskHandle) -> bool:
+    """Have `tasks/cancel` sent for a task whose caller gave up, without waiting for the server's answer
+    (the connection logs its outcome), so the caller's own error is raised at once; False, logged, when
+    no connection to the task's server can send it now."""
     try:
-        handle.cancel(timeout=CANCEL_TIMEOUT)
+        connection = handle._connection(time.monotonic(), None)
+    except _WaitStopped:
+        logger.info("could not cancel %s: server %r is reconnecting", handle._label, handle.server)
+        return False
     except MCPSyncError as exc:
         logger.info("could not cancel %s: %s", handle._label, exc)
+        return False
+    if connection.cancel_task_soon(handle.task_id, handle._label):
+        return True
+    logger.info("could not cancel %s: server %r is %s", handle._label, handle.server, connection.state)
+    return False
+
+
+def _stopped_error(
+    public_name: str, timeout: float, handle: TaskHandle, *, cancelled: bool, told: bool
+) -> ToolCallCancelledError | ToolCallTimeoutError:
+    """The error of a task call its caller stopped, naming the task (`task_id`); it says whether the
+    server could be told."""
+    error: ToolCallCancelledError | ToolCallTimeoutError
+    if told:
+        error = (
+            was_cancelled(public_name, "the server")
+            if cancelled
+            else timed_out(public_name, timeout, "the server")
+        )
+    else:
+        what = "was cancelled" if cancelled else f"did not finish within {timeout:g} s"
+        message = (
+            f"call to {public_name} {what}; the server could not be told to cancel {handle._label}, "
+            "which may still run there"
+        )
+        error = (
+            ToolCallCancelledError(message, tool=public_name)
+            if cancelled
+            else ToolCallTimeoutError(message, tool=public_name)
+        )
+    error.task_id = handle.task_id
+    return error
 
 
 def _remaining(deadline: float) -> float:

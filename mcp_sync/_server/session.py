@@ -60,6 +60,7 @@ from .stdio import StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
 from .tasks.runner import (
+    Aftercare,
     StatusUpdates,
     cancel_task,
     follow_task,
@@ -79,6 +80,9 @@ logger = logging.getLogger("mcp_sync")
 
 # At the end, how long calls being cancelled get to send their cancellation before the transport closes.
 _CANCEL_FLUSH_TIMEOUT = 1.0
+# At the end, how long stopped task calls get to cancel their tasks (a task being created: once the server
+# gives its id) before the transport closes; within the connection's `CLOSE_TIMEOUT` (4 s) with room to spare.
+_AFTERCARE_FLUSH_TIMEOUT = 2.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
 _EXIT_DETAILS_TIMEOUT = 0.5
 # How long a call that lost its stdio server waits for the session to end with those details (the owner
@@ -150,6 +154,10 @@ class Session:
         self._auth: httpx2.Auth | None = None
         self._task_wire: tuple[Client, TaskWire] | None = None
         """The task wire of the current client's protocol era, made at the first task."""
+        self.aftercare = Aftercare()
+        """The `tasks/cancel`s that stopped calls left to send; the session's end waits (bounded) for them."""
+        self._handing_over = False
+        """Stopped to be replaced by a connection to the same server: the tasks calls follow go on there."""
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -283,9 +291,13 @@ class Session:
             and not self._stopping
         )
 
-    def request_stop(self, abort: bool) -> None:
-        """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now."""
+    def request_stop(self, abort: bool, handing_over: bool | None = None) -> None:
+        """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now.
+        `handing_over`: a new connection to the same server replaces this one, and the calls following
+        a task go on with it there: their tasks are not cancelled (None: as said before)."""
         self._stopping = True
+        if handing_over is not None:
+            self._handing_over = handing_over
         if abort or self._connection.state == "connecting":
             self.process.kill()
             if self._owner is not None:
@@ -381,10 +393,12 @@ class Session:
         return f" ({self.http.problem})" if self.http.problem else ""
 
     async def _flush_cancellations(self) -> None:
-        """Give cancelled calls a moment to send their cancellation before the transport closes."""
+        """Give cancelled calls a moment to send their cancellation, and their tasks' `tasks/cancel`,
+        before the transport closes."""
         tasks = self.calls.tasks()
         if tasks:
             await asyncio.wait(tasks, timeout=_CANCEL_FLUSH_TIMEOUT)
+        await self.aftercare.flush(_AFTERCARE_FLUSH_TIMEOUT)
 
     async def _on_message(self, message: Any) -> None:
         # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
@@ -443,6 +457,7 @@ class Session:
                             label=public_name,
                             progress=on_progress,
                             certain=False,
+                            aftercare=self.aftercare,
                         )
                         await _check_output(client, raw_name, result)
                     else:
@@ -521,7 +536,13 @@ class Session:
         try:
             async with timer or _NO_TIMER:
                 result = await run_task(
-                    wire, client, raw_name, arguments, label=public_name, progress=on_progress
+                    wire,
+                    client,
+                    raw_name,
+                    arguments,
+                    label=public_name,
+                    progress=on_progress,
+                    aftercare=self.aftercare,
                 )
                 await _check_output(client, raw_name, result)
         except MCPSyncError:  # the runner's own typed errors stand as they are
@@ -549,7 +570,14 @@ class Session:
         try:
             try:
                 started = await start_task(
-                    wire, client, raw_name, arguments, ttl=ttl, progress=on_progress, certain=certain
+                    wire,
+                    client,
+                    raw_name,
+                    arguments,
+                    ttl=ttl,
+                    progress=on_progress,
+                    certain=certain,
+                    aftercare=self.aftercare,
                 )
             except pydantic.ValidationError as invalid:  # checked against the output schema there
                 started = await _untagged_result(client, raw_name, invalid)
@@ -577,7 +605,8 @@ class Session:
     ) -> ToolResult:
         """Wait on the loop for an existing task to end, and its result (`info`: its last known state,
         None to ask first); stopped, the task keeps running, unless `cancel_on_close` (a call's own
-        task) and the session ends because it is closed: nobody will wait for the task any more.
+        task) and the session ends because it is closed, not handed over to a new connection to the
+        same server: nobody will wait for the task any more.
         `raw_name`: the task's tool, when known, whose output schema its result must meet."""
         client, wire = self._task_client(label)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
@@ -586,8 +615,8 @@ class Session:
                 client, wire, task_id, info, label, on_progress, on_info, updates, raw_name
             )
         except asyncio.CancelledError:
-            if cancel_on_close and self._stopping:
-                await cancel_task(wire, client, task_id)  # shielded and bounded
+            if cancel_on_close and self._stopping and not self._handing_over:
+                self.aftercare.spawn(cancel_task(wire, client, task_id))  # the session's end waits for it
             raise
 
     async def _follow(
@@ -677,6 +706,16 @@ class Session:
             reason=reason,
             code=refused.code,
         )
+
+    def cancel_task_soon(self, task_id: str, label: str) -> None:
+        """Have `tasks/cancel` sent for a task whose caller gave up, without waiting for the answer (its
+        outcome is logged; the session's end waits for it, bounded)."""
+        try:
+            client, wire = self._task_client(label)
+        except MCPSyncError as exc:
+            logger.info("could not cancel %s: %s", label, exc)
+            return
+        self.aftercare.spawn(cancel_task(wire, client, task_id))
 
     async def _await_loss(self) -> None:
         """A call lost its stdio server: wait (bounded) until the owner has ended the session with how the

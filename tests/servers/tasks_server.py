@@ -2,7 +2,9 @@
 the `mcp` 2.x SDK's server extension interface, for the mcp_sync task tests.
 
 Run as ``python tasks_server.py [--transport stdio|http] [--port N] [--events PATH] [--poll-ms N]
-[--create-delay-ms N]`` (the last: a ``tools/call`` answers with its task, created at once, only N ms later).
+[--create-delay-ms N] [--hold-cancel]`` (``--create-delay-ms``: a ``tools/call`` answers with its task,
+created at once, only N ms later; ``--hold-cancel``: a ``tasks/cancel`` cancels the task at once but is
+answered only once the ``release_cancels`` tool was called, or a minute later).
 Over HTTP it listens on 127.0.0.1 at ``/mcp`` and prints one line ``LISTENING <port>``. The tasks live
 in one store for the whole process, not per connection: over HTTP a second client (or process) can
 follow a task another one started.
@@ -36,6 +38,7 @@ status_secret()                      task: a status message, then a failure, eac
 records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
                                      started), ``cancelled`` (task ids cancelled by ``tasks/cancel``),
                                      ``status`` (task id -> status now)
+release_cancels()                    ``--hold-cancel``: the held ``tasks/cancel`` answers go out
 
 Tags that change the server's answers: an ``ask`` task tagged "reject" has its ``tasks/update``
 refused with -32602 (its input does not match); a task tagged "strict" has a ``tasks/cancel`` after
@@ -46,13 +49,14 @@ cancel: the task holds a lock" (either way it runs on).
 Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
 get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
 stage (task_id, stage), input_required / input_received (task_id), cancelled (task_id),
-task_done (task_id, status), dropped (task_id).
+cancel_answered (task_id), task_done (task_id, status), dropped (task_id).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import json
 import os
@@ -77,6 +81,8 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolRequestParams, Req
 
 EXTENSION_ID = "io.modelcontextprotocol/tasks"
 TTL_MS = 600_000
+HOLD_CANCEL_SECONDS = 60.0
+"""``--hold-cancel``: the longest a ``tasks/cancel`` answer is held when nobody calls ``release_cancels``."""
 
 
 class EventSink:
@@ -147,10 +153,14 @@ class TaskRecord:
 class TaskStore:
     """Every task of this process (over HTTP: of every connection), and what happened to them."""
 
-    def __init__(self, events: EventSink, poll_ms: int, create_delay_ms: int = 0) -> None:
+    def __init__(
+        self, events: EventSink, poll_ms: int, create_delay_ms: int = 0, hold_cancel: bool = False
+    ) -> None:
         self.events = events
         self.poll_ms = poll_ms
         self.create_delay_ms = create_delay_ms
+        self.hold_cancel = hold_cancel
+        self.cancels_released: asyncio.Event | None = None  # made on the server's loop, at the first use
         self.tasks: dict[str, TaskRecord] = {}
         self.runs: dict[str, int] = {}
         self.cancelled: list[str] = []
@@ -178,6 +188,12 @@ class TaskStore:
             record.error = {"code": INTERNAL_ERROR, "message": repr(error)}
             record.set("failed", repr(error))
         self.events.write("task_done", task_id=record.task_id, status=record.status)
+
+    def released(self) -> asyncio.Event:
+        """Set once the held ``tasks/cancel`` answers may go out (``release_cancels``)."""
+        if self.cancels_released is None:
+            self.cancels_released = asyncio.Event()
+        return self.cancels_released
 
     def find(self, task_id: str) -> TaskRecord:
         record = self.tasks.get(task_id)
@@ -448,6 +464,10 @@ class ServerTasks(Extension):
             self.store.cancelled.append(record.task_id)
             self.store.events.write("cancelled", task_id=record.task_id)
             record.runner.cancel()
+        if self.store.hold_cancel:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.store.released().wait(), HOLD_CANCEL_SECONDS)
+        self.store.events.write("cancel_answered", task_id=record.task_id)
         return {"resultType": "complete"}
 
 
@@ -522,6 +542,11 @@ def build_server(store: TaskStore, untyped_results: bool = False) -> MCPServer:
             await ctx.report_progress(step, steps, f"step {step}")
         return f"{steps} steps"
 
+    @server.tool(description="Lets the held tasks/cancel answers go out (--hold-cancel).")
+    async def release_cancels() -> str:
+        store.released().set()
+        return "released"
+
     @server.tool(description="What the server recorded, as JSON.")
     def records() -> str:
         status = {task_id: record.status for task_id, record in store.tasks.items()}
@@ -569,9 +594,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--poll-ms", type=int, default=50)
     parser.add_argument("--create-delay-ms", type=int, default=0)
     parser.add_argument("--untyped-results", action="store_true")
+    parser.add_argument("--hold-cancel", action="store_true")
     options, _unknown = parser.parse_known_args(argv)
     events = EventSink(options.events)
-    store = TaskStore(events, options.poll_ms, options.create_delay_ms)
+    store = TaskStore(events, options.poll_ms, options.create_delay_ms, options.hold_cancel)
     server = build_server(store, options.untyped_results)
     if options.transport == "http":
         asyncio.run(serve_http(server, options.port, events))

@@ -4,8 +4,10 @@ The runner polls `tasks/get` at the server's `pollInterval` (clamped to `_MIN_PO
 `_MAX_POLL_INTERVAL`), posts each new status message to the caller's progress callback, lets the
 wire answer an `input_required` task with the hub's handlers while it keeps polling, and returns
 the task's result. A runner that is cancelled (the caller's timeout, cancel Event, Ctrl-C,
-`future.cancel()`) sends `tasks/cancel` first when it drives a call (`cancel_when_stopped`),
-shielded and bounded by `_CANCEL_TIMEOUT`; one that only waits on a task leaves it running.
+`future.cancel()`) has `tasks/cancel` sent when it drives a call (`cancel_when_stopped`), and a
+task still being created is cancelled once the server gives its id; both are left to the session's
+`Aftercare` (bounded, logged), so the caller is answered at once. One that only waits on a task
+leaves it running.
 The SDK's errors become this package's: an unknown task id is `TaskNotFoundError`.
 
 The wire follows the session's negotiated protocol (`wire_for`): `legacy.LegacyTaskWire` up to
@@ -18,7 +20,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,8 @@ from .wire import ProgressSink, TaskFailure, TaskWire
 
 __all__ = [
     "CANCEL_TIMEOUT",
+    "MAY_BECOME_TASK_GRACE",
+    "Aftercare",
     "StatusUpdates",
     "cancel_task",
     "follow_task",
@@ -55,6 +59,11 @@ _MAX_POLL_INTERVAL = 5.0
 _DEFAULT_POLL_INTERVAL = 0.5
 CANCEL_TIMEOUT = 2.0
 """How long a stopped runner waits for the server to answer its `tasks/cancel` before it gives up."""
+MAY_BECOME_TASK_GRACE = 1.0
+"""How long a stopped call that only may become a task waits for the server's answer (a task on its way
+is then cancelled with `tasks/cancel`) before the call itself is cancelled, as a plain call is."""
+# How long `Aftercare.flush` waits for the jobs it cancelled to end (they only log).
+_CANCELLED_JOB_TIMEOUT = 0.5
 # JSON-RPC "invalid params": what a 2025-11-25 server answers for a task id it does not know.
 _INVALID_PARAMS = types.INVALID_PARAMS
 _EXTENSION_MODULE = "mcp_sync._server.tasks.extension"
@@ -108,6 +117,31 @@ class StatusUpdates:
     answers: dict[str, Any] = field(default_factory=dict)
 
 
+class Aftercare:
+    """What stopped calls leave to do on a session's loop once their callers were answered: a
+    `tasks/cancel` to send, or a task still being created to cancel once the server gives its id.
+    Each job is a task of its own, bounded by its own waits and logging its outcome; `flush` gives
+    the jobs left at the session's end a bound before the transport closes, then cancels them."""
+
+    def __init__(self) -> None:
+        self._jobs: set[asyncio.Task[None]] = set()
+
+    def spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
+    async def flush(self, timeout: float) -> None:
+        """Wait up to `timeout` for the jobs to finish; cancel those that did not (each logs it)."""
+        if not self._jobs:
+            return
+        _done, pending = await asyncio.wait(set(self._jobs), timeout=timeout)
+        for job in pending:
+            job.cancel()
+        if pending:  # a cancelled job only logs and ends
+            await asyncio.wait(pending, timeout=_CANCELLED_JOB_TIMEOUT)
+
+
 async def run_task(
     wire: TaskWire,
     client: Client,
@@ -118,13 +152,24 @@ async def run_task(
     progress: ProgressSink | None,
     ttl: float | None = None,
     certain: bool = True,
+    aftercare: Aftercare | None = None,
 ) -> types.CallToolResult:
     """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server.
-    `certain`: as `start_task`'s."""
-    started = await start_task(wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain)
+    `certain` and `aftercare`: as `start_task`'s."""
+    started = await start_task(
+        wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain, aftercare=aftercare
+    )
     if isinstance(started, types.CallToolResult):
         return started
-    return await follow_task(wire, client, started, tool=label, progress=progress, cancel_when_stopped=True)
+    return await follow_task(
+        wire,
+        client,
+        started,
+        tool=label,
+        progress=progress,
+        cancel_when_stopped=True,
+        aftercare=aftercare,
+    )
 
 
 async def start_task(
@@ -136,43 +181,75 @@ async def start_task(
     ttl: float | None,
     progress: ProgressSink | None,
     certain: bool = True,
+    aftercare: Aftercare | None = None,
 ) -> TaskInfo | types.CallToolResult:
-    """`wire.start`. When a task is `certain` (the caller asked for one), a cancelled caller never cuts
-    it short: once `tools/call` may have reached the server a task may exist, so the start is let
-    finish (bounded by `CANCEL_TIMEOUT`) and the task it created is cancelled before the cancellation
-    goes on. A call that only may become a task is cancelled at once, as a plain call is (the SDK's
-    `notifications/cancelled`)."""
-    if not certain:
-        return await wire.start(client, raw_name, arguments, ttl=ttl, progress=progress)
-    starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=progress))
+    """`wire.start`. A cancelled caller never cuts the start short: once `tools/call` may have reached
+    the server a task may exist, so the start goes on and the task it created is cancelled
+    (`tasks/cancel`) when the server gives its id, however late, while the connection lives. When a
+    task is `certain` (the caller asked for one) the call is never cancelled itself; one that only
+    may become a task is given `MAY_BECOME_TASK_GRACE` to answer, then cancelled as a plain call is
+    (the SDK's `notifications/cancelled`). With an `aftercare`, that is left to it and the
+    cancellation goes on at once; without one it is awaited here (bounded by `CANCEL_TIMEOUT`)."""
+    stopped = False
+    forward = progress
+
+    async def until_stopped(progress: float, total: float | None, message: str | None) -> None:
+        if not stopped and forward is not None:  # a caller that was answered hears no more
+            await forward(progress, total, message)
+
+    sink: ProgressSink | None = until_stopped if forward is not None else None
+    starting = asyncio.ensure_future(wire.start(client, raw_name, arguments, ttl=ttl, progress=sink))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait({starting}, timeout=CANCEL_TIMEOUT)
-        if not starting.done():
-            logger.warning(
-                "%s: the server did not create the task within %g s of the call being stopped; "
-                "if it creates one later, it is not cancelled",
-                raw_name,
-                CANCEL_TIMEOUT,
-            )
-            starting.cancel()
-        elif not starting.cancelled() and starting.exception() is None:
-            started = starting.result()
-            if isinstance(started, TaskInfo):
-                if isinstance(wire, LegacyTaskWire):
-                    wire.ended(started.task_id)
-                if not started.done:
-                    await cancel_task(wire, client, started.task_id)
+        stopped = True
+        if aftercare is not None:
+            aftercare.spawn(_cancel_once_started(wire, client, starting, raw_name, certain))
         else:
-            _log_start_failure(starting)
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(
+                    _cancel_once_started(wire, client, starting, raw_name, certain), CANCEL_TIMEOUT
+                )
         raise
 
 
-def _log_start_failure(starting: asyncio.Future[TaskInfo | types.CallToolResult]) -> None:
-    if not starting.cancelled() and starting.exception() is not None:
+async def _cancel_once_started(
+    wire: TaskWire,
+    client: Client,
+    starting: asyncio.Future[TaskInfo | types.CallToolResult],
+    raw_name: str,
+    certain: bool,
+) -> None:
+    """The rest of a stopped caller's start: wait for the server's answer and cancel the task it created.
+    A call that only may become a task is cancelled itself once `MAY_BECOME_TASK_GRACE` is over; one
+    cut short here (the connection ends) is cancelled too, and the log says a task may be left."""
+    try:
+        await asyncio.wait({starting}, timeout=None if certain else MAY_BECOME_TASK_GRACE)
+    except asyncio.CancelledError:
+        if not starting.done():
+            logger.warning(
+                "%s: the stopped call was given up before the server said whether it made it a task; "
+                "if it did, that task is not cancelled",
+                raw_name,
+            )
+        raise
+    finally:
+        if not starting.done():
+            starting.cancel()  # the SDK tells the server to stop the call itself
+    if not starting.done() or starting.cancelled():
+        logger.debug(
+            "%s: the stopped call was not answered within %g s; cancelled", raw_name, MAY_BECOME_TASK_GRACE
+        )
+        return
+    if starting.exception() is not None:
         logger.debug("a stopped call's tools/call failed: %s", starting.exception())
+        return
+    started = starting.result()
+    if isinstance(started, TaskInfo):
+        if isinstance(wire, LegacyTaskWire):
+            wire.ended(started.task_id)
+        if not started.done:
+            await cancel_task(wire, client, started.task_id)
 
 
 async def follow_task(
@@ -185,12 +262,15 @@ async def follow_task(
     cancel_when_stopped: bool,
     on_info: Callable[[TaskInfo], object] | None = None,
     updates: StatusUpdates | None = None,
+    aftercare: Aftercare | None = None,
 ) -> types.CallToolResult:
     """Poll a task until it ends and return its result (`ToolCallCancelledError` if it was cancelled).
     Each new status message (the status itself where the server gives none) goes to
     `progress(updates_so_far, None, message)`, counted in `updates` (a wait resumed on a new
     connection passes the one it had), each status seen to `on_info`; an unknown task id is
-    `TaskNotFoundError`. `tool`: the tool's public name, where known, for the errors raised here."""
+    `TaskNotFoundError`. `tool`: the tool's public name, where known, for the errors raised here.
+    Stopped with `cancel_when_stopped`, its `tasks/cancel` is left to `aftercare` (the stop goes on
+    at once), or awaited here without one."""
     task_id = info.task_id
     updates = updates if updates is not None else StatusUpdates()
     answering: asyncio.Task[types.CallToolResult | None] | None = None
@@ -253,7 +333,10 @@ async def follow_task(
             info = await wire.get(client, task_id)
     except asyncio.CancelledError:
         if cancel_when_stopped and not info.done:
-            await cancel_task(wire, client, task_id)
+            if aftercare is not None:
+                aftercare.spawn(cancel_task(wire, client, task_id))
+            else:
+                await cancel_task(wire, client, task_id)
         raise
     except Exception as exc:
         missing = not_found(exc, info.server, task_id, tool) if exc is not input_error else None
@@ -261,7 +344,10 @@ async def follow_task(
             raise missing from exc
         if cancel_when_stopped and not info.done:
             # The call fails (its input could not be given, a poll failed): nobody will fetch this task.
-            await cancel_task(wire, client, task_id)
+            if aftercare is not None:
+                aftercare.spawn(cancel_task(wire, client, task_id))
+            else:
+                await cancel_task(wire, client, task_id)
         raise
     finally:
         if answering is not None and not answering.done():

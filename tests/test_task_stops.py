@@ -1,0 +1,287 @@
+"""Stopping a call that runs as a task is exact: whatever stops it (timeout, cancel Event, `close()`,
+`reload()`), the caller is answered at once, and the task the server made for it is cancelled, also one
+whose creation answer comes late; a reload to the same server hands the task over instead.
+
+Against the 2026-07-28 tasks-extension fixture (tests/servers/tasks_server.py), over stdio and Streamable
+HTTP; each test asserts on what the server recorded (its events), not on timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import (
+    MCPHub,
+    ServerDisconnectedError,
+    ToolCallCancelledError,
+    ToolCallTimeoutError,
+)
+from mcp_sync._hub import tasks as hub_tasks
+from mcp_sync._server.tasks import runner
+from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+
+TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
+BOUND = 30.0
+"""Bound on each wait of a test."""
+LONG = {"count": 500, "delay": 0.2}
+"""A task that runs for minutes unless cancelled."""
+QUICK = {"count": 1, "delay": 0}
+RECONNECT = {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 50}
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest, events: EventLog) -> Iterator[Callable[..., dict[str, Any]]]:
+    """`served(*flags, **overrides)`: the entry (named ``t``) of a tasks server run with `flags`."""
+    servers: list[HttpServer] = []
+
+    def entry(*flags: str, **overrides: Any) -> dict[str, Any]:
+        if request.param == "stdio":
+            return stdio_config("t", *flags, script=TASKS_SERVER, events=events, **overrides)
+        server = HttpServer(*flags, script=TASKS_SERVER, events=events)
+        server.__enter__()
+        servers.append(server)
+        return http_config("t", server.url, **overrides)
+
+    try:
+        yield entry
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+
+
+def _in_thread(work: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """Run `work` on a thread; its result or exception lands in the list."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def _cancelled_ids(events: EventLog) -> list[str]:
+    return [event["task_id"] for event in events.find("cancelled")]
+
+
+# -- a task whose creation answer comes late ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop", ["timeout", "cancel"])
+def test_a_stopped_default_call_cancels_the_task_the_server_answers_with_late(
+    served: Callable[..., dict[str, Any]], events: EventLog, stop: str
+) -> None:
+    # The server makes the call a task at once and answers after the call was stopped (task=None: it
+    # only may become a task), within the time a call that may become one is given to answer.
+    delay_ms = int(runner.MAY_BECOME_TASK_GRACE * 1000 / 2)
+    with MCPHub([served("--create-delay-ms", str(delay_ms))]) as hub:
+        if stop == "timeout":
+            with pytest.raises(ToolCallTimeoutError):
+                hub.call_tool("mcp__t__stages", LONG, timeout=0.1)
+        else:
+            cancel = threading.Event()
+            thread, outcome = _in_thread(
+                lambda: hub.call_tool("mcp__t__stages", LONG, timeout=BOUND, cancel=cancel)
+            )
+            events.wait_for("task_created", timeout=BOUND)
+            cancel.set()
+            thread.join(BOUND)
+            assert len(outcome) == 1 and isinstance(outcome[0], ToolCallCancelledError)
+        created = events.wait_for("task_created", timeout=BOUND)
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+        # The connection is as good as before.
+        assert hub.call_tool("mcp__t__stages", QUICK, timeout=BOUND).text == "done 1 stages"
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "start_task"])
+def test_a_stopped_task_call_cancels_a_task_the_server_creates_long_after(
+    served: Callable[..., dict[str, Any]], events: EventLog, caller: str
+) -> None:
+    # Longer than a stopped caller's start used to be waited for: the task is cancelled when it comes.
+    delay_ms = int(runner.CANCEL_TIMEOUT * 1000 + 1000)
+    with MCPHub([served("--create-delay-ms", str(delay_ms))]) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            if caller == "call_tool":
+                hub.call_tool("mcp__t__stages", LONG, timeout=0.1, task=True)
+            else:
+                hub.start_task("mcp__t__stages", LONG, timeout=0.1)
+        created = events.wait_for("task_created", timeout=BOUND)
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+
+
+@pytest.mark.parametrize("task", [True, None])
+def test_closing_the_hub_while_a_call_s_task_is_being_created_cancels_it_before_close_returns(
+    served: Callable[..., dict[str, Any]], events: EventLog, task: bool | None
+) -> None:
+    # Later than the session used to keep its transport at the end (1 s); a default call (it only may
+    # become a task) is given `MAY_BECOME_TASK_GRACE` to answer.
+    delay_ms = 1500 if task else int(runner.MAY_BECOME_TASK_GRACE * 1000 / 2)
+    hub = MCPHub([served("--create-delay-ms", str(delay_ms))])
+    hub.start()
+    thread, outcome = _in_thread(lambda: hub.call_tool("mcp__t__stages", LONG, timeout=BOUND, task=task))
+    created = events.wait_for("task_created", timeout=BOUND)
+    hub.close()
+    assert created["task_id"] in _cancelled_ids(events)  # already, when close() returns
+    thread.join(BOUND)
+    assert len(outcome) == 1 and isinstance(outcome[0], ServerDisconnectedError)
+
+
+# -- a server slow to answer tasks/cancel --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["cancel", "timeout", "submit"])
+def test_a_stopped_task_call_raises_before_the_server_answers_its_cancel(
+    served: Callable[..., dict[str, Any]], events: EventLog, route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # However long the answer to tasks/cancel would be waited for, the caller does not wait for it.
+    monkeypatch.setattr(runner, "CANCEL_TIMEOUT", 4 * BOUND)
+    monkeypatch.setattr(hub_tasks, "CANCEL_TIMEOUT", 4 * BOUND, raising=False)
+    with MCPHub([served("--hold-cancel")]) as hub:
+        cancel = threading.Event()
+
+        def work() -> object:
+            if route == "cancel":
+                return hub.call_tool("mcp__t__stages", LONG, timeout=4 * BOUND, cancel=cancel)
+            if route == "timeout":
+                return hub.call_tool("mcp__t__stages", LONG, timeout=1.0)
+            # a submitted call keeps its time on the server's loop
+            return hub.submit("mcp__t__stages", LONG, timeout=1.0).result(4 * BOUND)
+
+        expected = ToolCallCancelledError if route == "cancel" else ToolCallTimeoutError
+        thread, outcome = _in_thread(work)
+        events.wait_for("get", timeout=BOUND)  # the task is being followed
+        cancel.set()
+        thread.join(BOUND)
+        assert not thread.is_alive(), "the call waited for the server's answer to tasks/cancel"
+        assert len(outcome) == 1 and isinstance(outcome[0], expected)
+        created = events.wait_for("task_created", timeout=BOUND)
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+        assert not events.find("cancel_answered")
+        assert hub.call_tool("mcp__t__release_cancels", timeout=BOUND).text == "released"
+        events.wait_for("cancel_answered", timeout=BOUND)
+
+
+# -- reload: the same server, or another -------------------------------------------------------------
+
+
+@pytest.fixture
+def http_events(tmp_path: Path) -> EventLog:
+    return EventLog(tmp_path / "other-events.jsonl")
+
+
+@pytest.mark.parametrize("change", ["timeout", "header", "sign-in restart"])
+@pytest.mark.parametrize("task", [None, True])
+def test_a_reload_that_keeps_the_server_hands_a_task_call_over(
+    events: EventLog, change: str, task: bool | None
+) -> None:
+    arguments = {"count": 4, "delay": 0, "lockstep": True, "tag": "once"}  # ends only while it is polled
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        entry = http_config("t", server.url, reconnect=RECONNECT, headers={"X-Token": "first"})
+        with MCPHub([entry]) as hub:
+            thread, outcome = _in_thread(
+                lambda: hub.call_tool("mcp__t__stages", arguments, timeout=4 * BOUND, task=task)
+            )
+            events.wait_for("get", timeout=BOUND)
+            if change == "timeout":
+                result = hub.reload([{**entry, "tool_call_timeout_ms": 120_000}])
+                assert result.restarted == ("t",)
+            elif change == "header":
+                result = hub.reload([{**entry, "headers": {"X-Token": "rotated"}}])
+                assert result.restarted == ("t",)
+            else:  # what login() and logout() do once the credentials changed
+                hub._servers.restart("t")
+            thread.join(2 * BOUND)
+            assert [getattr(result, "text", result) for result in outcome] == ["done 4 stages once"]
+    assert not events.find("cancelled")
+    assert events.count("run") == 1
+    assert events.count("task_created") == 1
+
+
+def test_a_reload_that_gives_the_name_another_address_cancels_a_call_s_task_on_the_first_server(
+    events: EventLog, http_events: EventLog
+) -> None:
+    with (
+        HttpServer(script=TASKS_SERVER, events=events) as first,
+        HttpServer(script=TASKS_SERVER, events=http_events) as second,
+    ):
+        entry = http_config("t", first.url, reconnect=RECONNECT)
+        with MCPHub([entry]) as hub:
+            thread, outcome = _in_thread(lambda: hub.call_tool("mcp__t__stages", LONG, timeout=4 * BOUND))
+            created = events.wait_for("get", timeout=BOUND)
+            hub.reload([{**entry, "url": second.url}])
+            thread.join(2 * BOUND)
+            assert len(outcome) == 1 and isinstance(outcome[0], ServerDisconnectedError)
+            assert "another address" in str(outcome[0])
+            assert created["task_id"] in _cancelled_ids(events)
+            assert not http_events.find("get")  # nothing about it was asked of the other server
+            assert hub.call_tool("mcp__t__stages", QUICK, timeout=BOUND).text == "done 1 stages"
+
+
+def test_a_reload_that_gives_the_name_another_address_leaves_a_handle_s_task_running_on_the_first_server(
+    events: EventLog, http_events: EventLog
+) -> None:
+    with (
+        HttpServer(script=TASKS_SERVER, events=events) as first,
+        HttpServer(script=TASKS_SERVER, events=http_events) as second,
+    ):
+        entry = http_config("t", first.url, reconnect=RECONNECT)
+        with MCPHub([entry]) as hub:
+            handle = hub.start_task("mcp__t__stages", LONG)
+            thread, outcome = _in_thread(lambda: handle.wait(4 * BOUND))
+            events.wait_for("get", timeout=BOUND)
+            hub.reload([{**entry, "url": second.url}])
+            thread.join(2 * BOUND)
+            assert len(outcome) == 1 and isinstance(outcome[0], ServerDisconnectedError)
+            assert "keeps running there" in str(outcome[0])
+            with pytest.raises(ServerDisconnectedError, match="another address"):
+                handle.refresh()
+        assert not events.find("cancelled")
+        assert not http_events.find("get")
+
+
+_EXIT_DURING_CREATION_SCRIPT = r"""
+import json, sys, threading, time
+from mcp_sync import MCPHub
+
+events_path, entry = sys.argv[1], json.loads(sys.argv[2])
+hub = MCPHub([entry]).start()
+threading.Thread(
+    target=lambda: hub.call_tool("mcp__t__stages", {"count": 500, "delay": 0.2}, timeout=600, task=True),
+    daemon=True,
+).start()
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:  # the task is being created: its creation answer is on its way
+    with open(events_path, encoding="utf-8") as events:
+        if '"task_created"' in events.read():
+            break
+    time.sleep(0.02)
+# The interpreter exits without close(): the exit hook closes the hub.
+"""
+
+
+def test_interpreter_exit_while_a_call_s_task_is_being_created_cancels_it(
+    served: Callable[..., dict[str, Any]], events: EventLog
+) -> None:
+    entry = served("--create-delay-ms", "1500")
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_DURING_CREATION_SCRIPT, str(events), json.dumps(entry)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    created = events.wait_for("task_created", timeout=BOUND)
+    assert created["task_id"] in _cancelled_ids(events)  # already, when the process has exited
