@@ -58,6 +58,7 @@ class RawEntry:
     original_name: str | None = None  # the host's name, when not a valid server name
     # The server name its map key becomes, chosen with the other entries' (`server_names_from_host`).
     host_name: str | None = None
+    host: str | None = None  # the host whose file it is, when known (its place, or the caller said)
     bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
     lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
     literal: bool = False  # no `${VAR}` at all: the host reads values as written (Codex)

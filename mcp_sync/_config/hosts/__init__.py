@@ -143,6 +143,7 @@ def _mcp_servers_entries(
     for name, settings in servers.items():
         entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
         entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
+        entry.host = context.host
         entry.lenient = True
         entries.append(entry)
     return entries

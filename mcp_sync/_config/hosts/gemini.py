@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from ..models import ServerModel
 from ..raw import RawEntry
@@ -48,6 +49,31 @@ UNSUPPORTED_AUTH: Mapping[str, str] = MappingProxyType(
 RENAMED: Mapping[str, str] = MappingProxyType({"httpUrl": "url", "timeout": "tool_call_timeout_ms"})
 
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
+
+
+def reads_timeout(entry: RawEntry, value: Any, where: str) -> bool:
+    """Whether an `mcpServers` entry's `timeout` is read: Gemini CLI's milliseconds, where Gemini reads it.
+
+    Only Gemini CLI reads `timeout`; Claude Desktop, Claude Code, Cursor and Windsurf document none
+    and ignore it, as we do. Cline and Roo write it in seconds: in a file whose host is not known,
+    a number under a second is such a one (read as milliseconds it would time every call out), so it
+    is left out with a warning.
+    """
+    if entry.host == "gemini":
+        return True
+    if entry.host is not None:
+        _log.debug("%s: ignoring 'timeout' (only Gemini CLI reads it, not %s)", where, entry.host)
+        return False
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and 0 < value < _SHORT_TIMEOUT_MS:
+        _log.warning(
+            "%s: ignoring 'timeout': only Gemini CLI reads it, in milliseconds, and %s ms looks like "
+            "seconds as Cline and Roo write them; write 'tool_call_timeout_ms' for a call timeout",
+            where,
+            value,
+        )
+        return False
+    return True
 
 
 def check_timeout(entry: RawEntry, config: ServerModel, where: str) -> None:

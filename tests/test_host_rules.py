@@ -1,0 +1,124 @@
+"""The host settings that switch servers off, gate them on trust or migrate them, read as each host reads
+them: each case a file shaped as its host writes it, laid out where the host reads it, with the host's
+own docs or source named beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import StdioServerConfig, load_config_entries, load_host_entries
+from tests.support import Records
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def names(entries: Any) -> dict[str, bool]:
+    """Each valid server's name and whether it is enabled."""
+    return {config.server_name: config.enabled for config in entries.configs}
+
+
+# --------------------------------------------------------------------------- a repeated JSON key
+
+# Claude Desktop's file with one `env` key twice: `JSON.parse` keeps the last value, and Claude
+# Desktop runs the server with it.
+CLAUDE_DESKTOP_REPEATED_ENV = """{
+  "mcpServers": {
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_old-token-value"},
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_new-token-value"}
+    }
+  }
+}
+"""
+# VS Code's file with one server pasted twice (and a comment): its jsonc-parser keeps the last.
+VSCODE_PASTED_TWICE = """{
+  // pasted from the gallery twice
+  "servers": {
+    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]},
+    "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]},
+    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch", "--ignore-robots-txt"]},
+  }
+}
+"""
+
+
+def test_a_repeated_key_in_a_claude_desktop_file_keeps_the_last_value_and_warns_without_it(
+    tmp_path: Path, records: Records
+) -> None:
+    home = tmp_path / "home"
+    write(home / ".config" / "Claude" / "claude_desktop_config.json", CLAUDE_DESKTOP_REPEATED_ENV)
+
+    [config] = load_host_entries("claude-desktop", home=home, environ={}, platform="linux").entries
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.env == {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_new-token-value"}
+    [warning] = [line for _, line in records.lines if " WARNING " in line]
+    assert "the key 'mcpServers.github.env' is given more than once; the last one is read" in warning
+    assert "token-value" not in records.text()
+
+
+@pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
+def test_a_vscode_server_pasted_twice_loads_once_with_its_last_settings(tmp_path: Path, through: str) -> None:
+    project = tmp_path / "project"
+    path = write(project / ".vscode" / "mcp.json", VSCODE_PASTED_TWICE)
+
+    if through == "load_host_entries":
+        entries = load_host_entries("vscode", project, home=tmp_path / "home", environ={}, platform="linux")
+    else:
+        entries = load_config_entries(path, environ={})
+
+    assert [config.server_name for config in entries.configs] == ["fetch", "time"]
+    assert entries.configs[0].args == ("mcp-server-fetch", "--ignore-robots-txt")
+
+
+# --------------------------------------------------------------------------- `timeout`, where it is read
+
+# Cline's habit, copied into other hosts' files: `timeout` in seconds.
+CLINE_STYLE = {"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-filesystem"], "timeout": 60}}}
+
+
+@pytest.mark.parametrize(
+    ("host", "place"),
+    [
+        ("claude-desktop", ".config/Claude/claude_desktop_config.json"),
+        ("cursor", ".cursor/mcp.json"),
+        ("windsurf", ".codeium/windsurf/mcp_config.json"),
+        ("claude-code", ".claude.json"),
+    ],
+)
+def test_timeout_in_a_host_that_does_not_read_it_is_ignored(tmp_path: Path, host: str, place: str) -> None:
+    home = tmp_path / "home"
+    write(home / place, json.dumps(CLINE_STYLE))
+
+    [config] = load_host_entries(host, home=home, environ={}, platform="linux").configs
+
+    assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
+
+
+def test_timeout_in_a_gemini_file_is_its_call_timeout_in_milliseconds(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    entry = {"command": "x", "timeout": 15000}
+    write(home / ".gemini" / "settings.json", json.dumps({"mcpServers": {"fs": entry}}))
+
+    [config] = load_host_entries("gemini", home=home, environ={}, platform="linux").configs
+
+    assert config.tool_call_timeout_ms == 15000
+
+
+def test_cursor_file_given_by_path_ignores_timeout_too(tmp_path: Path) -> None:
+    path = write(tmp_path / "project" / ".cursor" / "mcp.json", json.dumps(CLINE_STYLE))
+
+    [config] = load_config_entries(path, environ={}).configs
+
+    assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
