@@ -5,13 +5,15 @@ own docs or source named beside it.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcp_sync import StdioServerConfig, load_config_entries, load_host_entries
+from mcp_sync import HostInput, StdioServerConfig, load_config_entries, load_host_entries
+from mcp_sync._cli.inputs import _ask
 from tests.support import Records
 
 
@@ -122,3 +124,59 @@ def test_cursor_file_given_by_path_ignores_timeout_too(tmp_path: Path) -> None:
     [config] = load_config_entries(path, environ={}).configs
 
     assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
+
+
+# --------------------------------------------------------------------------- VS Code's pickString options
+
+# Options as objects, per VS Code's `PickStringInputInfo` (`options: (string | {value, label?})[]`).
+VSCODE_PICK_OBJECTS = {
+    "inputs": [
+        {
+            "type": "pickString",
+            "id": "region",
+            "description": "Region",
+            "options": [{"label": "Europe", "value": "eu"}, {"value": "us"}, "ap"],
+            "default": "eu",
+        }
+    ],
+    "servers": {"api": {"type": "stdio", "command": "srv", "env": {"REGION": "${input:region}"}}},
+}
+
+
+def test_a_pick_string_option_object_shows_its_label_and_passes_its_value(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project / ".vscode" / "mcp.json", json.dumps(VSCODE_PICK_OBJECTS))
+    asked: list[HostInput] = []
+
+    def pick_europe(item: HostInput) -> str:
+        asked.append(item)
+        return next(option for option in item.options if item.label_of(option) == "Europe")
+
+    [config] = load_host_entries(
+        "vscode", project, home=tmp_path / "home", environ={}, inputs=pick_europe, platform="linux"
+    ).configs
+
+    assert config.env == {"REGION": "eu"}
+    [item] = asked
+    assert item.options == ("eu", "us", "ap")
+    assert [item.label_of(option) for option in item.options] == ["Europe", "us", "ap"]
+
+
+def test_a_pick_string_option_object_left_to_its_default_passes_the_value(tmp_path: Path) -> None:
+    path = write(tmp_path / "project" / ".vscode" / "mcp.json", json.dumps(VSCODE_PICK_OBJECTS))
+
+    [config] = load_config_entries(path, environ={}).configs
+
+    assert config.env == {"REGION": "eu"}
+
+
+@pytest.mark.parametrize("answer", ["1", "Europe", "eu"])
+def test_the_cli_lists_pick_string_labels_and_takes_a_number_label_or_value(answer: str) -> None:
+    labels = ("Europe", "us")
+    item = HostInput("region", "Region", type="pickString", options=("eu", "us"), option_labels=labels)
+    stderr = io.StringIO()
+
+    chosen = _ask(item, io.StringIO(answer + "\n"), stderr)
+
+    assert chosen == "eu"
+    assert "1) Europe\n" in stderr.getvalue() and "'value'" not in stderr.getvalue()

@@ -23,7 +23,14 @@ class HostInput:
     password: bool = False  # the host hides what is typed: a secret
     type: str = "promptString"
     default: str | None = None
-    options: tuple[str, ...] = ()  # a `pickString` input's choices
+    options: tuple[str, ...] = ()  # a `pickString` input's choices: the values passed to the server
+    # What each option is shown as (its `label`, else its value), in the order of `options`.
+    option_labels: tuple[str, ...] = ()
+
+    def label_of(self, option: str) -> str:
+        """The label an option is shown with: its `label` in the file, else the option itself."""
+        labels = dict(zip(self.options, self.option_labels, strict=False))
+        return labels.get(option) or option
 
 
 InputHandler: TypeAlias = Callable[[HostInput], str | None]

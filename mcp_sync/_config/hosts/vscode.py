@@ -98,16 +98,36 @@ def _inputs(document: Mapping[Any, Any], prefix: str) -> dict[str, HostInput]:
         if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
             raise ConfigError(f"{prefix}inputs[{index}]: must be a map with an 'id'")
         default = item.get("default")
-        options = item.get("options")
+        options = _options(item.get("options"))
         found[item["id"]] = HostInput(
             id=item["id"],
             description=item.get("description") if isinstance(item.get("description"), str) else None,
             password=item.get("password") is True,
             type=str(item.get("type", "promptString")),
             default=default if isinstance(default, str) else None,
-            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
+            options=tuple(value for value, _ in options),
+            option_labels=tuple(label for _, label in options),
         )
     return found
+
+
+def _options(raw: Any) -> list[tuple[str, str]]:
+    """A `pickString` input's options as (value, label): strings, or `{value, label}` objects.
+
+    As VS Code's `PickStringInputInfo` (src/vs/workbench/services/configurationResolver/common/
+    configurationResolver.ts): an option is a string, or an object whose `value` is passed and whose
+    `label` (default: the value) is shown. One without a string `value` cannot be picked: left out.
+    """
+    if not isinstance(raw, list):
+        return []
+    options = []
+    for option in raw:
+        if isinstance(option, str):
+            options.append((option, option))
+        elif isinstance(option, Mapping) and isinstance(option.get("value"), str):
+            label = option.get("label")
+            options.append((option["value"], label if isinstance(label, str) and label else option["value"]))
+    return options
 
 
 def vscode_entries(
