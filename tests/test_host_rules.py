@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import HostInput, StdioServerConfig, load_config_entries, load_host_entries
+from mcp_sync import HostInput, HttpServerConfig, StdioServerConfig, load_config_entries, load_host_entries
 from mcp_sync._cli.inputs import _ask
 from tests.support import Records
 
@@ -180,3 +180,53 @@ def test_the_cli_lists_pick_string_labels_and_takes_a_number_label_or_value(answ
 
     assert chosen == "eu"
     assert "1) Europe\n" in stderr.getvalue() and "'value'" not in stderr.getvalue()
+
+
+# --------------------------------------------------------------------------- VS Code's `mcpServers`
+
+# A `.vscode/mcp.json` written with the other hosts' key: VS Code's configMcpDiscovery moves it into
+# `servers` (`servers: {...servers, ...mcpServers}`) and runs its servers.
+VSCODE_ONLY_MCP_SERVERS = {"mcpServers": {"memory": {"command": "npx", "args": ["-y", "server-memory"]}}}
+VSCODE_BOTH_KEYS = {
+    "servers": {
+        "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]},
+        "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]},
+    },
+    "mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=Europe/Paris"]},
+        "docs": {"url": "https://example.com/mcp"},
+    },
+}
+
+
+def load_vscode(tmp_path: Path, document: Any, through: str) -> Any:
+    project = tmp_path / "project"
+    path = write(project / ".vscode" / "mcp.json", json.dumps(document))
+    if through == "load_host_entries":
+        return load_host_entries("vscode", project, home=tmp_path / "home", environ={}, platform="linux")
+    return load_config_entries(path, environ={})
+
+
+@pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
+def test_a_vscode_file_with_only_mcp_servers_loads_its_servers(tmp_path: Path, through: str) -> None:
+    entries = load_vscode(tmp_path, VSCODE_ONLY_MCP_SERVERS, through)
+
+    assert names(entries) == {"memory": True}
+
+
+@pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
+def test_a_vscode_file_with_both_keys_keeps_both_and_mcp_servers_wins_a_shared_name(
+    tmp_path: Path, through: str
+) -> None:
+    entries = load_vscode(tmp_path, VSCODE_BOTH_KEYS, through)
+
+    configs = {config.server_name: config for config in entries.configs}
+    assert list(configs) == ["fetch", "time", "docs"]
+    assert configs["time"].args == ("mcp-server-time", "--local-timezone=Europe/Paris")
+
+
+def test_a_vscode_url_without_a_type_is_http_with_the_sse_fallback(tmp_path: Path) -> None:
+    entries = load_vscode(tmp_path, VSCODE_BOTH_KEYS, "load_host_entries")
+
+    [docs] = [config for config in entries.configs if config.server_name == "docs"]
+    assert isinstance(docs, HttpServerConfig) and docs.sse_fallback

@@ -25,7 +25,7 @@ from ..raw import RawEntry
 from .codex import codex_entries
 from .common import PredefinedVariables, editor_variables
 from .mcp_servers import McpServersFormat
-from .vscode import vscode_entries
+from .vscode import migrated, vscode_entries
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -67,6 +67,8 @@ def document_entries(
         context = replace(context, host=host or host_of(source))
     environ = environ if environ is not None else {}
     prefix = f"{source}: " if source else ""
+    if context.host == "vscode" and isinstance(document, Mapping):
+        document = migrated(document)  # VS Code moves `mcpServers` into `servers` as it reads the file
     if host is not None:
         return _host_entries(HOST_MAPS[host], document, source, environ, context)
     if isinstance(document, Mapping) and not document:
@@ -75,6 +77,7 @@ def document_entries(
         raise ConfigError(f"{prefix}expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
     if "servers" in document and isinstance(document["servers"], Mapping):
         if _is_vscode_file(document, source):
+            document = migrated(document)
             return _host_entries("servers", document, source, environ, context)
         raise ConfigError(
             f"{prefix}'servers' must be a list of entries; "

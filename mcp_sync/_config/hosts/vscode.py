@@ -10,8 +10,12 @@ Values may use `${input:ID}` (the value of the input with that id: from the call
 the environment variable `input_variable_name(ID)`, else the input's `default`),
 `${workspaceFolder}` (the folder holding `.vscode`), `${userHome}`, `${pathSeparator}`, and
 `${env:NAME}`. Values given for inputs are secrets wherever they are used. Keys VS Code does not
-read are ignored, as VS Code ignores them; a file with both `servers` and `mcpServers` is read
-by its `servers`, as VS Code reads it. `"type": "http"` falls back to SSE as VS Code does.
+read are ignored, as VS Code ignores them. `"type": "http"`, and a `url` without a `type`, are
+VS Code's HTTP transport: Streamable HTTP, falling back to SSE as VS Code does.
+
+An `mcpServers` map (the other hosts' key) is moved into `servers` as VS Code's reader moves it
+(`configMcpDiscovery.ts` in src/vs/workbench/contrib/mcp/common/discovery: `servers: {...servers,
+...mcpServers}`): its servers load, and on a name in both the `mcpServers` entry wins.
 """
 
 from __future__ import annotations
@@ -130,11 +134,27 @@ def _options(raw: Any) -> list[tuple[str, str]]:
     return options
 
 
+def migrated(document: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    """The document with `mcpServers` moved into `servers`, as VS Code's `configMcpDiscovery` moves it.
+
+    A name in both keeps its place in `servers` and takes the `mcpServers` entry (a JavaScript
+    object spread). A `servers` that is not a map is left for `vscode_entries` to refuse.
+    """
+    extra = document.get("mcpServers")
+    servers = document.get("servers")
+    if not isinstance(extra, Mapping) or not (servers is None or isinstance(servers, Mapping)):
+        return document
+    merged = {key: value for key, value in document.items() if key != "mcpServers"}
+    merged["servers"] = {**(servers or {}), **extra}
+    return merged
+
+
 def vscode_entries(
     document: Mapping[Any, Any], source: str | None, environ: Mapping[str, str], context: LoadContext
 ) -> list[RawEntry]:
     """The raw entries of a VS Code `mcp.json`: its `servers` map, each with its variables."""
     prefix = f"{source}: " if source else ""
+    document = migrated(document)
     others = sorted(str(key) for key in document if key not in ("servers", "inputs"))
     if others:
         _log.debug("%signoring settings outside servers and inputs: %s", prefix, ", ".join(others))
@@ -188,6 +208,8 @@ class VsCodeFormat:
                     entry.sse_fallback = value == "http"  # VS Code tries Streamable HTTP, then SSE
             elif key != "envFile":
                 mapper.keep(key, value)
+        if "url" in data and "type" not in data and "transport" not in data:
+            entry.sse_fallback = True  # VS Code's reader makes any entry with a `url` its HTTP transport
         if "envFile" in data:
             merge_env_file(entry, data["envFile"], mapper.out, problems)
         return mapper.out
