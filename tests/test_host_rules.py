@@ -230,3 +230,108 @@ def test_a_vscode_url_without_a_type_is_http_with_the_sse_fallback(tmp_path: Pat
 
     [docs] = [config for config in entries.configs if config.server_name == "docs"]
     assert isinstance(docs, HttpServerConfig) and docs.sse_fallback
+
+
+# --------------------------------------------------------------------------- an unset variable, host by host
+
+# VS Code forwards optional settings with `${env:NAME}`: its resolver makes an unset one "" (VS Code
+# issue #46436), so the server starts without a proxy or a CA bundle.
+VSCODE_OPTIONAL_PROXY = {
+    "servers": {
+        "github": {
+            "type": "stdio",
+            "command": "docker",
+            "args": ["run", "-i", "--rm", "ghcr.io/github/github-mcp-server"],
+            "env": {"HTTPS_PROXY": "${env:HTTPS_PROXY}", "NODE_EXTRA_CA_CERTS": "${env:NODE_EXTRA_CA_CERTS}"},
+        }
+    }
+}
+
+
+def test_an_unset_env_variable_in_a_vscode_file_is_empty_as_in_vscode(tmp_path: Path) -> None:
+    entries = load_vscode(tmp_path, VSCODE_OPTIONAL_PROXY, "load_host_entries")
+
+    [config] = entries.entries
+    assert isinstance(config, StdioServerConfig)
+    assert config.env == {"HTTPS_PROXY": "", "NODE_EXTRA_CA_CERTS": ""}
+
+
+def test_a_set_env_variable_in_a_vscode_file_is_its_value(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project / ".vscode" / "mcp.json", json.dumps(VSCODE_OPTIONAL_PROXY))
+    environ = {"HTTPS_PROXY": "http://proxy:3128"}
+
+    [config] = load_host_entries("vscode", project, home=tmp_path / "home", environ=environ).configs
+
+    assert config.env == {"HTTPS_PROXY": "http://proxy:3128", "NODE_EXTRA_CA_CERTS": ""}
+
+
+def test_a_plain_dollar_brace_name_is_no_vscode_variable_and_is_passed_as_written(
+    tmp_path: Path, records: Records
+) -> None:
+    document = {"servers": {"s": {"type": "stdio", "command": "x", "args": ["--token=${GITHUB_TOKEN}"]}}}
+
+    [config] = load_vscode(tmp_path, document, "load_host_entries").configs
+
+    assert config.args == ("--token=${GITHUB_TOKEN}",)
+    assert "${GITHUB_TOKEN} is not a variable VS Code reads; it is passed as written" in records.text()
+
+
+# Gemini CLI's resolveEnvVarsInString: an unset `${NAME}` or `$NAME` stays as written, `:-` takes the
+# default only when the variable is unset, and `${env:NAME}` is not one of its spellings.
+GEMINI_VARIABLES = {
+    "mcpServers": {
+        "db": {
+            "command": "db-server",
+            "args": ["${DB_URL}", "$DB_USER", "${DB_SCHEMA:-public}", "${DB_ROLE:-reader}", "${env:DB_URL}"],
+        }
+    }
+}
+
+
+def test_gemini_keeps_an_unset_variable_as_written_and_a_default_is_for_unset_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write(home / ".gemini" / "settings.json", json.dumps(GEMINI_VARIABLES))
+
+    [config] = load_host_entries("gemini", home=home, environ={"DB_ROLE": ""}, platform="linux").entries
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.args == ("${DB_URL}", "$DB_USER", "public", "", "${env:DB_URL}")
+
+
+# Claude Code's `.mcp.json`: `${VAR}` and `${VAR:-default}` only; an unset one without a default fails.
+CLAUDE_CODE_VARIABLES = {
+    "mcpServers": {
+        "api": {
+            "type": "http",
+            "url": "${API_BASE_URL:-https://api.example.com}/mcp",
+            "headers": {"X-Env": "${env:DEPLOY_ENV}"},
+        },
+        "needs-key": {"command": "srv", "env": {"API_KEY": "${API_KEY}"}},
+    }
+}
+
+
+def test_claude_code_takes_defaults_reads_no_env_prefix_and_fails_an_unset_one(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project / ".mcp.json", json.dumps(CLAUDE_CODE_VARIABLES))
+
+    environ = {"DEPLOY_ENV": "prod"}
+    entries = load_host_entries("claude-code", project, home=tmp_path / "home", environ=environ)
+
+    [api] = entries.configs
+    assert isinstance(api, HttpServerConfig)
+    assert api.url == "https://api.example.com/mcp"
+    assert api.headers == {"X-Env": "${env:DEPLOY_ENV}"}
+    [failed] = entries.invalid
+    assert failed.server_name == "needs-key"
+    assert "references ${API_KEY}, which is not set" in str(failed.error)
+
+
+def test_our_own_yaml_keeps_its_strict_rule_for_an_unset_variable(tmp_path: Path) -> None:
+    text = "servers:\n  - {server_name: s, command: x, env: {P: '${env:P}'}}\n"
+    path = write(tmp_path / "servers.yaml", text)
+
+    [failed] = load_config_entries(path, environ={}).invalid
+
+    assert "references ${P}, which is not set" in str(failed.error)

@@ -22,6 +22,7 @@ from typing import Any
 from ..._values.errors import ConfigError
 from ..context import LoadContext
 from ..raw import RawEntry
+from . import claude, gemini
 from .codex import codex_entries
 from .common import PredefinedVariables, editor_variables
 from .mcp_servers import McpServersFormat
@@ -42,7 +43,11 @@ HOST_MAPS: Mapping[str, str] = MappingProxyType(
         "codex": "mcp_servers",
     }
 )
-_HOST_SUFFIXES = (".json", ".jsonc", ".toml")  # host files; our own format is YAML
+_HOST_SUFFIXES = (".json", ".jsonc", ".toml")
+# The `${...}` rules of the `mcpServers` hosts that have their own; the others read ours.
+_MCP_SERVERS_VARIABLES: Mapping[str, Any] = MappingProxyType(
+    {"gemini": gemini.VARIABLES, "claude-code": claude.CODE_VARIABLES}
+)  # host files; our own format is YAML
 
 
 def document_entries(
@@ -147,6 +152,7 @@ def _mcp_servers_entries(
         entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
         entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
         entry.host = context.host
+        entry.rules = _MCP_SERVERS_VARIABLES.get(context.host or "", entry.rules)
         entry.lenient = True
         entries.append(entry)
     return entries

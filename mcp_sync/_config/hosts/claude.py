@@ -21,6 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..interpolation import VariableRules
+
 # `type` values: Claude Code's (`stdio`, `http`, `sse`) and the spellings other hosts write.
 TYPES: Mapping[str, str] = MappingProxyType(
     {
@@ -39,6 +41,11 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
     {"headersHelper": "a command Claude Code runs to make request headers"}
 )
 
+
+# Claude Code's "Environment variable expansion in .mcp.json" (code.claude.com/docs/en/mcp): `${VAR}` and
+# `${VAR:-default}`; a variable that is unset with no default fails the configuration (here: the entry).
+# `${env:VAR}` is no spelling of it: passed as written.
+CODE_VARIABLES = VariableRules(env_prefix=False, host="Claude Code")
 
 # Where Claude Code records the project servers (`.mcp.json`) the user turned down.
 REJECTED_KEY = "disabledMcpjsonServers"

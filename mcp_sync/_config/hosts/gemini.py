@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ..interpolation import VariableRules
 from ..models import ServerModel
 from ..raw import RawEntry
 
@@ -47,6 +48,10 @@ UNSUPPORTED_AUTH: Mapping[str, str] = MappingProxyType(
 )
 # Gemini key -> ours, where only the name differs (`httpUrl` also fixes the transport).
 RENAMED: Mapping[str, str] = MappingProxyType({"httpUrl": "url", "timeout": "tool_call_timeout_ms"})
+# Gemini CLI's `resolveEnvVarsInString` (packages/cli/src/utils/envVarResolver.ts): `$NAME`, `${NAME}`
+# and `${NAME:-default}`; an unset one without a default stays as written, the default is taken only
+# when the variable is unset, and `${env:NAME}` names a variable called `env:NAME` (never set: as written).
+VARIABLES = VariableRules(env_prefix=False, unset_kept=True, default_when_empty=False, host="Gemini CLI")
 
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..._values.errors import ConfigError
 from ..context import HostInput, LoadContext
-from ..interpolation import InputVariables, input_variable_name
+from ..interpolation import InputVariables, VariableRules, input_variable_name
 from ..messages import EntryError
 from ..models import ServerModel
 from ..raw import RawEntry
@@ -46,6 +46,11 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {"gallery": "where VS Code installed it from", "version": "a note for humans"}
 )
+# VS Code's variable resolver (src/vs/workbench/services/configurationResolver/common/
+# variableResolver.ts): `${env:NAME}` reads the environment, an unset one is "" ("as a normal shell
+# does", VS Code issue #46436); `${NAME}` is no VS Code variable (only its predefined ones are) and is
+# passed as written.
+VARIABLES = VariableRules(plain=False, unset_env_is_empty=True, host="VS Code")
 
 
 class _Variables(InputVariables):
@@ -167,7 +172,7 @@ def vscode_entries(
     for name, settings in document["servers"].items():
         entry = RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
         entry.environ = _Variables(environ, predefined, inputs, context, entry)
-        entry.project = project
+        entry.project, entry.rules = project, VARIABLES
         entries.append(entry)
     return entries
 
