@@ -35,7 +35,17 @@ PLACES: Mapping[tuple[str, str], str] = {
     ("windsurf", "user"): ".codeium/windsurf/mcp_config.json",
 }
 # Variables that say where the hosts' files are: left unset, so the default places are used.
-_LOCATION_VARIABLES = frozenset({"XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME"})
+_LOCATION_VARIABLES = frozenset(
+    {
+        "XDG_CONFIG_HOME",
+        "APPDATA",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+    }
+)
 
 
 class EveryVariable(Mapping[str, str]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -335,3 +336,93 @@ def test_our_own_yaml_keeps_its_strict_rule_for_an_unset_variable(tmp_path: Path
     [failed] = load_config_entries(path, environ={}).invalid
 
     assert "references ${P}, which is not set" in str(failed.error)
+
+
+# --------------------------------------------------------------------------- Gemini CLI: what it leaves off
+
+# `/mcp disable` and docs/tools/mcp-server.md ("Global MCP settings"): `mcp.excluded` servers and
+# those not in `mcp.allowed` are never connected.
+GEMINI_EXCLUDED = {
+    "mcp": {"excluded": ["old-db"]},
+    "mcpServers": {
+        "docs": {"httpUrl": "https://docs.example.com/mcp"},
+        "old-db": {"command": "db-server", "args": ["--legacy"]},
+    },
+}
+GEMINI_ALLOWED = {
+    "mcp": {"allowed": ["docs"]},
+    "mcpServers": {
+        "docs": {"httpUrl": "https://docs.example.com/mcp"},
+        "shell": {"command": "shell-server"},
+        "browser": {"command": "npx", "args": ["-y", "browser-server"]},
+    },
+}
+
+
+def gemini_home(tmp_path: Path, document: Any) -> Path:
+    home = tmp_path / "home"
+    write(home / ".gemini" / "settings.json", json.dumps(document))
+    return home
+
+
+def test_gemini_does_not_start_a_server_in_mcp_excluded_and_says_why(
+    tmp_path: Path, records: Records
+) -> None:
+    home = gemini_home(tmp_path, GEMINI_EXCLUDED)
+
+    entries = load_host_entries("gemini", home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "old-db": False}
+    assert "mcpServers.old-db: left off, as gemini leaves it: it is in Gemini CLI's mcp.excluded list" in (
+        records.text()
+    )
+
+
+def test_gemini_starts_only_the_servers_in_mcp_allowed(tmp_path: Path) -> None:
+    home = gemini_home(tmp_path, GEMINI_ALLOWED)
+
+    entries = load_host_entries("gemini", home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "shell": False, "browser": False}
+
+
+def test_a_gemini_file_given_by_path_applies_its_own_mcp_lists(tmp_path: Path) -> None:
+    path = write(tmp_path / "project" / ".gemini" / "settings.json", json.dumps(GEMINI_EXCLUDED))
+
+    entries = load_config_entries(path, environ={})
+
+    assert names(entries) == {"docs": True, "old-db": False}
+
+
+def test_the_users_gemini_exclusion_leaves_off_a_project_server_too(tmp_path: Path) -> None:
+    home = gemini_home(tmp_path, {"mcp": {"excluded": ["Shell"]}})
+    project = tmp_path / "project"
+    write(project / ".gemini" / "settings.json", json.dumps({"mcpServers": {"shell": {"command": "sh-mcp"}}}))
+
+    entries = load_host_entries("gemini", project, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"shell": False}  # compared as Gemini CLI compares names: in lower case
+
+
+def test_gemini_mcp_disable_leaves_the_server_off(tmp_path: Path) -> None:
+    home = gemini_home(tmp_path, {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
+    write(home / ".gemini" / "mcp-server-enablement.json", json.dumps({"b": {"enabled": False}}))
+
+    entries = load_host_entries("gemini", home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"a": True, "b": False}
+
+
+def test_gemini_cli_home_and_the_system_settings_file_are_read(tmp_path: Path) -> None:
+    gemini_cli_home, system = tmp_path / "gemini-home", tmp_path / "etc" / "settings.json"
+    user = {"mcpServers": {"a": {"command": "user"}}}
+    write(gemini_cli_home / ".gemini" / "settings.json", json.dumps(user))
+    write(system, json.dumps({"mcpServers": {"a": {"command": "system"}, "b": {"command": "y"}}}))
+    environ = {
+        "GEMINI_CLI_HOME": os.fspath(gemini_cli_home),
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(system),
+    }
+
+    entries = load_host_entries("gemini", home=tmp_path / "home", environ=environ, platform="linux")
+
+    assert {config.server_name: config.command for config in entries.configs} == {"a": "system", "b": "y"}

@@ -47,6 +47,9 @@ class LoadContext:
     home: Path | None = None  # `${userHome}`; default: the user's home directory
     inputs: Inputs = None
     host: str | None = None  # the host whose file it is, when the caller knows (`load_host_entries`)
+    # Why the host leaves a server off by its name (Gemini CLI's `mcp.excluded`, say), or None: the
+    # rules of all of a host's files, when the caller read them all (`load_host_entries`).
+    why_off: Callable[[str], str | None] | None = None
 
     def home_folder(self) -> str:
         return os.fspath(self.home) if self.home is not None else os.path.expanduser("~")

@@ -144,11 +144,18 @@ def _mcp_servers_entries(
     servers = document["mcpServers"]
     if not isinstance(servers, Mapping):
         raise ConfigError(f"{prefix}'mcpServers' must be a map of server name to settings")
+    why_off = context.why_off
+    if why_off is None and context.host == "gemini":  # one file alone: its own `mcp` lists
+        why_off = gemini.ServerSwitches.of([document]).why_off
     variables: Mapping[str, str] | None = None
     if context.host in (None, "cursor"):  # Cursor documents VS Code's variables; no other host uses them
         variables = PredefinedVariables(environ, editor_variables(context.project, context.home_folder()))
     entries = []
     for name, settings in servers.items():
+        reason = why_off(name) if why_off is not None and isinstance(name, str) else None
+        if reason is not None and isinstance(settings, Mapping):
+            _log.info("%smcpServers.%s: left off, as %s leaves it: %s", prefix, name, context.host, reason)
+            settings = {**settings, "disabled": True}
         entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
         entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
         entry.host = context.host

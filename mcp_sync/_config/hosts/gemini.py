@@ -21,7 +21,8 @@ the user's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -54,6 +55,74 @@ RENAMED: Mapping[str, str] = MappingProxyType({"httpUrl": "url", "timeout": "too
 VARIABLES = VariableRules(env_prefix=False, unset_kept=True, default_when_empty=False, host="Gemini CLI")
 
 _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written in seconds (Cline, Roo)
+
+
+ENABLEMENT_FILE = "mcp-server-enablement.json"  # in the Gemini folder: what `gemini mcp disable` wrote
+
+
+def _names(value: Any) -> list[str]:
+    """A settings list of server names (Gemini reads it only when it is an array)."""
+    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
+
+
+def _normal(name: str) -> str:
+    """A server name as Gemini CLI compares it: lower case, trimmed (its `normalizeServerId`)."""
+    return name.lower().strip()
+
+
+@dataclass(frozen=True)
+class ServerSwitches:
+    """What leaves a Gemini CLI server off before it is connected: `mcp.allowed`, `mcp.excluded` and
+    `gemini mcp disable`, as Gemini CLI's `canLoadServer` checks them (packages/cli/src/config/mcp/
+    mcpServerEnablement.ts; docs/tools/mcp-server.md, "Global MCP settings" and "Enabling and
+    disabling servers").
+
+    `mcp.excluded` lists are joined across the settings files and the `mcp.allowed` lists that are
+    set are intersected (its `getConsolidatedExcludedMcpServers` / `...AllowedMcpServers`). Where its
+    checks differ, a server either leaves off is left off: when it connects (`isBlockedBySettings` in
+    packages/core/src/tools/mcp-client-manager.ts) an empty allow list allows every server and an
+    allowed name must match exactly; `canLoadServer` compares names in lower case, trimmed, which is
+    how an excluded or disabled name is matched here.
+    """
+
+    allowed: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, settings: Iterable[Any], enablement: Any = None) -> ServerSwitches:
+        """The switches of Gemini's settings documents and its `mcp-server-enablement.json`."""
+        allowed: set[str] | None = None
+        excluded: set[str] = set()
+        for document in settings:
+            mcp = document.get("mcp") if isinstance(document, Mapping) else None
+            if not isinstance(mcp, Mapping):
+                continue
+            excluded.update(_normal(name) for name in _names(mcp.get("excluded")))
+            if isinstance(mcp.get("allowed"), list):
+                these = _names(mcp["allowed"])
+                if allowed is None:
+                    allowed = set(these)
+                else:  # the names of the first list that every other list has too
+                    kept = {_normal(name) for name in these}
+                    allowed = {name for name in allowed if _normal(name) in kept}
+        disabled = set()
+        if isinstance(enablement, Mapping):
+            for name, state in enablement.items():
+                if isinstance(name, str) and isinstance(state, Mapping) and state.get("enabled") is False:
+                    disabled.add(_normal(name))
+        return cls(frozenset(allowed) if allowed else None, frozenset(excluded), frozenset(disabled))
+
+    def why_off(self, name: str) -> str | None:
+        """The rule that leaves the server off, in Gemini's words, or None when it is started."""
+        normal = _normal(name)
+        if self.allowed is not None and name not in self.allowed:
+            return "it is not in Gemini CLI's mcp.allowed list"
+        if normal in self.excluded:
+            return "it is in Gemini CLI's mcp.excluded list"
+        if normal in self.disabled:
+            return f"it was disabled with `gemini mcp disable` ({ENABLEMENT_FILE})"
+        return None
 
 
 def reads_timeout(entry: RawEntry, value: Any, where: str) -> bool:

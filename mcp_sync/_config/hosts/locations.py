@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..._values.suggestions import did_you_mean
 from ..context import Inputs, LoadContext, remembered
 from ..entries import ConfigEntries, InvalidServerEntry, build_entries
 from ..loading import read_document
-from . import document_entries
+from . import document_entries, gemini
 from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
@@ -35,7 +35,7 @@ class HostFile:
     """One file a host reads; `part` picks the servers out of a file shared with other settings."""
 
     path: Path
-    scope: str  # "user", "project" or "local"
+    scope: str  # "system", "user", "project" or "local"
     part: Callable[[Any], Any] | None = None
 
 
@@ -77,9 +77,14 @@ def _candidates(
         if project is not None:
             files.append(HostFile(project / ".codex" / "config.toml", "project"))
     elif host == "gemini":
-        files.append(HostFile(home / ".gemini" / "settings.json", "user"))
-        if project is not None:
+        system = _gemini_system_settings(environ, platform)
+        defaults = environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json"
+        files.append(HostFile(Path(defaults), "system"))
+        gemini_home = _gemini_home(home, environ)
+        files.append(HostFile(gemini_home / ".gemini" / "settings.json", "user"))
+        if project is not None and not _same_folder(project, gemini_home):  # Gemini: the user's, not twice
             files.append(HostFile(project / ".gemini" / "settings.json", "project"))
+        files.append(HostFile(system, "system"))  # system settings override the others
     elif host == "windsurf":
         files.append(HostFile(home / ".codeium" / "windsurf" / "mcp_config.json", "user"))
     else:
@@ -88,6 +93,50 @@ def _candidates(
             f"unknown host {host!r}; {hint + ' ' if hint else ''}known hosts: {', '.join(HOSTS)}"
         )
     return files
+
+
+def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
+    """The folder Gemini CLI takes for the home folder: `GEMINI_CLI_HOME`, else the home folder.
+
+    Its `homedir()` (packages/core/src/utils/paths.ts); `.gemini` is under it.
+    """
+    return Path(environ["GEMINI_CLI_HOME"]) if environ.get("GEMINI_CLI_HOME") else home
+
+
+def _gemini_system_settings(environ: Mapping[str, str], platform: str) -> Path:
+    """Gemini CLI's system settings file, which overrides the others (its `getSystemSettingsPath`)."""
+    if environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"):
+        return Path(environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    if platform == "darwin":
+        return Path("/Library/Application Support/GeminiCli/settings.json")
+    if platform.startswith("win"):
+        return Path("C:\\ProgramData\\gemini-cli\\settings.json")
+    return Path("/etc/gemini-cli/settings.json")
+
+
+def _gemini_switches(
+    files: list[HostFile], home: Path, environ: Mapping[str, str]
+) -> Callable[[str], str | None]:
+    """Why Gemini CLI leaves a server off, from all its settings files and `mcp-server-enablement.json`."""
+    documents = []
+    for file in files:
+        try:
+            documents.append(read_document(file.path)[0])
+        except ConfigError:
+            continue  # reported where its servers are read
+    enablement_path = _gemini_home(home, environ) / ".gemini" / gemini.ENABLEMENT_FILE
+    enablement = None
+    if enablement_path.is_file():
+        try:
+            enablement, _ = read_document(enablement_path)
+        except ConfigError as exc:
+            _log.warning("%s", exc)
+    return gemini.ServerSwitches.of(documents, enablement).why_off
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    """Whether two paths name one folder, through symlinks."""
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
@@ -169,6 +218,9 @@ def load_host_entries(
     context = LoadContext(
         project=project_dir, home=Path(home) if home is not None else None, inputs=remembered(inputs)
     )
+    if host == "gemini":
+        home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
+        context = replace(context, why_off=_gemini_switches(files, home_dir, environ))
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
