@@ -8,13 +8,14 @@ from __future__ import annotations
 import io
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import pytest
 
 from mcp_sync import HostInput, HttpServerConfig, StdioServerConfig, load_config_entries, load_host_entries
 from mcp_sync._cli.inputs import _ask
+from mcp_sync._config.hosts.claude import local_scope
 from tests.support import Records
 
 
@@ -426,3 +427,35 @@ def test_gemini_cli_home_and_the_system_settings_file_are_read(tmp_path: Path) -
     entries = load_host_entries("gemini", home=tmp_path / "home", environ=environ, platform="linux")
 
     assert {config.server_name: config.command for config in entries.configs} == {"a": "system", "b": "y"}
+
+
+# --------------------------------------------------------------------------- Claude Code on Windows
+
+# `~/.claude.json` as Claude Code writes it on Windows: project keys with forward slashes, the drive
+# letter as the working folder had it (PrefectHQ/fastmcp#5094).
+CLAUDE_JSON_ON_WINDOWS = {
+    "projects": {
+        "C:\\Users\\ann\\app": {"mcpServers": {}},  # an empty record another tool wrote
+        "c:/Users/ann/app": {
+            "mcpServers": {"local-db": {"type": "stdio", "command": "db-mcp"}},
+            "disabledMcpjsonServers": ["shared-browser"],
+        },
+    }
+}
+
+
+def test_claude_code_finds_a_windows_projects_local_servers_under_its_forward_slash_key() -> None:
+    project = PureWindowsPath("C:\\Users\\ann\\app")
+
+    assert local_scope(CLAUDE_JSON_ON_WINDOWS, project) == {
+        "mcpServers": {"local-db": {"type": "stdio", "command": "db-mcp"}}
+    }
+    record = local_scope(CLAUDE_JSON_ON_WINDOWS, project, key=None)
+    assert record["disabledMcpjsonServers"] == ["shared-browser"]
+
+
+def test_on_posix_a_claude_code_project_key_is_its_exact_path() -> None:
+    projects = {"/home/ann/app/": {"mcpServers": {"x": {}}}, "/home/ann/app": {"mcpServers": {}}}
+    document = {"projects": projects}
+
+    assert local_scope(document, PurePosixPath("/home/ann/app")) == {"mcpServers": {}}
