@@ -11,6 +11,7 @@ the question is how the file is read, not what this machine's environment holds.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ def name_of(entry: Any) -> str:
     return getattr(entry, "original_name", None) or entry.server_name
 
 
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def test_the_corpus_holds_at_least_eight_files_per_host() -> None:
     counts = {host.name: len(json.loads((host / "PROVENANCE.json").read_text())) for host in CORPUS.iterdir()}
 
@@ -110,6 +116,9 @@ def test_a_real_file_loads_as_its_host_reads_it(
     target = where / PLACES[host, item["scope"]]
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes((CORPUS / host / item["file"]).read_bytes())
+    if (host, item["scope"]) == ("codex", "project"):  # Codex reads a project's file once it is trusted
+        trusted = f'[projects.{json.dumps(os.fspath(project))}]\ntrust_level = "trusted"\n'
+        write_text(home / PLACES["codex", "user"], trusted)
 
     def answer(question: HostInput) -> str:
         return f"fake-input-{question.id}"

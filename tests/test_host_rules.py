@@ -459,3 +459,72 @@ def test_on_posix_a_claude_code_project_key_is_its_exact_path() -> None:
     document = {"projects": projects}
 
     assert local_scope(document, PurePosixPath("/home/ann/app")) == {"mcpServers": {}}
+
+
+# --------------------------------------------------------------------------- Codex: a trusted project
+
+# A cloned repository's `.codex/config.toml`, as Codex's docs write one.
+CODEX_PROJECT = """\
+[mcp_servers.repo-tools]
+command = "python"
+args = ["tools/mcp_server.py"]
+"""
+
+
+def codex_layout(tmp_path: Path, trust: str | None, key: Path | None = None) -> tuple[Path, Path]:
+    """A home whose Codex config trusts (or not) a project, and the project with its own Codex file."""
+    home, project = tmp_path / "home", tmp_path / "repo"
+    write(project / ".codex" / "config.toml", CODEX_PROJECT)
+    user = '[mcp_servers.docs]\nurl = "https://docs.example.com/mcp"\n'
+    if trust is not None:
+        user += f'\n[projects.{json.dumps(os.fspath(key or project))}]\ntrust_level = "{trust}"\n'
+    write(home / ".codex" / "config.toml", user)
+    return home, project
+
+
+@pytest.mark.parametrize("trust", [None, "untrusted"])
+def test_codex_does_not_load_an_untrusted_projects_servers_and_says_why_once(
+    tmp_path: Path, records: Records, trust: str | None
+) -> None:
+    home, project = codex_layout(tmp_path, trust)
+
+    entries = load_host_entries("codex", project, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True}
+    [warning] = [line for _, line in records.lines if " WARNING " in line]
+    assert f"{project / '.codex' / 'config.toml'}: not loaded: " in warning
+    if trust is None:
+        assert f'[projects."{project}"] trust_level = "trusted"' in warning
+    else:
+        assert "is marked as untrusted" in warning
+
+
+def test_codex_loads_a_trusted_projects_servers(tmp_path: Path) -> None:
+    home, project = codex_layout(tmp_path, "trusted")
+
+    entries = load_host_entries("codex", project, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "repo-tools": True}
+
+
+def test_codex_trust_of_the_repository_root_covers_a_subfolder_and_its_files_up_to_the_root(
+    tmp_path: Path,
+) -> None:
+    home, root = codex_layout(tmp_path, "trusted")
+    (root / ".git").mkdir()
+    sub = root / "services" / "api"
+    write(sub / ".codex" / "config.toml", '[mcp_servers.api-tools]\ncommand = "api-mcp"\n')
+
+    entries = load_host_entries("codex", sub, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "repo-tools": True, "api-tools": True}
+
+
+def test_codex_trust_written_under_the_real_path_covers_a_symlinked_project(tmp_path: Path) -> None:
+    home, project = codex_layout(tmp_path, "trusted")
+    link = tmp_path / "link-to-repo"
+    link.symlink_to(project, target_is_directory=True)
+
+    entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "repo-tools": True}

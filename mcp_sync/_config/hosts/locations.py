@@ -22,7 +22,7 @@ from ..._values.suggestions import did_you_mean
 from ..context import Inputs, LoadContext, remembered
 from ..entries import ConfigEntries, InvalidServerEntry, build_entries
 from ..loading import read_document
-from . import document_entries, gemini
+from . import codex, document_entries, gemini
 from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
@@ -37,6 +37,8 @@ class HostFile:
     path: Path
     scope: str  # "system", "user", "project" or "local"
     part: Callable[[Any], Any] | None = None
+    # Why the host does not read this file although it is there (an untrusted Codex project), or None.
+    left_off: str | None = None
 
 
 def _user_config_dir(home: Path, environ: Mapping[str, str], platform: str) -> Path:
@@ -75,7 +77,7 @@ def _candidates(
         codex_home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
         files.append(HostFile(codex_home / "config.toml", "user"))
         if project is not None:
-            files.append(HostFile(project / ".codex" / "config.toml", "project"))
+            files.extend(_codex_project_files(project, codex_home))
     elif host == "gemini":
         system = _gemini_system_settings(environ, platform)
         defaults = environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json"
@@ -93,6 +95,61 @@ def _candidates(
             f"unknown host {host!r}; {hint + ' ' if hint else ''}known hosts: {', '.join(HOSTS)}"
         )
     return files
+
+
+def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
+    """The `.codex/config.toml` files Codex reads for `project`: from its root down to it, when trusted.
+
+    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`); each file
+    is read when its folder, else the root, else the repository's main folder is trusted in the user's
+    `config.toml`, matched by the path as Codex writes it (absolute, through symlinks), and is left
+    off with the reason otherwise (codex-rs/core/src/config_loader/mod.rs, `load_project_layers`).
+    """
+    user_file = codex_home / "config.toml"
+    try:
+        user_config = read_document(user_file)[0] if user_file.is_file() else {}
+    except ConfigError:
+        user_config = {}  # reported where its servers are read; no project is trusted by it
+    levels = codex.trust_levels(user_config)
+    root = next((folder for folder in (project, *project.parents) if (folder / ".git").exists()), project)
+    repository = _main_worktree(root)
+    folders = [project, *project.parents]
+    folders = folders[: folders.index(root) + 1] if root in folders else [project]
+    files = []
+    for folder in reversed(folders):  # the root's first: the folder nearest the project wins
+        if _same_folder(folder / ".codex", codex_home):
+            continue  # the user's own folder, read as the user's
+        keys = [key for place in (folder, root, repository) for key in _path_keys(place) if key in levels]
+        key = keys[0] if keys else os.fspath(repository)
+        level = levels.get(key)
+        reason = None
+        if level == "untrusted":
+            reason = f"{key} is marked as untrusted in {user_file}; mark it trusted to load this file"
+        elif level != "trusted":
+            reason = (
+                f"Codex reads it only in a trusted project: add {key} as a trusted project in "
+                f'{user_file} ([projects."{key}"] trust_level = "trusted")'
+            )
+        files.append(HostFile(folder / ".codex" / "config.toml", "project", left_off=reason))
+    return files
+
+
+def _path_keys(folder: Path) -> list[str]:
+    """The spellings of a folder Codex may have written as a `[projects]` key: as given, and real."""
+    return list(dict.fromkeys((os.fspath(folder), os.path.realpath(folder))))
+
+
+def _main_worktree(root: Path) -> Path:
+    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's."""
+    marker = root / ".git"
+    if not marker.is_file():
+        return root
+    try:
+        gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+    except (OSError, UnicodeDecodeError):
+        return root
+    common = (root / gitdir).resolve()  # <main>/.git/worktrees/<name>
+    return common.parent.parent.parent if common.parent.name == "worktrees" else root
 
 
 def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
@@ -225,6 +282,9 @@ def load_host_entries(
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
     for file in files:
+        if file.left_off is not None:
+            _log.warning("%s: not loaded: %s", file.path, file.left_off)
+            continue
         try:
             document, source = read_document(file.path)
             if file.part is not None:
