@@ -528,3 +528,45 @@ def test_codex_trust_written_under_the_real_path_covers_a_symlinked_project(tmp_
     entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
 
     assert names(entries) == {"docs": True, "repo-tools": True}
+
+
+# --------------------------------------------------------------------------- where the hosts look
+
+def test_claude_code_reads_claude_json_from_claude_config_dir(tmp_path: Path) -> None:
+    config_dir, project = tmp_path / "claude-work", tmp_path / "project"
+    project.mkdir()
+    document = {
+        "mcpServers": {"user-server": {"command": "u"}},
+        "projects": {os.fspath(project): {"mcpServers": {"local-server": {"command": "l"}}}},
+    }
+    write(config_dir / ".claude.json", json.dumps(document))
+    write(tmp_path / "home" / ".claude.json", json.dumps({"mcpServers": {"not-this-one": {"command": "x"}}}))
+    environ = {"CLAUDE_CONFIG_DIR": os.fspath(config_dir)}
+
+    entries = load_host_entries("claude-code", project, home=tmp_path / "home", environ=environ)
+
+    assert names(entries) == {"user-server": True, "local-server": True}
+
+
+def test_claude_code_reads_the_projects_own_mcp_json_not_a_parent_folders(tmp_path: Path) -> None:
+    # Claude Code loads `.mcp.json` from the project folder only (anthropics/claude-code#68603 asks
+    # for parent folders and says it does not); Codex, unlike it, reads `.codex/` up to the root.
+    parent, project = tmp_path / "work", tmp_path / "work" / "app"
+    write(parent / ".mcp.json", json.dumps({"mcpServers": {"parents": {"command": "p"}}}))
+    write(project / ".mcp.json", json.dumps({"mcpServers": {"own": {"command": "o"}}}))
+
+    entries = load_host_entries("claude-code", project, home=tmp_path / "home", environ={})
+
+    assert names(entries) == {"own": True}
+
+
+def test_gemini_extension_servers_are_not_read(tmp_path: Path) -> None:
+    # An extension's servers start with its own folder and per-folder enablement
+    # (`extension-enablement.json`): they are not loaded here; settings.json's servers are.
+    home = gemini_home(tmp_path, {"mcpServers": {"a": {"command": "x"}}})
+    extension = {"name": "ext", "version": "1.0.0", "mcpServers": {"ext-server": {"command": "node"}}}
+    write(home / ".gemini" / "extensions" / "ext" / "gemini-extension.json", json.dumps(extension))
+
+    entries = load_host_entries("gemini", home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"a": True}

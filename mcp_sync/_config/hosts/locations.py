@@ -60,11 +60,12 @@ def _candidates(
     if host == "claude-desktop":
         files.append(HostFile(config_dir / "Claude" / "claude_desktop_config.json", "user"))
     elif host == "claude-code":
-        files.append(HostFile(home / ".claude.json", "user", user_scope))
+        claude_json, settings = _claude_code_places(home, environ)
+        files.append(HostFile(claude_json, "user", user_scope))
         if project is not None:
-            rejected = _rejected_project_servers(home, project)
+            rejected = _rejected_project_servers(claude_json, settings, project)
             files.append(HostFile(project / ".mcp.json", "project", lambda doc: switched_off(doc, rejected)))
-            files.append(HostFile(home / ".claude.json", "local", lambda doc: local_scope(doc, project)))
+            files.append(HostFile(claude_json, "local", lambda doc: local_scope(doc, project)))
     elif host == "cursor":
         files.append(HostFile(home / ".cursor" / "mcp.json", "user"))
         if project is not None:
@@ -196,7 +197,20 @@ def _same_folder(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
+def _claude_code_places(home: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
+    """Claude Code's `.claude.json` and user `settings.json`: in `CLAUDE_CONFIG_DIR` when it is set.
+
+    Claude Code's settings docs: `CLAUDE_CONFIG_DIR` is where it keeps its configuration and data
+    files (then `$CLAUDE_CONFIG_DIR/.claude.json`, as anthropics/claude-code#42217 reads it, and
+    `$CLAUDE_CONFIG_DIR/settings.json`); else `~/.claude.json` and `~/.claude/settings.json`.
+    """
+    if environ.get("CLAUDE_CONFIG_DIR"):
+        folder = Path(environ["CLAUDE_CONFIG_DIR"]).expanduser()
+        return folder / ".claude.json", folder / "settings.json"
+    return home / ".claude.json", home / ".claude" / "settings.json"
+
+
+def _rejected_project_servers(claude_json: Path, user_settings: Path, project: Path) -> frozenset[str]:
     """The `.mcp.json` servers the user turned down in Claude Code (`disabledMcpjsonServers`).
 
     Claude Code keeps them in `~/.claude.json` (per project, where its approval prompt writes them)
@@ -205,8 +219,8 @@ def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
     """
     names: set[str] = set()
     places = [
-        (home / ".claude.json", True),
-        (home / ".claude" / "settings.json", False),
+        (claude_json, True),
+        (user_settings, False),
         (project / ".claude" / "settings.json", False),
         (project / ".claude" / "settings.local.json", False),
     ]
