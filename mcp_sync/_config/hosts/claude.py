@@ -11,6 +11,10 @@ and the Model Context Protocol's "Connect to local MCP servers" guide for Claude
   several scopes, local wins over project, project over user. A `.mcp.json` server the user
   turned down (`disabledMcpjsonServers` in `~/.claude.json` or Claude Code's settings files) is
   left off, as Claude Code leaves it; one never approved is loaded (mcp_sync does not ask).
+  With `CLAUDE_CONFIG_DIR` set, `.claude.json` and the user's `settings.json` are in that folder.
+  On Windows `projects` is keyed with forward slashes (`C:/Users/ann/app`), matched as Windows
+  matches paths. Only the project's own `.mcp.json` is read, not a parent folder's
+  (anthropics/claude-code#68603). Values take `${VAR}` and `${VAR:-default}` (`CODE_VARIABLES`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,24 @@
-"""Gemini CLI: the `mcpServers` map in `~/.gemini/settings.json` and a project's `.gemini/settings.json`.
+"""Gemini CLI: the `mcpServers` map in its settings files, and the settings that leave servers off.
 
-As documented in Gemini CLI's "MCP servers with the Gemini CLI" page: `command`, `args`, `env`,
-`cwd` for stdio; `httpUrl` (Streamable HTTP) or `url` (Streamable HTTP, falling back to SSE on a
-4xx as Gemini CLI does; `type: sse` for SSE only) with `headers`; `timeout` in milliseconds;
-`trust` (skip confirmations); `includeTools` / `excludeTools`; `oauth`; `authProviderType` with
-`targetAudience` / `targetServiceAccount` for Google credentials. Values may use `$VAR` as well as
-`${VAR}` (an unset `$VAR` stays as written, as in Gemini CLI). Other top-level settings in the
-file are the CLI's own; a file without `mcpServers` has no servers. A project's entry wins over
-the user's.
+As documented in Gemini CLI's "MCP servers with the Gemini CLI" page (docs/tools/mcp-server.md):
+`command`, `args`, `env`, `cwd` for stdio; `httpUrl` (Streamable HTTP) or `url` (Streamable HTTP,
+falling back to SSE when that fails, as its `createUrlTransport` and `connectToMcpServer` do in
+packages/core/src/tools/mcp-client.ts; `type: sse` for SSE only, `type: http` for Streamable HTTP
+only) with `headers`; `timeout` in milliseconds (read only in Gemini CLI's files: the other hosts
+have no `timeout`); `trust` (skip confirmations); `includeTools` / `excludeTools`; `oauth`;
+`authProviderType` with `targetAudience` / `targetServiceAccount` for Google credentials. Values
+may use `$VAR`, `${VAR}` and `${VAR:-default}` (`VARIABLES`: an unset one stays as written).
+
+The files, in merge order (a later file's server wins): the system defaults
+(`system-defaults.json` beside the system settings), the user's `~/.gemini/settings.json` (under
+`GEMINI_CLI_HOME` when it is set), a project's `.gemini/settings.json`, and the system settings
+(`/etc/gemini-cli/settings.json`, `/Library/Application Support/GeminiCli/settings.json`,
+`C:\\ProgramData\\gemini-cli\\settings.json`, or `GEMINI_CLI_SYSTEM_SETTINGS_PATH`), which override the
+others (packages/cli/src/config/settings.ts). `mcp.allowed`, `mcp.excluded` and the servers
+`gemini mcp disable` wrote to `~/.gemini/mcp-server-enablement.json` leave servers off
+(`ServerSwitches`). Extensions' servers (`~/.gemini/extensions/*/gemini-extension.json`) are not
+read: they start under the extension's folder and their enablement is per folder. Other top-level
+settings are the CLI's own; a file without `mcpServers` has no servers.
 
 | Gemini CLI | ours |
 |---|---|
@@ -16,6 +27,7 @@ the user's.
 | `timeout` | `tool_call_timeout_ms` |
 | `trust`, `description` | skipped (debug) |
 | `authProviderType`, `targetAudience`, `targetServiceAccount` | skipped (warning) |
+| `mcp.allowed`, `mcp.excluded`, `mcp-server-enablement.json` | a server they leave off is loaded disabled |
 """
 
 from __future__ import annotations
