@@ -35,7 +35,8 @@ PLACES: Mapping[tuple[str, str], str] = {
     ("gemini", "project"): ".gemini/settings.json",
     ("windsurf", "user"): ".codeium/windsurf/mcp_config.json",
 }
-# Variables that say where the hosts' files are: left unset, so the default places are used.
+# Variables that say where the hosts' files are, or whether a folder is trusted: left unset, so the
+# default places and the trust the test writes are used.
 _LOCATION_VARIABLES = frozenset(
     {
         "XDG_CONFIG_HOME",
@@ -45,6 +46,8 @@ _LOCATION_VARIABLES = frozenset(
         "GEMINI_CLI_HOME",
         "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
         "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+        "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+        "GEMINI_CLI_TRUST_WORKSPACE",
     }
 )
 
@@ -119,6 +122,8 @@ def test_a_real_file_loads_as_its_host_reads_it(
     if (host, item["scope"]) == ("codex", "project"):  # Codex reads a project's file once it is trusted
         trusted = f'[projects.{json.dumps(os.fspath(project))}]\ntrust_level = "trusted"\n'
         write_text(home / PLACES["codex", "user"], trusted)
+    if (host, item["scope"]) == ("gemini", "project"):  # so does Gemini CLI, with its folder trust
+        write_text(home / ".gemini" / "trustedFolders.json", json.dumps({os.fspath(project): "TRUST_FOLDER"}))
 
     def answer(question: HostInput) -> str:
         return f"fake-input-{question.id}"

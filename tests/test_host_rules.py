@@ -398,6 +398,7 @@ def test_a_gemini_file_given_by_path_applies_its_own_mcp_lists(tmp_path: Path) -
 def test_the_users_gemini_exclusion_leaves_off_a_project_server_too(tmp_path: Path) -> None:
     home = gemini_home(tmp_path, {"mcp": {"excluded": ["Shell"]}})
     project = tmp_path / "project"
+    write(home / ".gemini" / "trustedFolders.json", json.dumps({os.fspath(project): "TRUST_FOLDER"}))
     write(project / ".gemini" / "settings.json", json.dumps({"mcpServers": {"shell": {"command": "sh-mcp"}}}))
 
     entries = load_host_entries("gemini", project, home=home, environ={}, platform="linux")
@@ -570,3 +571,39 @@ def test_gemini_extension_servers_are_not_read(tmp_path: Path) -> None:
     entries = load_host_entries("gemini", home=home, environ={}, platform="linux")
 
     assert names(entries) == {"a": True}
+
+
+# Gemini CLI's folder trust (packages/core/src/utils/trust.ts): a workspace's `.gemini/settings.json`
+# is read only in a folder `trustedFolders.json` trusts; unknown folders are not trusted.
+@pytest.mark.parametrize(
+    ("rules", "settings", "environ", "loaded"),
+    [
+        (None, None, {}, False),
+        ({"{project}": "TRUST_FOLDER"}, None, {}, True),
+        ({"{project}/x": "TRUST_PARENT"}, None, {}, True),
+        ({"{parent}": "TRUST_FOLDER", "{project}": "DO_NOT_TRUST"}, None, {}, False),
+        (None, {"security": {"folderTrust": {"enabled": False}}}, {}, True),
+        (None, None, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, True),
+        ({"{project}": "TRUST_FOLDER"}, None, {"GEMINI_CLI_TRUST_WORKSPACE": "false"}, False),
+    ],
+)
+def test_gemini_reads_a_workspaces_settings_only_in_a_trusted_folder(
+    tmp_path: Path, records: Records, rules: Any, settings: Any, environ: dict[str, str], loaded: bool
+) -> None:
+    project = tmp_path / "work" / "cloned"
+    home = gemini_home(tmp_path, {**(settings or {}), "mcpServers": {"user-server": {"command": "u"}}})
+    write(project / ".gemini" / "settings.json", json.dumps({"mcpServers": {"repo": {"command": "r"}}}))
+    if rules is not None:
+        places = {"{project}": os.fspath(project), "{parent}": os.fspath(project.parent)}
+        written = {}
+        for rule, level in rules.items():
+            for name, place in places.items():
+                rule = rule.replace(name, place)
+            written[rule] = level
+        write(home / ".gemini" / "trustedFolders.json", json.dumps(written))
+
+    entries = load_host_entries("gemini", project, home=home, environ=environ, platform="linux")
+
+    expected = {"user-server": True, "repo": True} if loaded else {"user-server": True}
+    assert names(entries) == expected
+    assert ("not loaded" in records.text()) is not loaded

@@ -16,7 +16,8 @@ The files, in merge order (a later file's server wins): the system defaults
 `C:\\ProgramData\\gemini-cli\\settings.json`, or `GEMINI_CLI_SYSTEM_SETTINGS_PATH`), which override the
 others (packages/cli/src/config/settings.ts). `mcp.allowed`, `mcp.excluded` and the servers
 `gemini mcp disable` wrote to `~/.gemini/mcp-server-enablement.json` leave servers off
-(`ServerSwitches`). Extensions' servers (`~/.gemini/extensions/*/gemini-extension.json`) are not
+(`ServerSwitches`). A project's file is read only in a folder Gemini CLI trusts
+(`untrusted_workspace`: its folder trust, on by default). Extensions' servers (`~/.gemini/extensions/*/gemini-extension.json`) are not
 read: they start under the extension's folder and their enablement is per folder. Other top-level
 settings are the CLI's own; a file without `mcpServers` has no servers.
 
@@ -33,6 +34,7 @@ settings are the CLI's own; a file without `mcpServers` has no servers.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -70,6 +72,58 @@ _SHORT_TIMEOUT_MS = 1000  # below this, a mapped `timeout` was probably written 
 
 
 ENABLEMENT_FILE = "mcp-server-enablement.json"  # in the Gemini folder: what `gemini mcp disable` wrote
+TRUSTED_FOLDERS_FILE = "trustedFolders.json"  # in the Gemini folder: the folders the user trusted
+# Gemini CLI's trust levels (packages/core/src/utils/trust.ts, `TrustLevel`).
+_TRUSTING = frozenset({"TRUST_FOLDER", "TRUST_PARENT"})
+
+
+def untrusted_workspace(
+    workspace: str, rules: Any, settings: Iterable[Any], environ: Mapping[str, str], platform: str
+) -> str | None:
+    """Why Gemini CLI would not read `workspace`'s `.gemini/settings.json`, or None when it would.
+
+    Its folder trust (packages/core/src/utils/trust.ts `checkPathTrust`, `isPathTrusted`; cli's
+    settings.ts `isWorkspaceTrusted(...).isTrusted ?? false`): `GEMINI_CLI_TRUST_WORKSPACE` decides
+    when it is `true` or `false`; `security.folderTrust.enabled: false` in the system or user
+    settings trusts every folder; else the longest rule of `trustedFolders.json` whose folder holds
+    the workspace (`TRUST_PARENT`: the rule path's parent) decides, and a folder no rule covers is
+    not trusted. Paths compare through symlinks, in any case on Windows and macOS.
+    """
+    flag = environ.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if flag in ("true", "false"):
+        return None if flag == "true" else "GEMINI_CLI_TRUST_WORKSPACE is false"
+    enabled = True
+    for document in settings:  # system defaults, user, system: the last that says wins
+        security = document.get("security") if isinstance(document, Mapping) else None
+        trust = security.get("folderTrust") if isinstance(security, Mapping) else None
+        if isinstance(trust, Mapping) and isinstance(trust.get("enabled"), bool):
+            enabled = trust["enabled"]
+    if not enabled:
+        return None
+    folded = platform.startswith("win") or platform == "darwin"
+    here = _comparable(workspace, folded)
+    best, level = -1, None
+    for rule, trust_level in (rules.items() if isinstance(rules, Mapping) else ()):
+        if not isinstance(rule, str) or not rule:
+            continue
+        folder = os.path.dirname(rule) if trust_level == "TRUST_PARENT" else rule
+        inside = _comparable(folder, folded)
+        if (here == inside or here.startswith(inside.rstrip(os.sep) + os.sep)) and len(rule) > best:
+            best, level = len(rule), trust_level
+    if level in _TRUSTING:
+        return None
+    if level == "DO_NOT_TRUST":
+        return "Gemini CLI's trustedFolders.json does not trust this folder"
+    return (
+        "Gemini CLI reads a folder's settings only once the folder is trusted (its trust dialog, or "
+        "trustedFolders.json in the Gemini folder)"
+    )
+
+
+def _comparable(path: str, folded: bool) -> str:
+    """A path as Gemini CLI compares folders: through symlinks, lower case where the system folds case."""
+    real = os.path.realpath(path)
+    return real.lower() if folded else real
 
 
 def _names(value: Any) -> list[str]:

@@ -84,9 +84,11 @@ def _candidates(
         defaults = environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json"
         files.append(HostFile(Path(defaults), "system"))
         gemini_home = _gemini_home(home, environ)
-        files.append(HostFile(gemini_home / ".gemini" / "settings.json", "user"))
+        user = gemini_home / ".gemini" / "settings.json"
+        files.append(HostFile(user, "user"))
         if project is not None and not _same_folder(project, gemini_home):  # Gemini: the user's, not twice
-            files.append(HostFile(project / ".gemini" / "settings.json", "project"))
+            why = _gemini_untrusted(project, gemini_home, [Path(defaults), user, system], environ, platform)
+            files.append(HostFile(project / ".gemini" / "settings.json", "project", left_off=why))
         files.append(HostFile(system, "system"))  # system settings override the others
     elif host == "windsurf":
         files.append(HostFile(home / ".codeium" / "windsurf" / "mcp_config.json", "user"))
@@ -159,6 +161,28 @@ def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
     Its `homedir()` (packages/core/src/utils/paths.ts); `.gemini` is under it.
     """
     return Path(environ["GEMINI_CLI_HOME"]) if environ.get("GEMINI_CLI_HOME") else home
+
+
+def _gemini_untrusted(
+    project: Path, gemini_home: Path, settings: list[Path], environ: Mapping[str, str], platform: str
+) -> str | None:
+    """Why Gemini CLI would not read the project's settings (its folder trust), or None."""
+    rules_path = environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or (
+        gemini_home / ".gemini" / gemini.TRUSTED_FOLDERS_FILE
+    )
+    rules = _quiet_read(Path(rules_path))
+    documents = [_quiet_read(path) for path in settings]
+    return gemini.untrusted_workspace(os.fspath(project), rules, documents, environ, platform)
+
+
+def _quiet_read(path: Path) -> Any:
+    """A host's settings file read to learn one setting: None when it is not there or not readable."""
+    if not path.is_file():
+        return None
+    try:
+        return read_document(path)[0]
+    except ConfigError:
+        return None  # reported where its servers are read, if it has any
 
 
 def _gemini_system_settings(environ: Mapping[str, str], platform: str) -> Path:
