@@ -17,9 +17,10 @@ The files, in merge order (a later file's server wins): the system defaults
 others (packages/cli/src/config/settings.ts). `mcp.allowed`, `mcp.excluded` and the servers
 `gemini mcp disable` wrote to `~/.gemini/mcp-server-enablement.json` leave servers off
 (`ServerSwitches`). A project's file is read only in a folder Gemini CLI trusts
-(`untrusted_workspace`: its folder trust, on by default). Extensions' servers (`~/.gemini/extensions/*/gemini-extension.json`) are not
-read: they start under the extension's folder and their enablement is per folder. Other top-level
-settings are the CLI's own; a file without `mcpServers` has no servers.
+(`untrusted_workspace`: its folder trust, on by default). Extensions' servers
+(`~/.gemini/extensions/*/gemini-extension.json`) are not read: they start under the extension's
+folder and their enablement is per folder. Other top-level settings are the CLI's own; a file
+without `mcpServers` has no servers.
 
 | Gemini CLI | ours |
 |---|---|
