@@ -59,16 +59,23 @@ class _JsonObject(dict[str, Any]):
     repeated: tuple[str, ...] = ()
 
 
-def _keep_last_json_key(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    result = _JsonObject()
-    repeated: list[str] = []
-    for key, value in pairs:
-        if key in result:
-            repeated.append(key)  # keeps its first place, as in `JSON.parse`
-        result[key] = value
-    if repeated:
-        result.repeated = tuple(dict.fromkeys(repeated))
-    return result
+class _KeepLastKey:
+    """An `object_pairs_hook` keeping a repeated key's last value, and whether any key was repeated."""
+
+    def __init__(self) -> None:
+        self.repeated = False
+
+    def __call__(self, pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        result = _JsonObject()
+        repeated: list[str] = []
+        for key, value in pairs:
+            if key in result:
+                repeated.append(key)  # keeps its first place, as in `JSON.parse`
+            result[key] = value
+        if repeated:
+            result.repeated = tuple(dict.fromkeys(repeated))
+            self.repeated = True
+        return result
 
 
 def _warn_repeated_keys(document: Any, source: str) -> None:
@@ -100,7 +107,8 @@ def _parse_jsonc(text: str, source: str) -> Any:
     never the file's text.
     """
     try:
-        document = json5.loads(text, object_pairs_hook=_keep_last_json_key)
+        hook = _KeepLastKey()
+        document = json5.loads(text, object_pairs_hook=hook)
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     except ValueError as exc:
@@ -110,7 +118,8 @@ def _parse_jsonc(text: str, source: str) -> Any:
         line, found, column = position.groups()
         what = "the file ends too early" if found == "end of input" else "unexpected character"
         raise ConfigError(f"{source}: not valid JSON at line {line}, column {column}: {what}") from None
-    _warn_repeated_keys(document, source)
+    if hook.repeated:  # most files repeat nothing: `~/.claude.json` may be megabytes to walk
+        _warn_repeated_keys(document, source)
     return document
 
 
@@ -123,14 +132,16 @@ def _parse_text(text: str, source: str) -> Any:
     A `.json` file that starts like JSON (`{` or a comment) is JSON with comments and nothing else:
     YAML would read a `//` comment as a key. Elsewhere `{` may start a YAML flow mapping.
     """
+    hook = _KeepLastKey()
     try:
-        document = json.loads(text, object_pairs_hook=_keep_last_json_key)
+        document = json.loads(text, object_pairs_hook=hook)
     except ValueError:
         pass  # not plain JSON: JSON with comments, or YAML
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     else:
-        _warn_repeated_keys(document, source)
+        if hook.repeated:
+            _warn_repeated_keys(document, source)
         return document
     start = text.lstrip()[:1]
     if start == "/" or (start == "{" and source.lower().endswith(_JSON_SUFFIXES)):
