@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import HostInput, HttpServerConfig, StdioServerConfig, load_config_entries, load_host_entries
+from mcp_sync import HostInput, HttpServerConfig, MCPHub, StdioServerConfig, load_config_entries, load_host_entries
 from mcp_sync._cli.inputs import _ask
 from mcp_sync._config.hosts.claude import local_scope
-from tests.support import Records
+from tests.support import FIXTURE_SERVER, PYTHON, Records
 
 
 def write(path: Path, text: str) -> Path:
@@ -607,3 +607,28 @@ def test_gemini_reads_a_workspaces_settings_only_in_a_trusted_folder(
     expected = {"user-server": True, "repo": True} if loaded else {"user-server": True}
     assert names(entries) == expected
     assert ("not loaded" in records.text()) is not loaded
+
+
+# --------------------------------------------------------------------------- with a hub, across a reload
+
+
+def test_a_server_gemini_mcp_disable_switched_off_is_stopped_by_reload_and_the_other_keeps_working(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    home = gemini_home(tmp_path, {"mcpServers": {"kept": server, "switched": server}})
+    monkeypatch.setenv("HOME", os.fspath(home))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+
+    with MCPHub.from_host("gemini") as hub:
+        assert {name: connection.state for name, connection in hub.servers.items()} == {
+            "kept": "ready",
+            "switched": "ready",
+        }
+        disabled = {"switched": {"enabled": False}}
+        write(home / ".gemini" / "mcp-server-enablement.json", json.dumps(disabled))
+        hub.reload()
+
+        assert {tool.server_name for tool in hub.tools()} == {"kept"}
+        assert "switched" not in hub.servers or hub.servers["switched"].state != "ready"
+        assert hub.call_tool("mcp__kept__add", {"a": 2, "b": 3}).text == "5"
