@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import HostInput, HttpServerConfig, MCPHub, StdioServerConfig, load_config_entries, load_host_entries
+from mcp_sync import (
+    HostInput,
+    HttpServerConfig,
+    MCPHub,
+    StdioServerConfig,
+    load_config_entries,
+    load_host_entries,
+)
 from mcp_sync._cli.inputs import _ask
 from mcp_sync._config.hosts.claude import local_scope
 from tests.support import FIXTURE_SERVER, PYTHON, Records
