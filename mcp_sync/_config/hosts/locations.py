@@ -276,6 +276,8 @@ def host_config_files(
 
     `host` is one of `HOSTS`; `project` adds the project's files (`.mcp.json`, `.cursor/mcp.json`,
     `.vscode/mcp.json`, `.codex/config.toml`, `.gemini/settings.json`) and Claude Code's local scope.
+    A project file the host would not read (Codex's or Gemini CLI's, in a project they do not trust)
+    is listed with `left_off` saying why.
     """
     environ = os.environ if environ is None else environ
     home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
@@ -302,7 +304,9 @@ def load_host_entries(
 
     Entry by entry, as `load_config_entries`: one that cannot be used is an `InvalidServerEntry`.
     So is a file that cannot be read or parsed (named by its path), and the other files' servers
-    still load; a file without servers is zero servers. `strict` raises one `ConfigError` instead.
+    still load; a file without servers is zero servers. A file the host leaves off (`left_off`: an
+    untrusted project's) is not read, with a warning saying why. `strict` raises one `ConfigError`
+    instead.
     Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
     environ = os.environ if environ is None else environ
