@@ -414,7 +414,9 @@ def test_the_users_gemini_exclusion_leaves_off_a_project_server_too(tmp_path: Pa
 
 
 def test_gemini_mcp_disable_leaves_the_server_off(tmp_path: Path) -> None:
-    home = gemini_home(tmp_path, {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
+    # `b` says `enabled: true` in our own key: still left off, and still listed (disabled).
+    servers = {"a": {"command": "x"}, "b": {"command": "y", "enabled": True}}
+    home = gemini_home(tmp_path, {"mcpServers": servers})
     write(home / ".gemini" / "mcp-server-enablement.json", json.dumps({"b": {"enabled": False}}))
 
     entries = load_host_entries("gemini", home=home, environ={}, platform="linux")

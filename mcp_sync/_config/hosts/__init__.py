@@ -155,7 +155,8 @@ def _mcp_servers_entries(
         reason = why_off(name) if why_off is not None and isinstance(name, str) else None
         if reason is not None and isinstance(settings, Mapping):
             _log.info("%smcpServers.%s: left off, as %s leaves it: %s", prefix, name, context.host, reason)
-            settings = {**settings, "disabled": True}
+            off = "enabled" if "enabled" in settings else "disabled"  # the spelling it already has
+            settings = {**settings, off: off == "disabled"}
         entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
         entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
         entry.host = context.host
