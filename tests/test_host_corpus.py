@@ -1,8 +1,9 @@
 """Real host files, taken from public repositories (tests/data/hosts/corpus/<host>/, with PROVENANCE.json
-naming each file's repository, path and commit, and the examples from the hosts' own documentation),
-each laid out where its host reads it in a temporary home or project and loaded as that host would:
-the servers it names and the transport of each must be what `expected.json` says, written by reading
-each file as its host reads it.
+naming each file's repository, path and commit, and the examples from the hosts' own documentation,
+or the host source a file written for the corpus is shaped after), each laid out where its host reads
+it in a temporary home or project (a project the host trusts) and loaded as that host would: the
+servers it names and the transport of each ("off" for one the host leaves off) must be what
+`expected.json` says, written by reading each file as its host reads it.
 
 Every variable a file references is set (to a fake value) and every VS Code input answered, since
 the question is how the file is read, not what this machine's environment holds.
@@ -81,9 +82,12 @@ def corpus() -> list[Any]:
 
 
 def transport_of(entry: Any) -> str:
-    """What the host would connect with: stdio, Streamable HTTP (then SSE, where it falls back) or SSE."""
+    """What the host would connect with: stdio, Streamable HTTP (then SSE, where it falls back) or SSE;
+    "off" for a server the host leaves off."""
     if isinstance(entry, InvalidServerEntry):
         return "fails"
+    if not entry.enabled:
+        return "off"
     if entry.transport == "streamable-http" and getattr(entry, "sse_fallback", False):
         return "streamable-http, then sse"
     return str(entry.transport)
