@@ -323,12 +323,15 @@ def load_host_entries(
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
+    parsed: dict[Path, tuple[Any, str]] = {}  # Claude Code's ~/.claude.json (megabytes) serves two scopes
     for file in files:
         if file.left_off is not None:
             _log.warning("%s: not loaded: %s", file.path, file.left_off)
             continue
         try:
-            document, source = read_document(file.path)
+            if file.path not in parsed:
+                parsed[file.path] = read_document(file.path)
+            document, source = parsed[file.path]
             if file.part is not None:
                 document = file.part(document)
             raw = document_entries(document, source, environ, context, host=host)
