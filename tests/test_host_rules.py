@@ -641,3 +641,18 @@ def test_a_server_gemini_mcp_disable_switched_off_is_stopped_by_reload_and_the_o
         assert {tool.server_name for tool in hub.tools()} == {"kept"}
         assert "switched" not in hub.servers or hub.servers["switched"].state != "ready"
         assert hub.call_tool("mcp__kept__add", {"a": 2, "b": 3}).text == "5"
+
+
+@pytest.mark.parametrize(
+    ("host", "place", "key"), [("vscode", ".vscode", "servers"), ("cursor", ".cursor", "mcpServers")]
+)
+def test_the_editors_short_path_separator_is_the_path_separator(
+    tmp_path: Path, host: str, place: str, key: str
+) -> None:
+    project = tmp_path / "project"
+    write(project / place / "mcp.json", json.dumps({key: {"s": {"command": "x", "args": ["a${/}b"]}}}))
+
+    [config] = load_host_entries(host, project, home=tmp_path / "home", environ={}, platform="linux").entries
+
+    assert isinstance(config, StdioServerConfig)
+    assert config.args == (f"a{os.sep}b",)

@@ -133,6 +133,8 @@ def _interpolate_string(
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
             return _input_value(as_input.group(1), where, environ, problems)
+        if inner == "/" and environ.get("/") is not None:
+            return environ["/"]  # the editors' `${/}`, short for `${pathSeparator}`
         parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
         if (parsed is None or "${" in (parsed.group(3) or "")) and lenient:
             return whole  # the host reads no variable here either (`${input:x}` in a Claude Code file)
