@@ -133,3 +133,22 @@ def test_config_and_from_are_one_or_the_other(tmp_path: Path, argv: list[str]) -
 def test_the_command_lines_host_names_are_the_hosts_the_configuration_knows() -> None:
     # The parser stays light (it does not import the configuration package), so it names them itself.
     assert HOST_NAMES == HOSTS
+
+
+def test_an_untrusted_codex_project_is_not_started_and_the_cli_says_why_once(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "cloned"
+    (project / ".codex").mkdir(parents=True)
+    (home / ".codex").mkdir(parents=True)
+    marker = tmp_path / "started"
+    command = f"open({os.fspath(marker)!r}, 'w').close()"
+    (project / ".codex" / "config.toml").write_text(
+        f"[mcp_servers.repo]\ncommand = {json.dumps(PYTHON)}\nargs = ['-c', {json.dumps(command)}]\n"
+    )
+    (home / ".codex" / "config.toml").write_text('model = "gpt-5"\n')
+
+    done = mcp_sync_cli(home, "servers", "--from", "codex", "--project", os.fspath(project), "--json")
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    assert not marker.exists()
+    assert done.stderr.count("not loaded: Codex reads it only in a trusted project") == 1, done.stderr

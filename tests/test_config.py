@@ -1002,12 +1002,17 @@ def test_repeated_yaml_key_is_refused_with_its_line(tmp_path: Path) -> None:
     )
 
 
-def test_repeated_json_key_is_refused(tmp_path: Path) -> None:
+def test_repeated_json_key_keeps_the_last_value_as_json_parse_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = write(
         tmp_path, "mcp.json", '{"mcpServers": {\n "fs": {"command": "a"},\n "fs": {"command": "b"}}}'
     )
 
-    assert "found duplicate key 'fs'" in load_error(path)
+    [config] = load_config_entries(path, environ=NO_ENV, strict=True).configs
+
+    assert isinstance(config, StdioServerConfig) and config.command == "b"
+    assert "the key 'mcpServers.fs' is given more than once; the last one is read" in caplog.text
 
 
 def test_yaml_merge_keys_may_be_overridden(tmp_path: Path) -> None:
@@ -1168,12 +1173,15 @@ def test_invalid_timeout_error_names_the_host_key(tmp_path: Path) -> None:
     )
 
 
-def test_timeout_under_a_second_is_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_timeout_under_a_second_in_a_file_of_no_known_host_is_left_out_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.WARNING, logger="mcp_sync")
 
-    load_map(tmp_path, {"fs": {"command": "npx", "timeout": 60}})
+    [config] = load_map(tmp_path, {"fs": {"command": "npx", "timeout": 60}})
 
-    assert "'timeout' is read as milliseconds" in caplog.text
+    assert config.tool_call_timeout_ms == StdioServerConfig(server_name="x", command="x").tool_call_timeout_ms
+    assert "60 ms looks like seconds" in caplog.text
 
 
 def test_gemini_include_and_exclude_tools_map_directly(tmp_path: Path) -> None:
@@ -1274,7 +1282,7 @@ def test_invalid_server_name_inside_a_map_entry_names_the_field(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("entry", "keys"),
     [
-        ({"command": "x", "timeout": 5, "toolCallTimeoutMs": 6}, "'timeout' and 'toolCallTimeoutMs'"),
+        ({"command": "x", "timeout": 5000, "toolCallTimeoutMs": 6}, "'timeout' and 'toolCallTimeoutMs'"),
         ({"url": "http://a", "httpUrl": "http://b"}, "'httpUrl' and 'url'"),
         ({"command": "x", "disabled": False, "enabled": True}, "'disabled' and 'enabled'"),
         ({"command": "x", "type": "stdio", "transport": "stdio"}, "'type' and 'transport'"),
@@ -1767,12 +1775,17 @@ def test_json_with_comments_error_names_the_line(tmp_path: Path) -> None:
     assert load_error(path) == f"{path}: not valid JSON at line 5, column 5: unexpected character"
 
 
-def test_repeated_key_in_json_with_comments_is_refused_with_its_line(tmp_path: Path) -> None:
+def test_repeated_key_in_json_with_comments_keeps_the_last_value(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = write(
         tmp_path, "mcp.json", '{"mcpServers": { // two\n "fs": {"command": "a"},\n "fs": {"command": "b"}}}'
     )
 
-    assert load_error(path) == f"{path}: not valid JSON: found duplicate key 'fs'"
+    [config] = load_config_entries(path, environ=NO_ENV, strict=True).configs
+
+    assert isinstance(config, StdioServerConfig) and config.command == "b"
+    assert "the key 'mcpServers.fs' is given more than once" in caplog.text
 
 
 def test_yaml_url_with_double_slash_is_not_taken_for_a_comment(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Real host files, taken from public repositories (tests/data/hosts/corpus/<host>/, with PROVENANCE.json
-naming each file's repository, path and commit, and the examples from the hosts' own documentation),
-each laid out where its host reads it in a temporary home or project and loaded as that host would:
-the servers it names and the transport of each must be what `expected.json` says, written by reading
-each file as its host reads it.
+naming each file's repository, path and commit, and the examples from the hosts' own documentation,
+or the host source a file written for the corpus is shaped after), each laid out where its host reads
+it in a temporary home or project (a project the host trusts) and loaded as that host would: the
+servers it names and the transport of each ("off" for one the host leaves off) must be what
+`expected.json` says, written by reading each file as its host reads it.
 
 Every variable a file references is set (to a fake value) and every VS Code input answered, since
 the question is how the file is read, not what this machine's environment holds.
@@ -11,6 +12,7 @@ the question is how the file is read, not what this machine's environment holds.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,8 +36,21 @@ PLACES: Mapping[tuple[str, str], str] = {
     ("gemini", "project"): ".gemini/settings.json",
     ("windsurf", "user"): ".codeium/windsurf/mcp_config.json",
 }
-# Variables that say where the hosts' files are: left unset, so the default places are used.
-_LOCATION_VARIABLES = frozenset({"XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME"})
+# Variables that say where the hosts' files are, or whether a folder is trusted: left unset, so the
+# default places and the trust the test writes are used.
+_LOCATION_VARIABLES = frozenset(
+    {
+        "XDG_CONFIG_HOME",
+        "APPDATA",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+        "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+        "GEMINI_CLI_TRUST_WORKSPACE",
+    }
+)
 
 
 class EveryVariable(Mapping[str, str]):
@@ -67,9 +82,12 @@ def corpus() -> list[Any]:
 
 
 def transport_of(entry: Any) -> str:
-    """What the host would connect with: stdio, Streamable HTTP (then SSE, where it falls back) or SSE."""
+    """What the host would connect with: stdio, Streamable HTTP (then SSE, where it falls back) or SSE;
+    "off" for a server the host leaves off."""
     if isinstance(entry, InvalidServerEntry):
         return "fails"
+    if not entry.enabled:
+        return "off"
     if entry.transport == "streamable-http" and getattr(entry, "sse_fallback", False):
         return "streamable-http, then sse"
     return str(entry.transport)
@@ -80,6 +98,11 @@ def name_of(entry: Any) -> str:
     if isinstance(entry, InvalidServerEntry):
         return entry.server_name
     return getattr(entry, "original_name", None) or entry.server_name
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def test_the_corpus_holds_at_least_eight_files_per_host() -> None:
@@ -100,6 +123,11 @@ def test_a_real_file_loads_as_its_host_reads_it(
     target = where / PLACES[host, item["scope"]]
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes((CORPUS / host / item["file"]).read_bytes())
+    if (host, item["scope"]) == ("codex", "project"):  # Codex reads a project's file once it is trusted
+        trusted = f'[projects.{json.dumps(os.fspath(project))}]\ntrust_level = "trusted"\n'
+        write_text(home / PLACES["codex", "user"], trusted)
+    if (host, item["scope"]) == ("gemini", "project"):  # so does Gemini CLI, with its folder trust
+        write_text(home / ".gemini" / "trustedFolders.json", json.dumps({os.fspath(project): "TRUST_FOLDER"}))
 
     def answer(question: HostInput) -> str:
         return f"fake-input-{question.id}"

@@ -122,13 +122,13 @@ def test_env_file_values_are_read_as_vscode_reads_them(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- what a file holds
 
 
-def test_vscode_file_with_servers_and_mcp_servers_is_read_by_its_servers(tmp_path: Path) -> None:
+def test_vscode_file_with_servers_and_mcp_servers_loads_both_as_vscode_migrates_them(tmp_path: Path) -> None:
     text = json.dumps({"servers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}})
     path = write(tmp_path / "project" / ".vscode" / "mcp.json", text)
 
     entries = load_config_entries(path, environ={})
 
-    assert [config.server_name for config in entries.configs] == ["a"]
+    assert [config.server_name for config in entries.configs] == ["a", "b"]
 
 
 @pytest.mark.parametrize(

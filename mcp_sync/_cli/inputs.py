@@ -3,10 +3,11 @@ and a person's approval of a tool call that must be approved first (`terminal_ap
 
 A `promptString` input is asked once per id, with its description as the prompt and its default
 offered; what is typed for a `password: true` input is not shown (`getpass`). A `pickString` input
-lists its options, to be chosen by number or by value. Only on a terminal: in a
-pipe or a script nothing is asked, and the value comes from the environment (`input_variable_name(ID)`)
-or the input's default, as it does for `MCPHub.from_host`. A value already in the environment is not
-asked for either. The prompts go to stderr, so that stdout holds only the command's output.
+lists its options (each by its label, as VS Code shows it), to be chosen by number, value or label.
+Only on a terminal: in a pipe or a script nothing is asked, and the value comes from the environment
+(`input_variable_name(ID)`) or the input's default, as it does for `MCPHub.from_host`. A value already
+in the environment is not asked for either. The prompts go to stderr, so that stdout holds only the
+command's output.
 """
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ def _pick(item: HostInput, prompt: str, stdin: TextIO, stderr: TextIO) -> str | 
     input, or `_PICK_ATTEMPTS` answers that are not an option."""
     if not item.options:
         return None
-    choices = "".join(f"mcp-sync:   {number}) {option}\n" for number, option in enumerate(item.options, 1))
+    choices = "".join(
+        f"mcp-sync:   {number}) {item.label_of(option)}\n" for number, option in enumerate(item.options, 1)
+    )
     for _ in range(_PICK_ATTEMPTS):
         stderr.write(choices + prompt)
         stderr.flush()
@@ -102,6 +105,9 @@ def _pick(item: HostInput, prompt: str, stdin: TextIO, stderr: TextIO) -> str | 
             return None
         if answer in item.options:
             return answer
+        by_label = [option for option in item.options if item.label_of(option) == answer]
+        if by_label:
+            return by_label[0]
         if answer.isdigit() and 1 <= int(answer) <= len(item.options):
             return item.options[int(answer) - 1]
         stderr.write(f"mcp-sync: {answer!r} is not one of the {len(item.options)} options\n")

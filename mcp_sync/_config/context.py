@@ -23,7 +23,14 @@ class HostInput:
     password: bool = False  # the host hides what is typed: a secret
     type: str = "promptString"
     default: str | None = None
-    options: tuple[str, ...] = ()  # a `pickString` input's choices
+    options: tuple[str, ...] = ()  # a `pickString` input's choices: the values passed to the server
+    # What each option is shown as (its `label`, else its value), in the order of `options`.
+    option_labels: tuple[str, ...] = ()
+
+    def label_of(self, option: str) -> str:
+        """The label an option is shown with: its `label` in the file, else the option itself."""
+        labels = dict(zip(self.options, self.option_labels, strict=False))
+        return labels.get(option) or option
 
 
 InputHandler: TypeAlias = Callable[[HostInput], str | None]
@@ -40,6 +47,9 @@ class LoadContext:
     home: Path | None = None  # `${userHome}`; default: the user's home directory
     inputs: Inputs = None
     host: str | None = None  # the host whose file it is, when the caller knows (`load_host_entries`)
+    # Why the host leaves a server off by its name (Gemini CLI's `mcp.excluded`, say), or None: the
+    # rules of all of a host's files, when the caller read them all (`load_host_entries`).
+    why_off: Callable[[str], str | None] | None = None
 
     def home_folder(self) -> str:
         return os.fspath(self.home) if self.home is not None else os.path.expanduser("~")

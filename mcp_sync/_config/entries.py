@@ -199,6 +199,7 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
     (its keys in ours) -> the project folder -> validation by the transport's model.
     """
     problems: list[str] = []
+    notices: list[str] = []  # a `${...}` the host does not read: passed as written, as the host passes it
     try:
         if entry.format is None:
             data = interpolate(entry.data, (), environ, problems, secrets=entry.secrets)
@@ -214,7 +215,11 @@ def _validate(entry: RawEntry, environ: Mapping[str, str], where: str) -> Server
                 lenient=entry.lenient,
                 literal=entry.literal,
                 secrets=entry.secrets,
+                rules=entry.rules,
+                notices=notices,
             )
+            for notice in notices:
+                _log.warning("%s: %s", where, notice)
     except EntryTooLarge:
         too_large = f"nested deeper than {MAX_ENTRY_DEPTH} levels or over {MAX_ENTRY_VALUES} values"
         raise EntryError([f"the entry is {too_large}"]) from None

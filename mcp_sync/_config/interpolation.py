@@ -2,8 +2,11 @@
 
 `${VAR}`, `${VAR:-default}` and `${env:VAR}` (the spellings the hosts use) read the environment;
 `$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$` (except in Gemini
-CLI's files, which expand a `$VAR` that is set, as Gemini does). An unset variable without a default
-is a problem naming the field, never a silent empty string.
+CLI's files, which expand a `$VAR` that is set, as Gemini does). In our own files an unset variable
+without a default is a problem naming the field, never a silent empty string. A host's file follows
+its host's rule (`VariableRules`): VS Code reads only `${env:NAME}` (unset: ""), Gemini CLI keeps an
+unset one as written, Claude Code has no `${env:NAME}`; a spelling the host does not read is passed
+as written, with a warning.
 
 `${input:ID}` is VS Code's input variable, understood only where the variables are an
 `InputVariables` (a VS Code file's): the value an inputs handler gave, else the environment
@@ -19,9 +22,29 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .child_env import is_credential_name
+
+
+@dataclass(frozen=True)
+class VariableRules:
+    """What one host makes of `${...}`: which spellings read the environment, and of an unset variable.
+
+    The default is our own YAML's rule (DESIGN.md): `${NAME}`, `${NAME:-default}` and `${env:NAME}`
+    read the environment, and an unset variable without a default is an error.
+    """
+
+    plain: bool = True  # `${NAME}` and `${NAME:-default}` read the environment (not in VS Code)
+    env_prefix: bool = True  # `${env:NAME}` reads the environment (not in Claude Code nor Gemini CLI)
+    unset_env_is_empty: bool = False  # an unset `${env:NAME}` is "" (VS Code, as a shell does)
+    unset_kept: bool = False  # an unset variable without a default stays as written (Gemini CLI)
+    default_when_empty: bool = True  # `:-` takes the default for a set but empty one too (not Gemini CLI)
+    host: str = ""  # the host's name, for the warning about a spelling it does not read
+
+
+OUR_RULES = VariableRules()
 
 
 def field_path(parts: Iterable[str | int]) -> str:
@@ -42,10 +65,12 @@ def field_path(parts: Iterable[str | int]) -> str:
 _REFERENCE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 # Gemini CLI also expands a bare `$NAME` (its `"$MY_TOKEN"` examples); an unset one stays as written.
 _BARE_RE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{|\$([A-Za-z_][A-Za-z0-9_]*)")
-_INNER_RE = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+_INNER_RE = re.compile(r"(env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _INPUT_RE = re.compile(r"input:([A-Za-z0-9_.-]+)")
 # The editors' variables that name the project folder: unset when a user's file is read without one.
 _PROJECT_VARIABLES = frozenset({"workspaceFolder", "workspaceFolderBasename"})
+# The editors' predefined variables (VS Code's, which Cursor documents too): never the environment.
+EDITOR_VARIABLES = frozenset({*_PROJECT_VARIABLES, "userHome", "pathSeparator"})
 _NO_PROJECT = "names the project folder, and the file is read without one (give `project=` or `--project`)"
 _REFERENCE_FORMS = "write ${VAR}, ${VAR:-default} or ${env:VAR}, and $${ for a literal ${"
 
@@ -92,6 +117,8 @@ def _interpolate_string(
     bare: bool = False,
     lenient: bool = False,
     secrets: set[str] | None = None,
+    rules: VariableRules = OUR_RULES,
+    notices: list[str] | None = None,
 ) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group(0)
@@ -106,19 +133,34 @@ def _interpolate_string(
         as_input = _INPUT_RE.fullmatch(inner) if inner is not None else None
         if as_input is not None and isinstance(environ, InputVariables):
             return _input_value(as_input.group(1), where, environ, problems)
+        if inner == "/" and environ.get("/") is not None:
+            return environ["/"]  # the editors' `${/}`, short for `${pathSeparator}`
         parsed = _INNER_RE.fullmatch(inner) if inner is not None else None
-        if (parsed is None or "${" in (parsed.group(2) or "")) and lenient:
+        if (parsed is None or "${" in (parsed.group(3) or "")) and lenient:
             return whole  # the host reads no variable here either (`${input:x}` in a Claude Code file)
-        if parsed is None or "${" in (parsed.group(2) or ""):
+        if parsed is None or "${" in (parsed.group(3) or ""):
             # The text itself is not echoed: it may be part of a secret.
             problems.append(f"field '{where}' has a malformed ${{...}} reference ({_REFERENCE_FORMS})")
             return ""
-        name, default = parsed.group(1), parsed.group(2)
+        prefixed, name, default = parsed.group(1) is not None, parsed.group(2), parsed.group(3)
+        if not _is_variable(prefixed, name, rules):
+            if notices is not None:
+                notices.append(
+                    f"field '{where}': {_spelling(prefixed, name, default)} is not a variable {rules.host} "
+                    "reads; it is passed as written"
+                )
+            return whole
         value = environ.get(name)
         if value and secrets is not None and is_credential_name(name):
             secrets.add(value)  # taken from a credential: a secret wherever it is used
         if default is not None:
-            return value if value else default  # like the shell: unset or empty takes the default
+            if rules.default_when_empty:
+                return value if value else default  # like the shell: unset or empty takes the default
+            return default if value is None else value
+        if value is None and prefixed and rules.unset_env_is_empty:
+            return ""  # VS Code, as a shell: an unset `${env:NAME}` is empty
+        if value is None and rules.unset_kept:
+            return whole  # Gemini CLI leaves it as written
         if value is None:
             why = _NO_PROJECT if name in _PROJECT_VARIABLES else "is not set"
             problems.append(f"field '{where}' references ${{{name}}}, which {why}")
@@ -126,6 +168,18 @@ def _interpolate_string(
         return value
 
     return (_BARE_RE if bare else _REFERENCE_RE).sub(replace, text)
+
+
+def _is_variable(prefixed: bool, name: str, rules: VariableRules) -> bool:
+    """Whether the host reads this spelling as a variable at all (else it passes it as written)."""
+    if prefixed:
+        return rules.env_prefix
+    return rules.plain or name in EDITOR_VARIABLES
+
+
+def _spelling(prefixed: bool, name: str, default: str | None) -> str:
+    """The reference's form, named without its default (which may be a secret)."""
+    return "${" + ("env:" if prefixed else "") + name + (":-...}" if default is not None else "}")
 
 
 # A server entry is a few dozen values; far more, or far deeper, is a mistake or an attack (a YAML
@@ -152,35 +206,39 @@ def interpolate(
     lenient: bool = False,
     literal: bool = False,
     secrets: set[str] | None = None,
+    rules: VariableRules = OUR_RULES,
+    notices: list[str] | None = None,
 ) -> Any:
     """A copy of `value` with every string (in lists and dict values, not keys) interpolated.
 
     `bare` also expands `$NAME` when NAME is set (Gemini CLI's files); `lenient` keeps a `${...}`
     that names no variable as written, as the hosts do (all but VS Code, whose `${input:ID}` it is);
     `literal` replaces nothing (Codex reads its values as written) and only checks the entry's size.
+    `rules` says which spellings the host reads and what an unset variable becomes; a spelling it
+    does not read stays as written, with a line in `notices`.
     The values taken from variables named like credentials (`${GITHUB_TOKEN}`) are added to `secrets`.
     """
     budget = [MAX_ENTRY_VALUES] if budget is None else budget
-    budget[0] -= 1
-    if budget[0] < 0 or len(parts) > MAX_ENTRY_DEPTH:
-        raise EntryTooLarge
-    if isinstance(value, str):
-        if literal:
-            return value
-        if "${" not in value and not (bare and "$" in value):  # most values: nothing to replace
-            if parts[-2:] in _REFERENCE_ONLY:
-                where = field_path(parts)
-                problems.append(f"field '{where}' must be a ${{VAR}} reference, not the key itself")
-            return value
-        return _interpolate_string(value, field_path(parts), environ, problems, bare, lenient, secrets)
-    if isinstance(value, Mapping):
-        return {
-            k: interpolate(v, (*parts, k), environ, problems, budget, bare, lenient, literal, secrets)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [
-            interpolate(v, (*parts, i), environ, problems, budget, bare, lenient, literal, secrets)
-            for i, v in enumerate(value)
-        ]
-    return value
+
+    def walk(item: Any, where: tuple[str | int, ...]) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or len(where) > MAX_ENTRY_DEPTH:
+            raise EntryTooLarge
+        if isinstance(item, str):
+            if literal:
+                return item
+            if "${" not in item and not (bare and "$" in item):  # most values: nothing to replace
+                if where[-2:] in _REFERENCE_ONLY:
+                    field = field_path(where)
+                    problems.append(f"field '{field}' must be a ${{VAR}} reference, not the key itself")
+                return item
+            return _interpolate_string(
+                item, field_path(where), environ, problems, bare, lenient, secrets, rules, notices
+            )
+        if isinstance(item, Mapping):
+            return {k: walk(v, (*where, k)) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v, (*where, i)) for i, v in enumerate(item)]
+        return item
+
+    return walk(value, parts)

@@ -53,17 +53,47 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-class _DuplicateJsonKey(ValueError):
-    """A JSON object repeats a key; YAML's loader reports it with its line."""
+class _JsonObject(dict[str, Any]):
+    """A JSON object that remembers the keys it repeats (the last value kept, as `JSON.parse` keeps it)."""
+
+    repeated: tuple[str, ...] = ()
 
 
-def _reject_duplicate_json_keys(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateJsonKey(f"duplicate key {key!r}")
-        result[key] = value
-    return result
+class _KeepLastKey:
+    """An `object_pairs_hook` keeping a repeated key's last value, and whether any key was repeated."""
+
+    def __init__(self) -> None:
+        self.repeated = False
+
+    def __call__(self, pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        result = _JsonObject()
+        repeated: list[str] = []
+        for key, value in pairs:
+            if key in result:
+                repeated.append(key)  # keeps its first place, as in `JSON.parse`
+            result[key] = value
+        if repeated:
+            result.repeated = tuple(dict.fromkeys(repeated))
+            self.repeated = True
+        return result
+
+
+def _warn_repeated_keys(document: Any, source: str) -> None:
+    """Name every key a JSON object repeats (its path, never a value): the last value is the one read.
+
+    `JSON.parse` and VS Code's `jsonc-parser` keep the last value of a repeated key, so the hosts
+    run such a file; refusing it would lose every server in it for one slip.
+    """
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _JsonObject):
+            for key in value.repeated:
+                where = f"{path}.{key}" if path else key
+                _log.warning("%s: the key '%s' is given more than once; the last one is read", source, where)
+            stack.extend((item, f"{path}.{key}" if path else str(key)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
 
 
 # json5's messages: `<string>:LINE Unexpected "X" at column COL` or `... end of input at column COL`.
@@ -77,17 +107,20 @@ def _parse_jsonc(text: str, source: str) -> Any:
     never the file's text.
     """
     try:
-        return json5.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+        hook = _KeepLastKey()
+        document = json5.loads(text, object_pairs_hook=hook)
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
-    except ValueError as exc:  # json5 re-raises our hook's _DuplicateJsonKey as a ValueError
+    except ValueError as exc:
         position = _JSON5_POSITION.match(str(exc))
         if position is None:
-            duplicate = str(exc).startswith("duplicate key ")
-            raise ConfigError(f"{source}: not valid JSON" + (f": found {exc}" if duplicate else "")) from None
+            raise ConfigError(f"{source}: not valid JSON") from None
         line, found, column = position.groups()
         what = "the file ends too early" if found == "end of input" else "unexpected character"
         raise ConfigError(f"{source}: not valid JSON at line {line}, column {column}: {what}") from None
+    if hook.repeated:  # most files repeat nothing: `~/.claude.json` may be megabytes to walk
+        _warn_repeated_keys(document, source)
+    return document
 
 
 _JSON_SUFFIXES = (".json", ".jsonc")
@@ -99,12 +132,17 @@ def _parse_text(text: str, source: str) -> Any:
     A `.json` file that starts like JSON (`{` or a comment) is JSON with comments and nothing else:
     YAML would read a `//` comment as a key. Elsewhere `{` may start a YAML flow mapping.
     """
+    hook = _KeepLastKey()
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+        document = json.loads(text, object_pairs_hook=hook)
     except ValueError:
         pass  # not plain JSON: JSON with comments, or YAML
     except RecursionError:
         raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
+    else:
+        if hook.repeated:
+            _warn_repeated_keys(document, source)
+        return document
     start = text.lstrip()[:1]
     if start == "/" or (start == "{" and source.lower().endswith(_JSON_SUFFIXES)):
         return _parse_jsonc(text, source)

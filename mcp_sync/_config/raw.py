@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .interpolation import OUR_RULES, VariableRules
+
 if TYPE_CHECKING:
     from .models import ServerModel
 
@@ -58,8 +60,10 @@ class RawEntry:
     original_name: str | None = None  # the host's name, when not a valid server name
     # The server name its map key becomes, chosen with the other entries' (`server_names_from_host`).
     host_name: str | None = None
+    host: str | None = None  # the host whose file it is, when known (its place, or the caller said)
     bare_dollar: bool = False  # `$NAME` is a reference too (Gemini CLI)
     lenient: bool = False  # a `${...}` naming no variable stays as written (every host but VS Code)
     literal: bool = False  # no `${VAR}` at all: the host reads values as written (Codex)
+    rules: VariableRules = OUR_RULES  # which `${...}` spellings the host reads, and what an unset one is
     sse_fallback: bool = False  # a remote entry whose host falls back to SSE on a 4xx (no explicit transport)
     misspelt: list[str] = field(default_factory=list)  # ignored keys that look like misspelt known ones

@@ -67,7 +67,15 @@ def batch_command_line(script: str, args: Sequence[str]) -> str:
     quotes as syntax, so an argument is quoted unless it is plain, and a `"` in it is doubled (with the
     backslashes before it); it replaces `%NAME%` with a variable's value, quoted or not, so a `%` is
     followed by an empty expansion (`_BATCH_PERCENT`). A line break ends cmd.exe's command and cannot
-    be passed: `ConfigError` names that argument (by position: its value may be a secret)."""
+    be passed: `ConfigError` names that argument (by position: its value may be a secret).
+
+    The line is started as a shell command (`anyio.open_process` with a string), so cmd.exe runs it as
+    `%ComSpec% /c "<line>"` (Lib/subprocess.py, `_execute_child`) with the registry's defaults: an
+    AutoRun command runs first, and delayed expansion, if the registry turns it on, reads `!NAME!`.
+    Rust starts a batch file with `/e:ON /v:OFF /d` (library/std/src/sys/pal/windows/process.rs);
+    giving cmd.exe those switches needs a command line passed as it is, which neither the string form
+    (a shell of its own first) nor the list form (each item quoted with backslashes, which cmd.exe
+    does not read) of a process start gives."""
     parts = ['"' + script.replace("%", _BATCH_PERCENT) + '"']
     for position, arg in enumerate(args, start=1):
         if "\r" in arg or "\n" in arg or "\0" in arg:

@@ -149,6 +149,25 @@ def test_host_files_are_found_in_their_windows_locations(
     assert code.configs[0].env["API_TOKEN"] == "from-env-file"
 
 
+def test_claude_code_local_scope_is_found_under_the_forward_slash_key_claude_code_writes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    profile, project = tmp_path / "Users" / "ann", tmp_path / "app"
+    profile.mkdir(parents=True)
+    project.mkdir()
+    servers = {"shared": {"command": "python"}, "declined": {"command": "python"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    key = project.resolve().as_posix()  # `C:/.../app`, as Claude Code keys it on Windows
+    record = {"mcpServers": {"mine": {"command": "python"}}, "disabledMcpjsonServers": ["declined"]}
+    (profile / ".claude.json").write_text(json.dumps({"projects": {key: record}}), encoding="utf-8")
+    monkeypatch.setenv("USERPROFILE", str(profile))
+
+    entries = load_host_entries("claude-code", project)
+
+    enabled = {config.server_name: config.enabled for config in entries.configs}
+    assert enabled == {"shared": True, "declined": False, "mine": True}
+
+
 def test_the_token_store_directory_gets_an_acl_for_the_user_alone(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

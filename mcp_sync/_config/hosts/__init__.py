@@ -23,10 +23,11 @@ from ..._values.errors import ConfigError
 from ..context import LoadContext
 from ..messages import did_you_mean
 from ..raw import RawEntry
+from . import claude, gemini
 from .codex import codex_entries
 from .common import PredefinedVariables, editor_variables
 from .mcp_servers import McpServersFormat
-from .vscode import vscode_entries
+from .vscode import migrated, vscode_entries
 
 _log = logging.getLogger("mcp_sync.config")
 
@@ -45,6 +46,10 @@ HOST_MAPS: Mapping[str, str] = MappingProxyType(
 )
 _HOST_SUFFIXES = (".json", ".jsonc", ".toml")  # host files; our own format is YAML
 _SERVER_MAPS = ("mcpServers", "servers", "mcp_servers")
+# The `${...}` rules of the `mcpServers` hosts that have their own; the others read ours.
+_MCP_SERVERS_VARIABLES: Mapping[str, Any] = MappingProxyType(
+    {"gemini": gemini.VARIABLES, "claude-code": claude.CODE_VARIABLES}
+)
 
 
 def document_entries(
@@ -69,6 +74,8 @@ def document_entries(
         context = replace(context, host=host or host_of(source))
     environ = environ if environ is not None else {}
     prefix = f"{source}: " if source else ""
+    if context.host == "vscode" and isinstance(document, Mapping):
+        document = migrated(document)  # VS Code moves `mcpServers` into `servers` as it reads the file
     if host is not None:
         return _host_entries(HOST_MAPS[host], document, source, environ, context)
     if isinstance(document, Mapping) and not document:
@@ -77,6 +84,7 @@ def document_entries(
         raise ConfigError(f"{prefix}expected a mapping with 'servers' (a list) or 'mcpServers' (a map)")
     if "servers" in document and isinstance(document["servers"], Mapping):
         if _is_vscode_file(document, source):
+            document = migrated(document)
             return _host_entries("servers", document, source, environ, context)
         raise ConfigError(
             f"{prefix}'servers' must be a list of entries; "
@@ -159,13 +167,23 @@ def _mcp_servers_entries(
     servers = document["mcpServers"]
     if not isinstance(servers, Mapping):
         raise ConfigError(f"{prefix}'mcpServers' must be a map of server name to settings")
+    why_off = context.why_off
+    if why_off is None and context.host == "gemini":  # one file alone: its own `mcp` lists
+        why_off = gemini.ServerSwitches.of([document]).why_off
     variables: Mapping[str, str] | None = None
     if context.host in (None, "cursor"):  # Cursor documents VS Code's variables; no other host uses them
         variables = PredefinedVariables(environ, editor_variables(context.project, context.home_folder()))
     entries = []
     for name, settings in servers.items():
+        reason = why_off(name) if why_off is not None and isinstance(name, str) else None
+        if reason is not None and isinstance(settings, Mapping):
+            _log.info("%smcpServers.%s: left off, as %s leaves it: %s", prefix, name, context.host, reason)
+            off = "enabled" if "enabled" in settings else "disabled"  # the spelling it already has
+            settings = {**settings, off: off == "disabled"}
         entry = RawEntry(f"mcpServers.{name}", settings, name, format=McpServersFormat)
         entry.project, entry.environ, entry.bare_dollar = context.project, variables, context.host == "gemini"
+        entry.host = context.host
+        entry.rules = _MCP_SERVERS_VARIABLES.get(context.host or "", entry.rules)
         entry.lenient = True
         entries.append(entry)
     return entries

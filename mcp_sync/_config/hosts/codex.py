@@ -15,9 +15,16 @@ the per-server keys Codex accepts that change nothing here, ignored at debug lev
 know (`type`, an `[oauth]` table), and so do we. `env_vars` entries are names, or tables with a `name`
 (and a `source`).
 
+A project's `.codex/config.toml` (in each folder from the project root, the nearest folder up with
+`.git`, down to the project) is read only when the project is trusted: `[projects."<path>"]
+trust_level = "trusted"` in the user's `config.toml`, for that folder, else the project root, else
+the repository root (codex-rs/core/src/config_loader/mod.rs: `load_project_layers`,
+`ProjectTrustContext::decision_for_dir`); otherwise Codex leaves it off, saying why.
+
 Values are read as written: Codex expands no `${VAR}` in `config.toml` (a feature it was asked for
-and declined, openai/codex#7367); the environment comes in only through `env_vars`,
-`bearer_token_env_var` and `env_http_headers`, whose variables are read here.
+and declined, openai/codex#7367 and #2680; an expansion of `config_loader/expansion.rs` was proposed
+in openai/codex#10275 and closed unmerged, and the loader has no expansion); the environment comes
+in only through `env_vars`, `bearer_token_env_var` and `env_http_headers`, whose variables are read here.
 """
 
 from __future__ import annotations
@@ -77,6 +84,18 @@ APPROVAL_KEYS = ("default_tools_approval_mode", "tools")
 HEADER_KEYS = ("bearer_token_env_var", "bearer_token", "http_headers", "env_http_headers")
 _OUR_KEYS = ("command", "args", "env", "cwd", "url", "enabled", "required")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def trust_levels(user_config: Any) -> dict[str, str]:
+    """The `[projects."<path>"] trust_level` of the user's `config.toml`, by the path as written."""
+    projects = user_config.get("projects") if isinstance(user_config, Mapping) else None
+    if not isinstance(projects, Mapping):
+        return {}
+    return {
+        str(path): settings["trust_level"]
+        for path, settings in projects.items()
+        if isinstance(settings, Mapping) and isinstance(settings.get("trust_level"), str)
+    }
 
 
 def codex_entries(

@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..._values.suggestions import did_you_mean
 from ..context import Inputs, LoadContext, remembered
 from ..entries import ConfigEntries, InvalidServerEntry, build_entries
 from ..loading import read_document
-from . import document_entries
+from . import codex, document_entries, gemini
 from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
@@ -35,8 +35,10 @@ class HostFile:
     """One file a host reads; `part` picks the servers out of a file shared with other settings."""
 
     path: Path
-    scope: str  # "user", "project" or "local"
+    scope: str  # "system", "user", "project" or "local"
     part: Callable[[Any], Any] | None = None
+    # Why the host does not read this file although it is there (an untrusted Codex project), or None.
+    left_off: str | None = None
 
 
 def _user_config_dir(home: Path, environ: Mapping[str, str], platform: str) -> Path:
@@ -58,11 +60,12 @@ def _candidates(
     if host == "claude-desktop":
         files.append(HostFile(config_dir / "Claude" / "claude_desktop_config.json", "user"))
     elif host == "claude-code":
-        files.append(HostFile(home / ".claude.json", "user", user_scope))
+        claude_json, settings = _claude_code_places(home, environ)
+        files.append(HostFile(claude_json, "user", user_scope))
         if project is not None:
-            rejected = _rejected_project_servers(home, project)
+            rejected = _rejected_project_servers(claude_json, settings, project)
             files.append(HostFile(project / ".mcp.json", "project", lambda doc: switched_off(doc, rejected)))
-            files.append(HostFile(home / ".claude.json", "local", lambda doc: local_scope(doc, project)))
+            files.append(HostFile(claude_json, "local", lambda doc: local_scope(doc, project)))
     elif host == "cursor":
         files.append(HostFile(home / ".cursor" / "mcp.json", "user"))
         if project is not None:
@@ -75,11 +78,18 @@ def _candidates(
         codex_home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
         files.append(HostFile(codex_home / "config.toml", "user"))
         if project is not None:
-            files.append(HostFile(project / ".codex" / "config.toml", "project"))
+            files.extend(_codex_project_files(project, codex_home))
     elif host == "gemini":
-        files.append(HostFile(home / ".gemini" / "settings.json", "user"))
-        if project is not None:
-            files.append(HostFile(project / ".gemini" / "settings.json", "project"))
+        system = _gemini_system_settings(environ, platform)
+        defaults = environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json"
+        files.append(HostFile(Path(defaults), "system"))
+        gemini_home = _gemini_home(home, environ)
+        user = gemini_home / ".gemini" / "settings.json"
+        files.append(HostFile(user, "user"))
+        if project is not None and not _same_folder(project, gemini_home):  # Gemini: the user's, not twice
+            why = _gemini_untrusted(project, gemini_home, [Path(defaults), user, system], environ, platform)
+            files.append(HostFile(project / ".gemini" / "settings.json", "project", left_off=why))
+        files.append(HostFile(system, "system"))  # system settings override the others
     elif host == "windsurf":
         files.append(HostFile(home / ".codeium" / "windsurf" / "mcp_config.json", "user"))
     else:
@@ -90,7 +100,141 @@ def _candidates(
     return files
 
 
-def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
+def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
+    """The `.codex/config.toml` files Codex reads for `project`: from its root down to it, when trusted.
+
+    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`); each file
+    is read when its folder, else the root, else the repository's main folder is trusted in the user's
+    `config.toml`, matched by the path as Codex writes it (absolute, through symlinks), and is left
+    off with the reason otherwise (codex-rs/core/src/config_loader/mod.rs, `load_project_layers`).
+    """
+    user_file = codex_home / "config.toml"
+    try:
+        user_config = read_document(user_file)[0] if user_file.is_file() else {}
+    except ConfigError:
+        user_config = {}  # reported where its servers are read; no project is trusted by it
+    levels = codex.trust_levels(user_config)
+    root = next((folder for folder in (project, *project.parents) if (folder / ".git").exists()), project)
+    repository = _main_worktree(root)
+    folders = [project, *project.parents]
+    folders = folders[: folders.index(root) + 1] if root in folders else [project]
+    files = []
+    for folder in reversed(folders):  # the root's first: the folder nearest the project wins
+        if _same_folder(folder / ".codex", codex_home):
+            continue  # the user's own folder, read as the user's
+        keys = [key for place in (folder, root, repository) for key in _path_keys(place) if key in levels]
+        key = keys[0] if keys else os.fspath(repository)
+        level = levels.get(key)
+        reason = None
+        if level == "untrusted":
+            reason = f"{key} is marked as untrusted in {user_file}; mark it trusted to load this file"
+        elif level != "trusted":
+            reason = (
+                f"Codex reads it only in a trusted project: add {key} as a trusted project in "
+                f'{user_file} ([projects."{key}"] trust_level = "trusted")'
+            )
+        files.append(HostFile(folder / ".codex" / "config.toml", "project", left_off=reason))
+    return files
+
+
+def _path_keys(folder: Path) -> list[str]:
+    """The spellings of a folder Codex may have written as a `[projects]` key: as given, and real."""
+    return list(dict.fromkeys((os.fspath(folder), os.path.realpath(folder))))
+
+
+def _main_worktree(root: Path) -> Path:
+    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's."""
+    marker = root / ".git"
+    if not marker.is_file():
+        return root
+    try:
+        gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+    except (OSError, UnicodeDecodeError):
+        return root
+    common = (root / gitdir).resolve()  # <main>/.git/worktrees/<name>
+    return common.parent.parent.parent if common.parent.name == "worktrees" else root
+
+
+def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
+    """The folder Gemini CLI takes for the home folder: `GEMINI_CLI_HOME`, else the home folder.
+
+    Its `homedir()` (packages/core/src/utils/paths.ts); `.gemini` is under it.
+    """
+    return Path(environ["GEMINI_CLI_HOME"]) if environ.get("GEMINI_CLI_HOME") else home
+
+
+def _gemini_untrusted(
+    project: Path, gemini_home: Path, settings: list[Path], environ: Mapping[str, str], platform: str
+) -> str | None:
+    """Why Gemini CLI would not read the project's settings (its folder trust), or None."""
+    rules_path = environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or (
+        gemini_home / ".gemini" / gemini.TRUSTED_FOLDERS_FILE
+    )
+    rules = _quiet_read(Path(rules_path))
+    documents = [_quiet_read(path) for path in settings]
+    return gemini.untrusted_workspace(os.fspath(project), rules, documents, environ, platform)
+
+
+def _quiet_read(path: Path) -> Any:
+    """A host's settings file read to learn one setting: None when it is not there or not readable."""
+    if not path.is_file():
+        return None
+    try:
+        return read_document(path)[0]
+    except ConfigError:
+        return None  # reported where its servers are read, if it has any
+
+
+def _gemini_system_settings(environ: Mapping[str, str], platform: str) -> Path:
+    """Gemini CLI's system settings file, which overrides the others (its `getSystemSettingsPath`)."""
+    if environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"):
+        return Path(environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    if platform == "darwin":
+        return Path("/Library/Application Support/GeminiCli/settings.json")
+    if platform.startswith("win"):
+        return Path("C:\\ProgramData\\gemini-cli\\settings.json")
+    return Path("/etc/gemini-cli/settings.json")
+
+
+def _gemini_switches(
+    files: list[HostFile], home: Path, environ: Mapping[str, str]
+) -> Callable[[str], str | None]:
+    """Why Gemini CLI leaves a server off, from all its settings files and `mcp-server-enablement.json`."""
+    documents = []
+    for file in files:
+        try:
+            documents.append(read_document(file.path)[0])
+        except ConfigError:
+            continue  # reported where its servers are read
+    enablement_path = _gemini_home(home, environ) / ".gemini" / gemini.ENABLEMENT_FILE
+    enablement = None
+    if enablement_path.is_file():
+        try:
+            enablement, _ = read_document(enablement_path)
+        except ConfigError as exc:
+            _log.warning("%s", exc)
+    return gemini.ServerSwitches.of(documents, enablement).why_off
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    """Whether two paths name one folder, through symlinks."""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _claude_code_places(home: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
+    """Claude Code's `.claude.json` and user `settings.json`: in `CLAUDE_CONFIG_DIR` when it is set.
+
+    Claude Code's settings docs: `CLAUDE_CONFIG_DIR` is where it keeps its configuration and data
+    files (then `$CLAUDE_CONFIG_DIR/.claude.json`, as anthropics/claude-code#42217 reads it, and
+    `$CLAUDE_CONFIG_DIR/settings.json`); else `~/.claude.json` and `~/.claude/settings.json`.
+    """
+    if environ.get("CLAUDE_CONFIG_DIR"):
+        folder = Path(environ["CLAUDE_CONFIG_DIR"]).expanduser()
+        return folder / ".claude.json", folder / "settings.json"
+    return home / ".claude.json", home / ".claude" / "settings.json"
+
+
+def _rejected_project_servers(claude_json: Path, user_settings: Path, project: Path) -> frozenset[str]:
     """The `.mcp.json` servers the user turned down in Claude Code (`disabledMcpjsonServers`).
 
     Claude Code keeps them in `~/.claude.json` (per project, where its approval prompt writes them)
@@ -99,8 +243,8 @@ def _rejected_project_servers(home: Path, project: Path) -> frozenset[str]:
     """
     names: set[str] = set()
     places = [
-        (home / ".claude.json", True),
-        (home / ".claude" / "settings.json", False),
+        (claude_json, True),
+        (user_settings, False),
         (project / ".claude" / "settings.json", False),
         (project / ".claude" / "settings.local.json", False),
     ]
@@ -132,6 +276,8 @@ def host_config_files(
 
     `host` is one of `HOSTS`; `project` adds the project's files (`.mcp.json`, `.cursor/mcp.json`,
     `.vscode/mcp.json`, `.codex/config.toml`, `.gemini/settings.json`) and Claude Code's local scope.
+    A project file the host would not read (Codex's or Gemini CLI's, in a project they do not trust)
+    is listed with `left_off` saying why.
     """
     environ = os.environ if environ is None else environ
     home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
@@ -158,7 +304,9 @@ def load_host_entries(
 
     Entry by entry, as `load_config_entries`: one that cannot be used is an `InvalidServerEntry`.
     So is a file that cannot be read or parsed (named by its path), and the other files' servers
-    still load; a file without servers is zero servers. `strict` raises one `ConfigError` instead.
+    still load; a file without servers is zero servers. A file the host leaves off (`left_off`: an
+    untrusted project's) is not read, with a warning saying why. `strict` raises one `ConfigError`
+    instead.
     Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
     environ = os.environ if environ is None else environ
@@ -169,12 +317,21 @@ def load_host_entries(
     context = LoadContext(
         project=project_dir, home=Path(home) if home is not None else None, inputs=remembered(inputs)
     )
+    if host == "gemini":
+        home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
+        context = replace(context, why_off=_gemini_switches(files, home_dir, environ))
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
+    parsed: dict[Path, tuple[Any, str]] = {}  # Claude Code's ~/.claude.json (megabytes) serves two scopes
     for file in files:
+        if file.left_off is not None:
+            _log.warning("%s: not loaded: %s", file.path, file.left_off)
+            continue
         try:
-            document, source = read_document(file.path)
+            if file.path not in parsed:
+                parsed[file.path] = read_document(file.path)
+            document, source = parsed[file.path]
             if file.part is not None:
                 document = file.part(document)
             raw = document_entries(document, source, environ, context, host=host)

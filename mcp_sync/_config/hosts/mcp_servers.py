@@ -59,6 +59,8 @@ class McpServersFormat:
         for key, value in data.items():
             if key in _SKIPPED:
                 _log.debug("%s: ignoring %r (%s)", where, key, _SKIPPED[key])
+            elif key == "timeout" and not gemini.reads_timeout(entry, value, where):
+                continue
             elif key in _UNSUPPORTED_AUTH:
                 warn_unsupported(where, key, _UNSUPPORTED_AUTH[key], "; the server may refuse to connect")
             elif key in _UNSUPPORTED:

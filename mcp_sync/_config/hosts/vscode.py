@@ -10,8 +10,12 @@ Values may use `${input:ID}` (the value of the input with that id: from the call
 the environment variable `input_variable_name(ID)`, else the input's `default`),
 `${workspaceFolder}` (the folder holding `.vscode`), `${userHome}`, `${pathSeparator}`, and
 `${env:NAME}`. Values given for inputs are secrets wherever they are used. Keys VS Code does not
-read are ignored, as VS Code ignores them; a file with both `servers` and `mcpServers` is read
-by its `servers`, as VS Code reads it. `"type": "http"` falls back to SSE as VS Code does.
+read are ignored, as VS Code ignores them. `"type": "http"`, and a `url` without a `type`, are
+VS Code's HTTP transport: Streamable HTTP, falling back to SSE as VS Code does.
+
+An `mcpServers` map (the other hosts' key) is moved into `servers` as VS Code's reader moves it
+(`configMcpDiscovery.ts` in src/vs/workbench/contrib/mcp/common/discovery: `servers: {...servers,
+...mcpServers}`): its servers load, and on a name in both the `mcpServers` entry wins.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..._values.errors import ConfigError
 from ..context import HostInput, LoadContext
-from ..interpolation import InputVariables, input_variable_name
+from ..interpolation import InputVariables, VariableRules, input_variable_name
 from ..messages import EntryError
 from ..models import ServerModel
 from ..raw import RawEntry
@@ -42,6 +46,11 @@ UNSUPPORTED: Mapping[str, str] = MappingProxyType(
 SKIPPED: Mapping[str, str] = MappingProxyType(
     {"gallery": "where VS Code installed it from", "version": "a note for humans"}
 )
+# VS Code's variable resolver (src/vs/workbench/services/configurationResolver/common/
+# variableResolver.ts): `${env:NAME}` reads the environment, an unset one is "" ("as a normal shell
+# does", VS Code issue #46436); `${NAME}` is no VS Code variable (only its predefined ones are) and is
+# passed as written.
+VARIABLES = VariableRules(plain=False, unset_env_is_empty=True, host="VS Code")
 
 
 class _Variables(InputVariables):
@@ -98,16 +107,51 @@ def _inputs(document: Mapping[Any, Any], prefix: str) -> dict[str, HostInput]:
         if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
             raise ConfigError(f"{prefix}inputs[{index}]: must be a map with an 'id'")
         default = item.get("default")
-        options = item.get("options")
+        options = _options(item.get("options"))
         found[item["id"]] = HostInput(
             id=item["id"],
             description=item.get("description") if isinstance(item.get("description"), str) else None,
             password=item.get("password") is True,
             type=str(item.get("type", "promptString")),
             default=default if isinstance(default, str) else None,
-            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
+            options=tuple(value for value, _ in options),
+            option_labels=tuple(label for _, label in options),
         )
     return found
+
+
+def _options(raw: Any) -> list[tuple[str, str]]:
+    """A `pickString` input's options as (value, label): strings, or `{value, label}` objects.
+
+    As VS Code's `PickStringInputInfo` (src/vs/workbench/services/configurationResolver/common/
+    configurationResolver.ts): an option is a string, or an object whose `value` is passed and whose
+    `label` (default: the value) is shown. One without a string `value` cannot be picked: left out.
+    """
+    if not isinstance(raw, list):
+        return []
+    options = []
+    for option in raw:
+        if isinstance(option, str):
+            options.append((option, option))
+        elif isinstance(option, Mapping) and isinstance(option.get("value"), str):
+            label = option.get("label")
+            options.append((option["value"], label if isinstance(label, str) and label else option["value"]))
+    return options
+
+
+def migrated(document: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    """The document with `mcpServers` moved into `servers`, as VS Code's `configMcpDiscovery` moves it.
+
+    A name in both keeps its place in `servers` and takes the `mcpServers` entry (a JavaScript
+    object spread). A `servers` that is not a map is left for `vscode_entries` to refuse.
+    """
+    extra = document.get("mcpServers")
+    servers = document.get("servers")
+    if not isinstance(extra, Mapping) or not (servers is None or isinstance(servers, Mapping)):
+        return document
+    merged = {key: value for key, value in document.items() if key != "mcpServers"}
+    merged["servers"] = {**(servers or {}), **extra}
+    return merged
 
 
 def vscode_entries(
@@ -115,6 +159,7 @@ def vscode_entries(
 ) -> list[RawEntry]:
     """The raw entries of a VS Code `mcp.json`: its `servers` map, each with its variables."""
     prefix = f"{source}: " if source else ""
+    document = migrated(document)
     others = sorted(str(key) for key in document if key not in ("servers", "inputs"))
     if others:
         _log.debug("%signoring settings outside servers and inputs: %s", prefix, ", ".join(others))
@@ -127,7 +172,7 @@ def vscode_entries(
     for name, settings in document["servers"].items():
         entry = RawEntry(f"servers.{name}", settings, map_key=name, format=VsCodeFormat)
         entry.environ = _Variables(environ, predefined, inputs, context, entry)
-        entry.project = project
+        entry.project, entry.rules = project, VARIABLES
         entries.append(entry)
     return entries
 
@@ -168,6 +213,8 @@ class VsCodeFormat:
                     entry.sse_fallback = value == "http"  # VS Code tries Streamable HTTP, then SSE
             elif key != "envFile":
                 mapper.keep(key, value)
+        if "url" in data and "type" not in data and "transport" not in data:
+            entry.sse_fallback = True  # VS Code's reader makes any entry with a `url` its HTTP transport
         if "envFile" in data:
             merge_env_file(entry, data["envFile"], mapper.out, problems)
         return mapper.out
