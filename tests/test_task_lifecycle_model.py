@@ -12,7 +12,8 @@ A call is made by ``call_tool`` (``task=True`` or the default), ``submit`` or ``
 handle's ``wait``; once it has reached its step, it is stopped: its timeout, its cancel Event,
 ``future.cancel()``, ``close()`` from another thread, ``reload()`` of the unchanged entry or of a
 changed one (another ``tool_call_timeout_ms``), or a cut connection (HTTP, with ``reconnect:``). A held
-answer is let go at once after the stop, or only after the caller was answered (a late answer).
+answer is let go at once after the stop, or only after the caller was answered (a late answer; always
+so after a timeout).
 
 After every call:
 
@@ -73,6 +74,7 @@ from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, pid_al
 from tests.tasks_harness import Relay
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
+RAW_TASKS_SERVER = SERVERS_DIR / "raw_tasks_server.py"
 TOOL = "mcp__t__gated"
 
 # Hang detectors, never speed: how long past its stop a caller may take to be answered (a stopped task
@@ -92,6 +94,8 @@ VERBOSE = bool(os.environ.get("TASK_LIFE_VERBOSE"))
 """Set: each call is printed as it starts, and Hypothesis reports each example."""
 RECONNECT = {"initial_delay_ms": 50, "max_delay_ms": 200}
 
+TRANSPORTS = ("stdio", "http", "legacy")
+"""The 2026-07-28 tasks server over stdio and over Streamable HTTP; a 2025-11-25 one over stdio."""
 CALLERS = ("call_tool", "submit", "start_task")
 STEPS = ("create", "poll", "input", "update", "running")
 """Where the call is stopped: its task's creation answer held; a poll's answer held; the elicitation
@@ -240,6 +244,10 @@ class TaskLifeModel(RuleBasedStateMachine):
             return http_config(
                 "t", self.world.relay.url, reconnect=RECONNECT, tool_call_timeout_ms=timeout_ms
             )
+        if self.transport == "legacy":
+            log = self.world.folder / f"run-{self.run}-methods.log"
+            flags = ("gated", str(log), str(self.world.gates), str(self.events))
+            return stdio_config("t", *flags, script=RAW_TASKS_SERVER, tool_call_timeout_ms=timeout_ms)
         return stdio_config(
             "t",
             "--gates",
@@ -265,7 +273,7 @@ class TaskLifeModel(RuleBasedStateMachine):
 
     # -- the hub --------------------------------------------------------------------------------------
 
-    @initialize(transport=st.sampled_from(["stdio", "http"]))
+    @initialize(transport=st.sampled_from(TRANSPORTS))
     def choose_transport(self, transport: str) -> None:
         self.transport = transport
 
@@ -331,6 +339,12 @@ class TaskLifeModel(RuleBasedStateMachine):
     ) -> None:
         stops = [stop for stop in STOPS if self.stop_applies(caller, step, stop)]
         stop = data.draw(st.sampled_from(stops), label="stop")
+        self.run_call(caller, as_task, step, stop, late, then_cancel)
+
+    def run_call(
+        self, caller: str, as_task: bool | None, step: str, stop: str, late: bool, then_cancel: bool
+    ) -> None:
+        """One call, stopped by `stop` once it reached `step`, and every check of it."""
         call = Call(caller, True if caller == "start_task" else as_task, step, stop, late)
         self.tags.append(call.tag)
         if VERBOSE:
@@ -351,7 +365,7 @@ class TaskLifeModel(RuleBasedStateMachine):
             outcome = self.answered(call)
             self.check_left_running(call, outcome, then_cancel)
         else:
-            if not call.late:
+            if not call.late and call.stop != "timeout":  # a timeout's held answer comes after it
                 self.let_go(call)
             outcome = self.answered(call)
             self.let_go(call)
@@ -365,8 +379,8 @@ class TaskLifeModel(RuleBasedStateMachine):
             return caller == "submit"
         if stop == "drop":
             return self.http
-        if stop == "event":  # start_task has no cancel Event (a handle's wait has)
-            return caller != "start_task" or step != "create"
+        if stop == "event":  # submit and start_task take no cancel Event (a handle's wait does)
+            return caller == "call_tool" or (caller == "start_task" and step != "create")
         return True
 
     def ready_again(self) -> None:
