@@ -92,14 +92,16 @@ EVENT_TIMEOUT = 20.0
 CLOSE_BOUND = 15.0
 VERBOSE = bool(os.environ.get("TASK_LIFE_VERBOSE"))
 """Set: each call is printed as it starts, and Hypothesis reports each example."""
-RECONNECT = {"initial_delay_ms": 50, "max_delay_ms": 200}
+# Reconnect at once, and for as long as the relay is down (a step of the model, ended by the test).
+RECONNECT = {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 1000}
 
 TRANSPORTS = ("stdio", "http", "legacy")
 """The 2026-07-28 tasks server over stdio and over Streamable HTTP; a 2025-11-25 one over stdio."""
 CALLERS = ("call_tool", "submit", "start_task")
-STEPS = ("create", "poll", "input", "update", "running")
+STEPS = ("create", "poll", "input", "update", "running", "reconnect")
 """Where the call is stopped: its task's creation answer held; a poll's answer held; the elicitation
-handler held; the input's delivery held; the task running with nothing held."""
+handler held; the input's delivery held; the task running with nothing held; the task running while
+the hub reconnects to its HTTP server (the relay refuses connections until the step is let go)."""
 STOPS = ("timeout", "event", "future_cancel", "close", "reload_same", "reload_changed", "drop", "none")
 
 COULD_NOT_TELL = re.compile(
@@ -120,6 +122,12 @@ class World:
     http_events: EventLog
     relay: Relay
     runs: int = 0
+    relay_down: bool = False
+
+    def relay_back(self) -> None:
+        if self.relay_down:
+            self.relay.come_back()
+            self.relay_down = False
 
 
 class Answers:
@@ -320,6 +328,7 @@ class TaskLifeModel(RuleBasedStateMachine):
             if self.hub is not None:
                 self.close_now()
         finally:
+            self.world.relay_back()
             for tag in self.tags:  # whatever a sequence left running ends now
                 self.gate(tag, "finish")
 
@@ -374,15 +383,6 @@ class TaskLifeModel(RuleBasedStateMachine):
         if call.stop == "close":
             self.close_now()
 
-    def stop_applies(self, caller: str, step: str, stop: str) -> bool:
-        if stop == "future_cancel":
-            return caller == "submit"
-        if stop == "drop":
-            return self.http
-        if stop == "event":  # submit and start_task take no cancel Event (a handle's wait does)
-            return caller == "call_tool" or (caller == "start_task" and step != "create")
-        return True
-
     def ready_again(self) -> None:
         """A cut connection or a replaced one: the server is back before the next call."""
         hub = self.live_hub()
@@ -432,7 +432,7 @@ class TaskLifeModel(RuleBasedStateMachine):
                 return True
             if call.step == "input":
                 return self.answers.was_asked(call.tag)
-            if call.step == "running":
+            if call.step in ("running", "reconnect"):
                 if call.caller == "start_task":
                     return call.handle is not None
                 return self.polled(call)
@@ -442,6 +442,15 @@ class TaskLifeModel(RuleBasedStateMachine):
             return bool(held)
 
         wait_until(reached, timeout=EVENT_TIMEOUT, message=f"{call.describe()} never reached its step")
+        if call.step == "reconnect" and thread.is_alive():
+            self.world.relay_down = True
+            self.world.relay.go_down()
+            connection = self.live_hub().servers["t"]
+            wait_until(
+                lambda: connection.state != "ready" or not thread.is_alive(),
+                timeout=EVENT_TIMEOUT,
+                message="the hub did not see its connection go",
+            )
 
     def task_ids(self, call: Call) -> list[str]:
         return [event["task_id"] for event in self.events.find("task_created", tag=call.tag)]
@@ -476,6 +485,8 @@ class TaskLifeModel(RuleBasedStateMachine):
             self.gate(call.tag, call.step)
         if call.step == "input":
             self.answers.release(call.tag)
+        if call.step == "reconnect":
+            self.world.relay_back()
 
     def answered(self, call: Call) -> Outcome:
         assert call.thread is not None
@@ -492,6 +503,18 @@ class TaskLifeModel(RuleBasedStateMachine):
             return True
         # A task on a server that outlives the connection is followed by its id on the next one.
         return call.stop in ("drop", "reload_changed") and self.http and call.step != "create"
+
+    def stop_applies(self, caller: str, step: str, stop: str) -> bool:
+        """Whether the call can be stopped that way: `future.cancel()` is `submit`'s, a cancel Event
+        `call_tool`'s and a handle wait's; connections are cut (the relay) only over HTTP. A reload
+        while the server cannot be reached fails its server, as any connect does: not a stop."""
+        if stop == "future_cancel":
+            return caller == "submit"
+        if stop == "drop" or step == "reconnect":
+            return self.http and not (step == "reconnect" and stop.startswith("reload"))
+        if stop == "event":
+            return caller == "call_tool" or (caller == "start_task" and step != "create")
+        return True
 
     def waits_only(self, call: Call) -> bool:
         """A handle's wait that was stopped: the task keeps running, as the handle's docs say."""
