@@ -1,36 +1,40 @@
-"""A model of a task's life through `MCPHub`, checked against a real tasks server: Hypothesis drives
+"""A model of a task's life through `MCPHub`, checked against real task servers: Hypothesis drives
 sequences of task calls, each stopped at a chosen step, and "stopping is exact" is checked after each.
 
-The server (tests/servers/tasks_server.py, the 2026-07-28 tasks extension, over stdio and over
-Streamable HTTP behind a relay whose connections can be cut) runs the ``gated`` tool: a task that runs
-until the test lets it finish, and holds, each on a gate file, the step the test names: the
-``tools/call`` answer with the task (before the id arrives), a ``tasks/get`` answer (while polling),
-the ``tasks/update`` answer (while answering input); while the hub's elicitation handler answers the
-task's question the test holds that handler. It records each run, each status, each ``tasks/cancel``.
+The servers run the ``gated`` tool: a task that runs until the test lets it finish, and holds, each on
+a gate file, the step the test names: the ``tools/call`` answer with the task (before the id arrives),
+a ``tasks/get`` answer (while polling), the input's delivery (while answering input); while the hub's
+elicitation handler answers the task's question the test holds that handler. Each server records
+every run, status and ``tasks/cancel`` in its events file. They are tests/servers/tasks_server.py (the
+2026-07-28 tasks extension) over stdio and over Streamable HTTP behind a relay whose connections can
+be cut or refused (tests/tasks_harness.py), and the ``gated`` mode of tests/servers/raw_tasks_server.py
+(2025-11-25 tasks) over stdio.
 
 A call is made by ``call_tool`` (``task=True`` or the default), ``submit`` or ``start_task`` and a
-handle's ``wait``; once it has reached its step, it is stopped: its timeout, its cancel Event,
-``future.cancel()``, ``close()`` from another thread, ``reload()`` of the unchanged entry or of a
-changed one (another ``tool_call_timeout_ms``), or a cut connection (HTTP, with ``reconnect:``). A held
-answer is let go at once after the stop, or only after the caller was answered (a late answer; always
-so after a timeout).
+handle's ``wait``; once it has reached its step (or, over HTTP, while the hub reconnects after its
+server became unreachable), it is stopped: its timeout, its cancel Event, ``future.cancel()``,
+``close()`` from another thread, ``reload()`` of the unchanged entry or of a changed one (another
+``tool_call_timeout_ms``), a cut connection (HTTP, with ``reconnect:``), or nothing. A held answer is
+let go at once after the stop, or only after the caller was answered (a late answer; always so after
+a timeout).
 
 After every call:
 
 - the caller was answered (a generous bound, a hang detector only);
-- a call that is not given up (no stop, an unchanged reload, a handle's wait, a cut connection or a
-  replaced one once the task exists on an HTTP server that outlives it) gets its task's result, and
-  its task was never asked to cancel;
+- a call that is not given up (no stop, an unchanged reload, a cut connection or a replaced one once
+  the task exists on an HTTP server that outlives the connection) gets its task's result, and its
+  task was never asked to cancel; nor was a task whose handle's wait was stopped (it keeps running:
+  it is then cancelled through the handle, or waited for to its end);
 - every call the client gave up on (a timeout, a cancel Event, ``future.cancel()``, ``close()``, a
-  stdio server replaced): each task the server created for it was cancelled there (``tasks/cancel``
-  reached a running task) or its server process has ended, or the error says the server could not be
-  told;
+  stdio server replaced, a task's creation answer lost): each task the server created for it was
+  cancelled there (``tasks/cancel`` reached the running task) or its server process has ended, or the
+  error says the server could not be told (`COULD_NOT_TELL`);
 - the tool ran at most once per call, and at most one task was created per call.
 
 With no hub running, no ``mcp-sync:`` thread and no stdio server process is left.
 
 The default run is short; ``pytest -n 0 -m stateful_long tests/test_task_lifecycle_model.py`` runs many
-longer sequences and shrinks a failure.
+longer sequences and shrinks a failure. ``TASK_LIFE_VERBOSE=1`` prints each call as it starts.
 """
 
 from __future__ import annotations
