@@ -512,10 +512,12 @@ class TaskLifeModel(RuleBasedStateMachine):
         """Whether the call can be stopped that way: `future.cancel()` is `submit`'s, a cancel Event
         `call_tool`'s and a handle wait's; connections are cut (the relay) only over HTTP. A reload
         while the server cannot be reached fails its server, as any connect does: not a stop."""
+        if (stop == "drop" or step == "reconnect") and not self.http:
+            return False
+        if step == "reconnect" and stop.startswith("reload"):
+            return False
         if stop == "future_cancel":
             return caller == "submit"
-        if stop == "drop" or step == "reconnect":
-            return self.http and not (step == "reconnect" and stop.startswith("reload"))
         if stop == "event":
             return caller == "call_tool" or (caller == "start_task" and step != "create")
         return True
