@@ -16,7 +16,7 @@ server became unreachable), it is stopped: its timeout, its cancel Event, ``futu
 ``close()`` from another thread, ``reload()`` of the unchanged entry or of a changed one (another
 ``tool_call_timeout_ms``), a cut connection (HTTP, with ``reconnect:``), or nothing. A held answer is
 let go at once after the stop, or only after the caller was answered (a late answer; always so after
-a timeout).
+a timeout); the answer to the call's ``tasks/cancel`` may be held until the caller was answered too.
 
 After every call:
 
@@ -194,6 +194,8 @@ class Call:
     step: str
     stop: str
     late: bool
+    slow_cancel: bool = False
+    """The server holds its answer to the call's ``tasks/cancel`` until the caller was answered."""
     tag: str = field(default_factory=lambda: f"call-{uuid.uuid4().hex[:10]}")
     cancel: threading.Event = field(default_factory=threading.Event)
     future: concurrent.futures.Future[ToolResult] | None = None
@@ -204,6 +206,8 @@ class Call:
     @property
     def arguments(self) -> dict[str, Any]:
         held = [self.step] if self.step in ("create", "poll", "update") else []
+        if self.slow_cancel:
+            held.append("cancel")
         return {"tag": self.tag, "hold": held, "ask": self.step in ("input", "update")}
 
     @property
@@ -213,7 +217,8 @@ class Call:
     def describe(self) -> str:
         return (
             f"{self.caller}(task={self.as_task}) stopped by {self.stop} at {self.step}"
-            f"{' (held answer let go late)' if self.late else ''} [{self.tag}]"
+            f"{' (held answer let go late)' if self.late else ''}"
+            f"{' (its tasks/cancel answered late)' if self.slow_cancel else ''} [{self.tag}]"
         )
 
 
@@ -333,8 +338,9 @@ class TaskLifeModel(RuleBasedStateMachine):
                 self.close_now()
         finally:
             self.world.relay_back()
-            for tag in self.tags:  # whatever a sequence left running ends now
+            for tag in self.tags:  # whatever a sequence left running (or held) ends now
                 self.gate(tag, "finish")
+                self.gate(tag, "cancel")
 
     # -- the calls ------------------------------------------------------------------------------------
 
@@ -345,20 +351,35 @@ class TaskLifeModel(RuleBasedStateMachine):
         as_task=st.sampled_from([True, None]),
         step=st.sampled_from(STEPS),
         late=st.booleans(),
+        slow_cancel=st.booleans(),
         then_cancel=st.booleans(),
     )
     def task_call(
-        self, data: st.DataObject, caller: str, as_task: bool | None, step: str, late: bool, then_cancel: bool
+        self,
+        data: st.DataObject,
+        caller: str,
+        as_task: bool | None,
+        step: str,
+        late: bool,
+        slow_cancel: bool,
+        then_cancel: bool,
     ) -> None:
         stops = [stop for stop in STOPS if self.stop_applies(caller, step, stop)]
         stop = data.draw(st.sampled_from(stops), label="stop")
-        self.run_call(caller, as_task, step, stop, late, then_cancel)
+        self.run_call(caller, as_task, step, stop, late, then_cancel, slow_cancel)
 
     def run_call(
-        self, caller: str, as_task: bool | None, step: str, stop: str, late: bool, then_cancel: bool
+        self,
+        caller: str,
+        as_task: bool | None,
+        step: str,
+        stop: str,
+        late: bool,
+        then_cancel: bool,
+        slow_cancel: bool = False,
     ) -> None:
         """One call, stopped by `stop` once it reached `step`, and every check of it."""
-        call = Call(caller, True if caller == "start_task" else as_task, step, stop, late)
+        call = Call(caller, True if caller == "start_task" else as_task, step, stop, late, slow_cancel)
         self.tags.append(call.tag)
         if VERBOSE:
             print(f"[{self.transport}] {call.describe()}", file=sys.stderr)
@@ -382,6 +403,7 @@ class TaskLifeModel(RuleBasedStateMachine):
                 self.let_go(call)
             outcome = self.answered(call)
             self.let_go(call)
+            self.gate(call.tag, "cancel")
             self.check_given_up(call, outcome)
         self.check_once(call)
         if call.stop == "close":
@@ -563,6 +585,7 @@ class TaskLifeModel(RuleBasedStateMachine):
         if call.stop == "close" or handle is None:
             return
         if then_cancel:
+            self.gate(call.tag, "cancel")
             assert handle.cancel(EVENT_TIMEOUT).status == "cancelled"
             self.check_cancelled(call, None)
         else:
@@ -613,6 +636,8 @@ class TaskLifeModel(RuleBasedStateMachine):
         runs = self.events.count("run", tag=call.tag)
         created = self.events.count("task_created", tag=call.tag)
         assert runs <= 1 and created <= 1, f"{call.describe()}: ran {runs} times, {created} tasks created"
+        # Every call reached the server (its step was seen there), but one its short timeout stopped first.
+        assert created == 1 or call.stop == "timeout", f"{call.describe()}: the server saw no task of it"
 
 
 # -- running it ---------------------------------------------------------------------------------------

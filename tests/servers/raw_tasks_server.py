@@ -20,7 +20,8 @@ Modes:
               first needs input, asked (``elicitation/create``, its message ending with the tag) while
               the client waits on ``tasks/result``. The steps named in ``hold`` are held once each until
               ``<tag>.<step>`` exists: "create" (the ``tools/call`` answer, the task already created),
-              "poll" (a ``tasks/get`` answer), "update" (the task's taking the input it was given).
+              "poll" (a ``tasks/get`` answer), "update" (the task's taking the input it was given),
+              "cancel" (the ``tasks/cancel`` answer, the task already cancelled).
               Its events go to EVENTS, one JSON object a line, with the tasks server's names: ready
               (pid), task_created (tool, task_id, tag, pid), run (tool, tag, task_id), get (task_id),
               held / released (task_id, tag, step), status (task_id, tag, status), input_required /
@@ -293,6 +294,7 @@ class Gated:
             self.write("cancelled", task_id=found["task_id"])
             with self.answered:
                 self.answered.notify_all()
+            self.hold(found, "cancel")
             result = self.wire(found)
         else:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no {method}"}})

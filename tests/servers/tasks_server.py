@@ -40,7 +40,8 @@ gated(tag, hold=[], ask=False)       task: runs until the gate file ``<tag>.fini
                                      named in ``hold`` is held once, until ``<tag>.<step>`` exists, after
                                      a ``held`` event: "create" (the ``tools/call`` answer, the task
                                      already created), "poll" (a ``tasks/get`` answer), "update" (the
-                                     ``tasks/update`` answer)
+                                     ``tasks/update`` answer), "cancel" (the ``tasks/cancel`` answer,
+                                     the task already cancelled)
 records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
                                      started), ``cancelled`` (task ids cancelled by ``tasks/cancel``),
                                      ``status`` (task id -> status now)
@@ -521,6 +522,7 @@ class ServerTasks(Extension):
             self.store.cancelled.append(record.task_id)
             self.store.events.write("cancelled", task_id=record.task_id)
             record.runner.cancel()
+        await self.store.hold(record, "cancel")
         return {"resultType": "complete"}
 
 
