@@ -349,7 +349,6 @@ class TaskLifeModel(RuleBasedStateMachine):
         data=st.data(),
         caller=st.sampled_from(CALLERS),
         as_task=st.sampled_from([True, None]),
-        step=st.sampled_from(STEPS),
         late=st.booleans(),
         slow_cancel=st.booleans(),
         then_cancel=st.booleans(),
@@ -359,11 +358,12 @@ class TaskLifeModel(RuleBasedStateMachine):
         data: st.DataObject,
         caller: str,
         as_task: bool | None,
-        step: str,
         late: bool,
         slow_cancel: bool,
         then_cancel: bool,
     ) -> None:
+        steps = [step for step in STEPS if step != "reconnect" or self.http]
+        step = data.draw(st.sampled_from(steps), label="step")
         stops = [stop for stop in STOPS if self.stop_applies(caller, step, stop)]
         stop = data.draw(st.sampled_from(stops), label="stop")
         self.run_call(caller, as_task, step, stop, late, then_cancel, slow_cancel)
