@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import gc
+import logging
 import os
 import re
 import sys
@@ -683,6 +685,54 @@ def run_model(world: World, profile: str) -> None:
     if VERBOSE:
         options = settings(options, verbosity=Verbosity.verbose)
     run_state_machine_as_test(TaskLifeModel, settings=options)
+
+
+class AsyncioErrors(logging.Handler):
+    """The ``asyncio`` logger's ERROR records (an exception of a task nobody retrieved, say)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_a_connection_cut_while_input_is_delivered_leaves_no_unretrieved_task_error(world: World) -> None:
+    """The input's delivery (tasks/update) and a poll both fail with the connection: the call goes on
+    on the next one, and the delivery's failure is not left for asyncio to report as never retrieved."""
+    errors = AsyncioErrors()
+    logging.getLogger("asyncio").addHandler(errors)
+    tag = f"cut-input-{uuid.uuid4().hex[:8]}"
+    arguments = {"tag": tag, "hold": ["update", "poll_after_input"], "ask": True}
+    answers = Answers()
+    outcome: list[ToolResult] = []
+    try:
+        entry = http_config("t", world.relay.url, reconnect=RECONNECT)
+        with MCPHub([entry], elicitation=answers) as hub:
+            caller = threading.Thread(
+                target=lambda: outcome.append(hub.call_tool(TOOL, arguments, timeout=CALL_TIMEOUT)),
+                name="model-call",
+                daemon=True,
+            )
+            caller.start()
+            for step in ("update", "poll_after_input"):
+                world.http_events.wait_for(
+                    lambda event, step=step: event.get("event") == "held" and event.get("step") == step,
+                    tag=tag,
+                    timeout=EVENT_TIMEOUT,
+                )
+            world.relay.cut()
+            for step in ("update", "poll_after_input", "finish"):
+                (world.gates / f"{tag}.{step}").touch()
+            caller.join(CALL_TIMEOUT + ANSWER_BOUND)
+            assert not caller.is_alive(), "the call was not answered"
+            assert [result.text for result in outcome] == [f"finished {tag}"]
+        gc.collect()  # an unretrieved task exception is reported when the task is collected
+    finally:
+        logging.getLogger("asyncio").removeHandler(errors)
+    assert not [message for message in errors.messages if "never retrieved" in message], errors.messages
+    assert world.http_events.count("run", tag=tag) == 1
 
 
 @pytest.mark.timeout(300)

@@ -39,7 +39,8 @@ gated(tag, hold=[], ask=False)       task: runs until the gate file ``<tag>.fini
                                      input_required (a form whose message ends with the tag). Each step
                                      named in ``hold`` is held once, until ``<tag>.<step>`` exists, after
                                      a ``held`` event: "create" (the ``tools/call`` answer, the task
-                                     already created), "poll" (a ``tasks/get`` answer), "update" (the
+                                     already created), "poll" (a ``tasks/get`` answer; "poll_after_input":
+                                     one after the input arrived), "update" (the
                                      ``tasks/update`` answer), "cancel" (the ``tasks/cancel`` answer,
                                      the task already cancelled)
 records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
@@ -493,6 +494,8 @@ class ServerTasks(Extension):
             self.store.events.write("dropped", task_id=record.task_id)
             raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
         await self.store.hold(record, "poll")
+        if record.responses:
+            await self.store.hold(record, "poll_after_input")
         answer = {"resultType": "complete", **record.wire()}
         record.seen.set()
         return answer
