@@ -139,17 +139,22 @@ class Relay:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._closed.set()
-        self._listener.close()
+        self._stop_listening()
         self.cut()
         self._thread.join(5)
 
     def go_down(self) -> None:
         """Refuse new connections and reset the open ones: to the client the server is unreachable."""
-        with contextlib.suppress(OSError):  # wakes the accept() blocked on it, which close() alone does not
-            self._listener.shutdown(socket.SHUT_RDWR)  # (on Linux), so that the port is free to come back on
-        self._listener.close()
+        self._stop_listening()
         self._thread.join(5)
         self.cut()
+
+    def _stop_listening(self) -> None:
+        # A close() alone leaves the socket listening while the accept thread is blocked in accept()
+        # (Linux): the port stays taken. shutdown() wakes that accept() and stops the listening.
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
 
     def come_back(self) -> None:
         """Relay again, on the same port."""

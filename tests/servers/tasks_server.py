@@ -2,9 +2,10 @@
 the `mcp` 2.x SDK's server extension interface, for the mcp_sync task tests.
 
 Run as ``python tasks_server.py [--transport stdio|http] [--port N] [--events PATH] [--poll-ms N]
-[--create-delay-ms N] [--hold-cancel]`` (``--create-delay-ms``: a ``tools/call`` answers with its task,
-created at once, only N ms later; ``--hold-cancel``: a ``tasks/cancel`` cancels the task at once but is
-answered only once the ``release_cancels`` tool was called, or a minute later).
+[--create-delay-ms N] [--hold-cancel] [--gates DIR]`` (``--create-delay-ms``: a ``tools/call`` answers
+with its task, created at once, only N ms later; ``--hold-cancel``: a ``tasks/cancel`` cancels the task
+at once but is answered only once the ``release_cancels`` tool was called, or a minute later;
+``--gates``: the folder of the ``gated`` tool's gate files).
 Over HTTP it listens on 127.0.0.1 at ``/mcp`` and prints one line ``LISTENING <port>``. The tasks live
 in one store for the whole process, not per connection: over HTTP a second client (or process) can
 follow a task another one started.
@@ -35,6 +36,15 @@ optional_ask(delay=0.3)              task: input_required with an optional quest
                                      "done without the answer" after ``delay`` s, answered or not
 status_secret()                      task: a status message, then a failure, each naming the server's
                                      ``API_KEY`` environment value
+gated(tag, hold=[], ask=False)       task: runs until the gate file ``<tag>.finish`` exists in the
+                                     ``--gates`` folder, then completes "finished <tag>"; ``ask``: first
+                                     input_required (a form whose message ends with the tag). Each step
+                                     named in ``hold`` is held once, until ``<tag>.<step>`` exists, after
+                                     a ``held`` event: "create" (the ``tools/call`` answer, the task
+                                     already created), "poll" (a ``tasks/get`` answer; "poll_after_input":
+                                     one after the input arrived), "update" (the
+                                     ``tasks/update`` answer), "cancel" (the ``tasks/cancel`` answer,
+                                     the task already cancelled)
 records()                            what the server recorded, as JSON: ``runs`` (tool -> times it
                                      started), ``cancelled`` (task ids cancelled by ``tasks/cancel``),
                                      ``status`` (task id -> status now)
@@ -46,10 +56,14 @@ its end refused with -32602 (already terminal); one tagged "committing" has its 
 while it runs with -32603 "cannot cancel: committing", and one tagged "locked" with -32602 "cannot
 cancel: the task holds a lock" (either way it runs on).
 
-Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag),
-get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag),
-stage (task_id, stage), input_required / input_received (task_id), cancelled (task_id),
-cancel_answered (task_id), task_done (task_id, status), dropped (task_id).
+Events (``--events PATH``, one JSON object per line): ready, task_created (tool, task_id, tag, pid),
+get (task_id, name_header: the ``Mcp-Name`` HTTP header, None over stdio), run (tool, tag, task_id),
+stage (task_id, stage), input_required / input_received (task_id), cancel_request (task_id, status:
+the task's before it), cancelled (task_id: a running task that ``tasks/cancel`` stopped),
+cancel_answered (task_id), task_done (task_id, status), dropped (task_id); for ``gated`` tasks
+also status (task_id, tag, status), held / released (task_id, tag, step), and answer_dropped
+(task_id, tag, step: the held request's handler was cancelled, as a ``notifications/cancelled``
+does, before it answered).
 """
 
 from __future__ import annotations
@@ -124,11 +138,17 @@ class TaskRecord:
     tag: str = ""
     drop_on_get: bool = False
     runner: asyncio.Task[None] | None = None
+    holds: set[str] = field(default_factory=set)
+    """The steps still to hold (a ``gated`` task's), each once."""
+    events: EventSink | None = None
+    """Where each status change goes (a ``gated`` task's)."""
 
     def set(self, status: str, message: str | None = None) -> None:
         self.status = status
         self.status_message = message
         self.last_updated_at = _now()
+        if self.events is not None:
+            self.events.write("status", task_id=self.task_id, tag=self.tag, status=status)
 
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -154,25 +174,59 @@ class TaskStore:
     """Every task of this process (over HTTP: of every connection), and what happened to them."""
 
     def __init__(
-        self, events: EventSink, poll_ms: int, create_delay_ms: int = 0, hold_cancel: bool = False
+        self,
+        events: EventSink,
+        poll_ms: int,
+        create_delay_ms: int = 0,
+        hold_cancel: bool = False,
+        gates: str | None = None,
     ) -> None:
         self.events = events
         self.poll_ms = poll_ms
         self.create_delay_ms = create_delay_ms
         self.hold_cancel = hold_cancel
         self.cancels_released: asyncio.Event | None = None  # made on the server's loop, at the first use
+        self.gates = gates
         self.tasks: dict[str, TaskRecord] = {}
         self.runs: dict[str, int] = {}
         self.cancelled: list[str] = []
 
-    def record_run(self, tool: str, tag: str = "") -> None:
+    def record_run(self, tool: str, tag: str = "", task_id: str | None = None) -> None:
         self.runs[tool] = self.runs.get(tool, 0) + 1
-        self.events.write("run", tool=tool, tag=tag)
+        self.events.write("run", tool=tool, tag=tag, task_id=task_id)
 
-    def create(self, tool: str, body: Callable[[TaskRecord], Awaitable[None]], tag: str) -> TaskRecord:
+    def gate(self, tag: str, step: str) -> str:
+        if self.gates is None:
+            raise MCPError(code=INVALID_PARAMS, message="the server runs without --gates")
+        return os.path.join(self.gates, f"{tag}.{step}")
+
+    async def hold(self, record: TaskRecord, step: str) -> None:
+        """Hold `step` of a gated task once, until its gate file exists; a cancelled hold is recorded."""
+        if step not in record.holds:
+            return
+        record.holds.discard(step)
+        path = self.gate(record.tag, step)
+        self.events.write("held", task_id=record.task_id, tag=record.tag, step=step)
+        try:
+            while not os.path.exists(path):
+                await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            self.events.write("answer_dropped", task_id=record.task_id, tag=record.tag, step=step)
+            raise
+        self.events.write("released", task_id=record.task_id, tag=record.tag, step=step)
+
+    def create(
+        self,
+        tool: str,
+        body: Callable[[TaskRecord], Awaitable[None]],
+        tag: str,
+        holds: Sequence[str] = (),
+    ) -> TaskRecord:
         record = TaskRecord(task_id=secrets.token_hex(16), tool=tool, poll_ms=self.poll_ms, tag=tag)
+        if tool == "gated":
+            record.holds, record.events = set(holds), self.events
         self.tasks[record.task_id] = record
-        self.events.write("task_created", tool=tool, task_id=record.task_id, tag=tag)
+        self.events.write("task_created", tool=tool, task_id=record.task_id, tag=tag, pid=os.getpid())
         record.runner = asyncio.get_running_loop().create_task(self._run(record, body))
         return record
 
@@ -339,6 +393,30 @@ def vanish_body(store: TaskStore, tag: str) -> Callable[[TaskRecord], Awaitable[
     return body
 
 
+def gated_body(store: TaskStore, tag: str, ask: bool) -> Callable[[TaskRecord], Awaitable[None]]:
+    async def body(record: TaskRecord) -> None:
+        store.record_run("gated", tag, record.task_id)
+        finish = store.gate(tag, "finish")
+        if ask:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+            params = {"mode": "form", "message": f"Who are you? {tag}", "requestedSchema": schema}
+            record.input_requests = {"gated-1": {"method": "elicitation/create", "params": params}}
+            record.set("input_required", "waiting for an answer")
+            store.events.write("input_required", task_id=record.task_id)
+            while "gated-1" not in record.responses:
+                record.input_arrived.clear()
+                await record.input_arrived.wait()
+            store.events.write("input_received", task_id=record.task_id, answer=record.responses["gated-1"])
+            record.input_requests = None
+            record.set("working", "answer received")
+        while not os.path.exists(finish):
+            await asyncio.sleep(0.02)
+        record.result = _text(f"finished {tag}")
+        record.set("completed")
+
+    return body
+
+
 def echo_body(store: TaskStore, text: str) -> Callable[[TaskRecord], Awaitable[None]]:
     async def body(record: TaskRecord) -> None:
         store.record_run("maybe_task")
@@ -395,6 +473,8 @@ class ServerTasks(Extension):
             return vanish_body(store, tag), tag
         if name == "maybe_task":
             return echo_body(store, str(arguments.get("text", ""))), tag
+        if name == "gated":
+            return gated_body(store, tag, bool(arguments.get("ask", False))), tag
         if name == "wrong_output":
             return wrong_output_body(store), tag
         if name == "optional_ask":
@@ -416,9 +496,11 @@ class ServerTasks(Extension):
                 return await call_next(ctx)
             require_client_extension(ctx, EXTENSION_ID)
         body, tag = found
-        record = self.store.create(params.name, body, tag)
+        holds = [str(step) for step in (params.arguments or {}).get("hold") or ()]
+        record = self.store.create(params.name, body, tag, holds)
         if self.store.create_delay_ms:
             await asyncio.sleep(self.store.create_delay_ms / 1000)
+        await self.store.hold(record, "create")
         return {"resultType": "task", **record.wire()}
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
@@ -433,6 +515,9 @@ class ServerTasks(Extension):
                 record.runner.cancel()
             self.store.events.write("dropped", task_id=record.task_id)
             raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
+        await self.store.hold(record, "poll")
+        if record.responses:
+            await self.store.hold(record, "poll_after_input")
         answer = {"resultType": "complete", **record.wire()}
         record.seen.set()
         return answer
@@ -447,12 +532,14 @@ class ServerTasks(Extension):
             if key in outstanding and key not in record.responses:
                 record.responses[key] = response
         record.input_arrived.set()
+        await self.store.hold(record, "update")
         return {"resultType": "complete"}
 
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> HandlerResult:
         require_client_extension(ctx, EXTENSION_ID)
         record = self.store.find(params.task_id)
         ended = record.status in ("completed", "failed", "cancelled")
+        self.store.events.write("cancel_request", task_id=record.task_id, status=record.status)
         if ended and record.tag == "strict":
             message = f"Cannot cancel task: already in terminal status {record.status!r}"
             raise MCPError(code=INVALID_PARAMS, message=message)
@@ -464,6 +551,7 @@ class ServerTasks(Extension):
             self.store.cancelled.append(record.task_id)
             self.store.events.write("cancelled", task_id=record.task_id)
             record.runner.cancel()
+        await self.store.hold(record, "cancel")
         if self.store.hold_cancel:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.store.released().wait(), HOLD_CANCEL_SECONDS)
@@ -514,6 +602,10 @@ def build_server(store: TaskStore, untyped_results: bool = False) -> MCPServer:
 
     @server.tool(description="A task whose result is a tool error.")
     def error_result(message: str = "bad input") -> str:
+        return needs_task()
+
+    @server.tool(description="A task that runs until the test lets it finish; its steps can be held.")
+    def gated(tag: str = "", hold: list[str] | None = None, ask: bool = False) -> str:
         return needs_task()
 
     @server.tool(description="A task the server forgets.")
@@ -595,9 +687,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--create-delay-ms", type=int, default=0)
     parser.add_argument("--untyped-results", action="store_true")
     parser.add_argument("--hold-cancel", action="store_true")
+    parser.add_argument("--gates", default=None)
     options, _unknown = parser.parse_known_args(argv)
     events = EventSink(options.events)
-    store = TaskStore(events, options.poll_ms, options.create_delay_ms, options.hold_cancel)
+    store = TaskStore(events, options.poll_ms, options.create_delay_ms, options.hold_cancel, options.gates)
     server = build_server(store, options.untyped_results)
     if options.transport == "http":
         asyncio.run(serve_http(server, options.port, events))

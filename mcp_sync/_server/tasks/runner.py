@@ -350,10 +350,18 @@ async def follow_task(
                 await cancel_task(wire, client, task_id)
         raise
     finally:
-        if answering is not None and not answering.done():
+        if answering is not None:
+            # Its failure is moot once the wait itself ended (the connection went, say): taken here,
+            # so that asyncio does not log it as an exception never retrieved.
+            answering.add_done_callback(_discard_outcome)
             answering.cancel()
         if isinstance(wire, LegacyTaskWire):
             wire.ended(task_id)
+
+
+def _discard_outcome(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled():
+        done.exception()
 
 
 async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
