@@ -311,7 +311,10 @@ async def open_stdio(
             # Closes the pipes themselves too, which closing the streams does not: a pipe another process
             # still holds open (a helper outside the tree) would be left to asyncio's finalizer, which
             # fails once the loop has closed. Its wait is for the child, which has exited.
-            with anyio.move_on_after(_PIPES_CLOSE_TIMEOUT), contextlib.suppress(OSError):
+            with (
+                anyio.move_on_after(_PIPES_CLOSE_TIMEOUT),
+                contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError),
+            ):
                 await child.aclose()
         for stream in (child.stdin, child.stdout, child.stderr):
             if stream is not None:
