@@ -15,6 +15,8 @@ enable_statistics() / disable_statistics()
                                           add or remove the `statistics(numbers)` tool at run time and
                                           announce the change, as servers with dynamic tool sets do
 
+word_count, calculate, convert_units and slugify are annotated read-only and closed-world (MCP's tool hints).
+
 Resources: demo://notes/training (markdown) and the template demo://units/{dimension} (JSON).
 Prompt: weekly_summary(miles, runs).
 
@@ -39,6 +41,7 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp_types import ToolAnnotations
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
@@ -52,7 +55,11 @@ server: MCPServer = MCPServer(
 )
 
 
-@server.tool()
+# The hints a client may show or act on: these tools only compute, from their arguments alone.
+PURE = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+@server.tool(annotations=PURE)
 def word_count(text: str) -> dict[str, int]:
     """Count the words, characters and lines of a text."""
     return {"words": len(text.split()), "characters": len(text), "lines": len(text.splitlines())}
@@ -93,7 +100,7 @@ def _evaluate(node: ast.AST) -> int | float:
     return value
 
 
-@server.tool()
+@server.tool(annotations=PURE)
 def calculate(expression: str) -> int | float:
     """Evaluate an arithmetic expression: numbers, + - * / // % ** and parentheses."""
     try:
@@ -148,7 +155,7 @@ def _dimension(unit: str) -> str:
     raise ToolError(f"unknown unit {unit!r}; known units: {', '.join([*_UNITS, *_TEMPERATURES])}")
 
 
-@server.tool()
+@server.tool(annotations=PURE)
 def convert_units(value: float, from_unit: str, to_unit: str) -> float:
     """Convert a value between units of length (mm cm m km in ft yd mi), mass (g kg oz lb), time (s min h day) or temperature (C F K)."""  # noqa: E501
     from_dimension, to_dimension = _dimension(from_unit), _dimension(to_unit)
@@ -160,7 +167,7 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> float:
     return round(value * _UNITS[from_unit][1] / _UNITS[to_unit][1], 6)
 
 
-@server.tool()
+@server.tool(annotations=PURE)
 def slugify(text: str) -> str:
     """Turn a title into a URL slug: ASCII, lower case, words joined by hyphens."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")

@@ -336,6 +336,12 @@ def close_during_connect(kind: str, workdir: Path) -> CloseDuringConnect:
         hub.close()
 
 
+REAL = pytest.mark.real_processes
+"""For the tests of `closed_while_connecting`, which check the servers' own pids once close() returned: a
+server close() finds still connecting is killed at once, and a warm-launched one would outlive its killed
+shim by the moment the launcher takes to notice (tests/servers/warm_launcher.py)."""
+
+
 @pytest.fixture(scope="module", params=["start", "reload"])
 def closed_while_connecting(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -344,6 +350,7 @@ def closed_while_connecting(
     return close_during_connect(kind, tmp_path_factory.mktemp(f"close-during-{kind}"))
 
 
+@REAL
 def test_close_from_another_thread_during_connect_returns_promptly(
     closed_while_connecting: CloseDuringConnect,
 ) -> None:
@@ -353,6 +360,7 @@ def test_close_from_another_thread_during_connect_returns_promptly(
     assert closed_while_connecting.close_seconds < CLOSE_BOUND
 
 
+@REAL
 def test_close_from_another_thread_during_connect_leaves_no_server_process(
     closed_while_connecting: CloseDuringConnect,
 ) -> None:
@@ -360,12 +368,14 @@ def test_close_from_another_thread_during_connect_leaves_no_server_process(
     assert closed_while_connecting.servers_alive == [], closed_while_connecting
 
 
+@REAL
 def test_close_from_another_thread_during_connect_leaves_no_mcp_sync_thread(
     closed_while_connecting: CloseDuringConnect,
 ) -> None:
     assert closed_while_connecting.threads == [], closed_while_connecting
 
 
+@REAL
 def test_connect_interrupted_by_close_returns_or_raises_an_mcp_sync_error(
     closed_while_connecting: CloseDuringConnect,
 ) -> None:
@@ -375,6 +385,26 @@ def test_connect_interrupted_by_close_returns_or_raises_an_mcp_sync_error(
     )
     if connector["outcome"] == "raised":
         assert "MCPSyncError" in connector["mro"], connector
+
+
+@REAL
+def test_a_server_held_in_its_handshake_is_gone_when_close_from_another_thread_returns(
+    tmp_path: Path,
+) -> None:
+    """The moment the test above hits only now and then, every time: the server has started and not
+    answered yet (it waits for a file that never comes) when another thread closes the hub."""
+    events = EventLog(tmp_path / "held.jsonl")
+    hub = MCPHub([stdio_config("held", "--hold-start", os.fspath(tmp_path / "never"), events=events)])
+    starter = Probe(hub.start)
+    pids: list[int] = []
+    try:
+        pids.append(events.wait_for("holding", timeout=20)["pid"])
+        hub.close()
+        assert not pid_alive(pids[0]), f"server {pids[0]} outlived close()"
+        assert starter.result(10.0)["outcome"] == "raised"
+    finally:
+        kill_pids(pids)  # a close() that did not do its job leaves nothing behind either
+        hub.close()
 
 
 # -- Ctrl-C during close() -----------------------------------------------------------------------------

@@ -9,11 +9,14 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallError, ToolNotFoundError
 from mcp_sync._hub.connection import ServerConnection
+from mcp_sync._hub.registry import ToolRegistry
+from mcp_sync._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
 from tests.hub_harness import TRANSPORTS_AND_ERAS, ToolEvents, fixture_server, started_hub
 from tests.support import REPO_ROOT, EventLog, pid_alive, stdio_config, wait_until
 
@@ -81,6 +84,49 @@ def test_http_server_gone_is_noticed_at_the_next_call_at_the_latest() -> None:
             hub.call_tool("mcp__web__echo", {"text": "hello?"}, timeout=10)
         wait_for_state(hub, "web", "disconnected", timeout=5)
         assert "mcp__web__echo" not in hub.registry
+
+
+class _StateWatch(StateMachine[ConnectionState]):
+    """A connection's state machine that notes, at each move, what the registry held at that moment:
+    what another thread reading the state and then the registry could see."""
+
+    def __init__(self, registry: ToolRegistry, server: str, seen: list[tuple[str, list[str]]]) -> None:
+        super().__init__("connecting", CONNECTION_TRANSITIONS)
+        self._registry, self._server, self._seen = registry, server, seen
+
+    def move(self, to: ConnectionState) -> bool:
+        moved = super().move(to)
+        if moved:
+            self._seen.append((to, [tool.name for tool in self._registry.server_tools(self._server)]))
+        return moved
+
+
+@pytest.mark.parametrize("end", ["crash", "close"])
+def test_a_server_in_an_end_state_never_shows_its_tools(end: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, list[str]]] = []
+    made = ServerConnection.__init__
+
+    def watched(
+        self: ServerConnection, config: Any, registry: ToolRegistry, *rest: Any, **options: Any
+    ) -> None:
+        made(self, config, registry, *rest, **options)
+        self._machine = _StateWatch(registry, self.name, seen)
+
+    monkeypatch.setattr(ServerConnection, "__init__", watched)
+    removed_while: list[str] = []
+    with started_hub(stdio_config("dying")) as hub:
+        hub.on_tool_removed(lambda tool: removed_while.append(hub.servers["dying"].state))
+        assert seen == [("ready", seen[0][1])] and "mcp__dying__echo" in seen[0][1]
+        if end == "crash":
+            with pytest.raises(ServerDisconnectedError):
+                hub.call_tool("mcp__dying__crash", timeout=10)
+            wait_for_state(hub, "dying", "disconnected", timeout=5)
+        else:
+            hub.close()
+        hub.registry.dispatcher.flush()
+    final = "disconnected" if end == "crash" else "closed"
+    assert seen[1] == (final, []), seen
+    assert removed_while and set(removed_while) == {final}, removed_while
 
 
 def test_calls_in_flight_fail_promptly_when_the_server_dies(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import os
 import subprocess
@@ -451,3 +453,53 @@ def test_exit_waits_for_a_stuck_server_once(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, os.fspath(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["WAITS FOR a"], done.stdout
+
+
+_DAEMONIZING_SERVER = """
+import subprocess, sys, time
+helper = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True
+)  # out of the server's process group, holding its stdout and stderr
+with open(sys.argv[1], "w") as f:
+    f.write(str(helper.pid))
+time.sleep(120)  # never answers
+"""
+
+
+def test_closing_a_server_whose_pipes_outlive_it_leaves_nothing_for_the_garbage_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper out of the server's process group keeps its stdout open after the server is killed: the
+    pipes are closed when the connection ends, not left to asyncio's finalizer on a closed loop."""
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type}: {u.exc_value}"))
+    script = tmp_path / "daemonizing.py"
+    script.write_text(_DAEMONIZING_SERVER)
+    helper_file = tmp_path / "helper.pid"
+    config = {
+        "server_name": "daemon",
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(script), str(helper_file)],
+        "connect_timeout_ms": 60_000,
+    }
+    hub = MCPHub([config])
+    starter = threading.Thread(target=lambda: _ignore_errors(hub.start), name="starter", daemon=True)
+    starter.start()
+    helper = 0
+    try:
+        wait_until(lambda: helper_file.exists() and helper_file.read_text() != "", timeout=20)
+        helper = int(helper_file.read_text())
+        hub.close()
+        starter.join(10)
+        gc.collect()
+        assert unraisable == []
+    finally:
+        hub.close()
+        if helper and pid_alive(helper):
+            os.kill(helper, 9)
+
+
+def _ignore_errors(function: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):  # start() raises: the hub was closed while it was starting
+        function()

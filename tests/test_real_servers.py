@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,6 +105,29 @@ def test_v1_server_over_stdio_announces_tool_changes(legacy_v1_python: Path) -> 
         tools.wait_for(("added", "mcp__v1__late"))
         hub.call_tool("mcp__v1__remove_tool", {"name": "late"})
         tools.wait_for(("removed", "mcp__v1__late"))
+
+
+def test_published_sqlite_server_without_templates_keeps_its_resources_and_prompts(
+    legacy_v1_python: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """mcp-server-sqlite (PyPI, on the 1.x SDK) lists memo://insights and answers
+    resources/templates/list with "method not found", as a 1.x server without templates does."""
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    sqlite = legacy_v1_python.parent / "mcp-server-sqlite"
+    config = {
+        "server_name": "sqlite",
+        "transport": "stdio",
+        "command": str(sqlite),
+        "args": ["--db-path", str(tmp_path / "test.db")],
+    }
+    with started_hub(config) as hub:
+        assert [(r.uri, r.server_name) for r in hub.resources()] == [("memo://insights", "sqlite")]
+        assert hub.resource_templates() == []
+        assert [p.name for p in hub.prompts()] == ["mcp__sqlite__mcp-demo"]
+        assert "No business insights" in hub.read_resource("memo://insights").text
+        assert "mcp__sqlite__list_tables" in hub.registry
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("does not list resource templates" in r.getMessage() for r in caplog.records)
 
 
 def test_v1_server_over_http_calls_and_cancels(legacy_v1_python: Path, events: EventLog) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,7 @@ from mcp_sync import (
     UnsupportedFeatureError,
 )
 from tests.hub_harness import TRANSPORTS_AND_ERAS, fixture_server, started_hub
-from tests.support import EventLog, stdio_config
+from tests.support import EventLog, stdio_config, wait_until
 
 
 class Recorder:
@@ -210,3 +212,50 @@ def test_a_servers_resources_and_prompts_go_when_it_disconnects() -> None:
         recorder.wait_for(("removed", "fixture://text/readme"))
         recorder.wait_for(("removed", "mcp__gone__greet"))
         assert hub.resources() == [] and hub.prompts() == []
+
+
+# -- each kind of entry is listed and kept on its own ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORTS_AND_ERAS)
+def test_a_server_that_has_no_template_listing_keeps_its_resources(
+    transport: str, era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    with (
+        fixture_server("fx", transport, era, "--refuse-method", "resources/templates/list") as served,
+        started_hub(served.config) as hub,
+    ):
+        assert {r.uri for r in hub.resources()} == {"fixture://text/readme", "fixture://blob/pixel"}
+        assert hub.resource_templates() == []
+        assert {p.name for p in hub.prompts()} == {"mcp__fx__greet", "mcp__fx__review"}
+        assert hub.read_resource("fixture://text/readme").text == "fixture readme"
+    assert not [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "list" in r.getMessage()
+    ]
+    assert any("does not list resource templates" in r.getMessage() for r in caplog.records)
+
+
+def test_a_failed_template_listing_is_logged_for_templates_alone(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync")
+    with started_hub(stdio_config("fx", "--fail-method", "resources/templates/list")) as hub:
+        assert {r.uri for r in hub.resources()} == {"fixture://text/readme", "fixture://blob/pixel"}
+        assert hub.resource_templates() == []
+        assert {p.name for p in hub.prompts()} == {"mcp__fx__greet", "mcp__fx__review"}
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "listing the resource templates of server 'fx' failed" in errors[0], errors
+    assert "resources/templates/list failed on purpose" in errors[0]
+
+
+def test_a_failed_resource_listing_keeps_the_templates_and_a_change_lists_them_again(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with started_hub(stdio_config("fx", "--fail-method", "resources/list", events=events)) as hub:
+        assert hub.resources() == []
+        assert [t.uri_template for t in hub.resource_templates()] != []
+        hub.call_tool("mcp__fx__add_resource", {"name": "late", "text": "x"})
+        wait_until(
+            lambda: len([e for e in events.events() if e["event"] == "method_failed"]) >= 2,
+            timeout=10,
+            message="the announced change was not listed again",
+        )
+        assert [t.uri_template for t in hub.resource_templates()] != []

@@ -5,7 +5,7 @@ name's registry lease, through which every tool write is made. Callers' threads 
 its state and hand calls to the loop; they wait on `concurrent.futures.Future`s (see
 `_runtime.calls`). Its states and their moves are in `_runtime.lifecycle`; `_set_state` is the one place
 they change, on the loop thread: an end state ends the lease (the tools go, later writes
-are refused) before anyone hears of it.
+are refused) in the same step, so no thread sees the end state with the tools still there.
 
 A connection belongs to the process that made it: in a forked child its loop thread does not
 exist, so a call on it fails at once instead of waiting for an answer that cannot come.
@@ -146,21 +146,31 @@ class ServerConnection:
         return f"<ServerConnection {self.name!r} state={self.state!r}{error}>"
 
     def _set_state(self, state: ServerState, error: BaseException | None = None) -> None:
-        """Move to `state` (loop thread); an end state ends the lease first. Moves the table refuses
-        are ignored: the first end wins. The error is scrubbed now, while the secrets are known."""
+        """Move to `state` (loop thread); moves the table refuses are ignored: the first end wins. The
+        error is scrubbed now, while the secrets are known.
+
+        An end state is one step as other threads see it: the resources, prompts and tools go first, and
+        the state moves under the registry's lock before their removal is announced, so a thread that
+        reads the end state finds none of them, and a listener of the removal reads the end state."""
         if error is not None:
             error = scrub_exception(error)
-        if not self._machine.move(state):
-            return
-        if error is not None:
-            self._error = error
-        if self._machine.is_final() and self.lease is not None:
-            # Closed frees the name at once (a hub nobody closed has no one else to do it); a failed
-            # or disconnected server keeps it until the hub replaces or closes the connection.
-            if state == "closed":
-                self.lease.release()
+        with self._machine.condition:
+            if not self._machine.allows(state):
+                return
+            if error is not None:
+                self._error = error
+            if not CONNECTION_TRANSITIONS[state] and self.features is not None:
+                self.features.end()
+
+            def move() -> None:
+                self._machine.move(state)
+
+            if not CONNECTION_TRANSITIONS[state] and self.lease is not None:
+                # Closed frees the name at once (a hub nobody closed has no one else to do it); a failed
+                # or disconnected server keeps it until the hub replaces or closes the connection.
+                (self.lease.release if state == "closed" else self.lease.end)(move)
             else:
-                self.lease.end()
+                move()
         log = logger.warning if state in ("failed", "disconnected") else logger.info
         log("server %r is %s%s", self.name, state, f": {error}" if error else "")
         if self._on_state is not None:

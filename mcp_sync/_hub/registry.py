@@ -82,13 +82,16 @@ class ServerLease:
         """Make `tools` this server's generation (see `ToolRegistry`); None if the lease has ended."""
         return self._registry._replace_server_tools(self, tools)
 
-    def end(self) -> ToolChanges:
-        """Remove the server's tools and refuse later writes; the name stays reserved. Idempotent."""
-        return self._registry._end_lease(self)
+    def end(self, then: Callable[[], object] | None = None) -> ToolChanges:
+        """Remove the server's tools and refuse later writes; the name stays reserved. Idempotent.
 
-    def release(self) -> None:
-        """End the lease and free the server's name. Idempotent."""
-        self._registry._release_lease(self)
+        `then()` runs once the tools are gone and before anyone hears of it, under the registry's lock:
+        a change it makes (the connection's state) is seen together with the removal, as one step."""
+        return self._registry._end_lease(self, then)
+
+    def release(self, then: Callable[[], object] | None = None) -> None:
+        """End the lease and free the server's name (`then` as for `end`). Idempotent."""
+        self._registry._release_lease(self, then)
 
     def __repr__(self) -> str:
         return f"<ServerLease {self.server_name!r} {'active' if self._active else 'ended'}>"
@@ -286,27 +289,33 @@ class ToolRegistry:
             self._announce(changes)
             return changes
 
-    def _end_lease(self, lease: ServerLease) -> ToolChanges:
+    def _end_lease(self, lease: ServerLease, then: Callable[[], object] | None = None) -> ToolChanges:
         with self._lock:
             lease._active = False
             if self._leases.get(lease.server_name) is not lease:
+                if then is not None:
+                    then()
                 return ToolChanges()
-            return self._drop_server_tools(lease.server_name)
+            return self._drop_server_tools(lease.server_name, then)
 
-    def _release_lease(self, lease: ServerLease) -> None:
+    def _release_lease(self, lease: ServerLease, then: Callable[[], object] | None = None) -> None:
         with self._lock:
-            self._end_lease(lease)
+            self._end_lease(lease, then)
             if self._leases.get(lease.server_name) is lease:
                 name = lease.server_name
                 self._leases = {key: value for key, value in self._leases.items() if key != name}
                 self._by_server = {key: value for key, value in self._by_server.items() if key != name}
 
-    def _drop_server_tools(self, server_name: str) -> ToolChanges:
+    def _drop_server_tools(self, server_name: str, then: Callable[[], object] | None = None) -> ToolChanges:
+        """Remove the server's tools, run `then()`, and announce the removal (under the lock)."""
         old = self._by_server.get(server_name)
+        if old:
+            self._tools = {name: tool for name, tool in self._tools.items() if name not in old}
+            self._by_server = {**self._by_server, server_name: {}}
+        if then is not None:
+            then()
         if not old:
             return ToolChanges()
-        self._tools = {name: tool for name, tool in self._tools.items() if name not in old}
-        self._by_server = {**self._by_server, server_name: {}}
         changes = ToolChanges(removed=sorted_tools(old.values()))
         self._announce(changes)
         return changes

@@ -385,8 +385,7 @@ class ServerSet:
                 }
 
     def _announce_state(self, connection: ServerConnection) -> None:
-        if connection.features is not None and connection.state in ("failed", "disconnected", "closed"):
-            connection.features.end()  # its resources and prompts go before anyone hears of the state
+        # Its resources, prompts and tools went with the end state itself (`ServerConnection._set_state`).
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
         if connection.state in ("failed", "disconnected", "closed"):

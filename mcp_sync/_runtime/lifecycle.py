@@ -126,6 +126,10 @@ class StateMachine(Generic[S]):
     def state(self) -> S:
         return self._state
 
+    def allows(self, to: S) -> bool:
+        """Whether the table allows a move to `to` from the current state."""
+        return to in self._transitions[self._state]
+
     def move(self, to: S) -> bool:
         """Move to `to` if the table allows it from the current state; False (and no change) if not."""
         with self.condition:

@@ -1,12 +1,13 @@
 """Keeping one server's resources, templates and prompts in the catalog, on its loop thread.
 
 The counterpart of `_server.tool_sync` for the other listings, with the same rules: every page is
-walked (capped, and a repeating cursor is refused), a generation is written whole through
-the connection's catalog lease, announcements only mark a listing dirty and one task per
-kind re-lists (a burst coalesces), and a failed re-list is retried with a growing pause
-while the previous entries stay. On 2026-07-28 sessions announcements come through a
-`subscriptions/listen` stream for resources and prompts, held open and renewed here; on
-2025-era sessions as notifications, which the session hands to `mark_dirty`.
+walked (capped, and a repeating cursor is refused), a generation of each kind (resources, resource
+templates, prompts) is written whole through the connection's catalog lease, on its own (one kind
+that fails, or that the server does not offer, leaves the others as listed), announcements only
+mark a listing dirty and one task per announced kind re-lists (a burst coalesces), and a failed
+re-list is retried with a growing pause while the previous entries stay. On 2026-07-28 sessions
+announcements come through a `subscriptions/listen` stream for resources and prompts, held open
+and renewed here; on 2025-era sessions as notifications, which the session hands to `mark_dirty`.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Literal, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged
 
 from .._config import ServerConfig
@@ -32,18 +35,32 @@ from .._values.resources import resource_from, template_from
 from .leases import CatalogLease
 from .tool_sync import MAX_LIST_PAGES, listen_not_offered
 
-__all__ = ["CatalogSync", "Listing", "walk_pages"]
+__all__ = ["CatalogSync", "Entries", "Listing", "walk_pages"]
 
 logger = logging.getLogger("mcp_sync")
 
 Listing = Literal["resources", "prompts"]
+"""What an announcement says changed (`resources/list_changed` covers resources and their templates)."""
+Entries = Literal["resources", "resource templates", "prompts"]
+"""What one listing request returns; each kind is listed, kept and failed on its own."""
 X = TypeVar("X")
+
+_ENTRIES: Mapping[Listing, tuple[Entries, ...]] = MappingProxyType(
+    {
+        "resources": ("resources", "resource templates"),
+        "prompts": ("prompts",),
+    }
+)
 
 _RESYNC_SETTLE = 0.005
 _RESYNC_RETRY_MIN = 0.5
 _RESYNC_RETRY_MAX = 30.0
 _RELISTEN_MIN_DELAY = 0.1
 _RELISTEN_MAX_DELAY = 5.0
+
+
+def _method_not_found(exc: BaseException) -> bool:
+    return isinstance(exc, MCPError) and exc.code == types.METHOD_NOT_FOUND
 
 
 class CatalogError(Exception):
@@ -89,39 +106,70 @@ class CatalogSync:
             self._dirty[kind].set()
 
     async def sync_all(self) -> None:
-        """The first listing of each kind; a failure is logged and leaves that kind empty."""
+        """The first listing of each kind; a failure is logged and leaves that kind of entry empty."""
         for kind in self.kinds:
             try:
-                await self.sync(kind)
+                failures = await self.sync(kind)
             except Exception as exc:
-                logger.error("listing the %s of server %r failed: %s", kind, self._name, describe(exc))
+                failures = {kind: exc}
+            for entries, failure in failures.items():
+                logger.error("listing the %s of server %r failed: %s", entries, self._name, describe(failure))
 
-    async def sync(self, kind: Listing) -> None:
+    async def sync(self, kind: Listing) -> dict[Entries, Exception]:
+        """List each kind of entry an announcement of `kind` covers, each written on its own; returns the
+        failures (the previous entries of a kind that failed stay). "Method not found" means the server has
+        none of that kind: servers on the 1.x SDK without templates answer `resources/templates/list` so."""
+        failures: dict[Entries, Exception] = {}
+        for entries in _ENTRIES[kind]:
+            try:
+                await self._list(entries)
+            except Exception as exc:
+                if not _method_not_found(exc):
+                    failures[entries] = exc
+                    continue
+                logger.debug(
+                    "server %r does not list %s (%s): it has none", self._name, entries, describe(exc)
+                )
+                self._write(entries, [])
+        return failures
+
+    async def _list(self, entries: Entries) -> None:
+        """Walk every page of one listing and write it whole."""
         client = self._client
-        if kind == "prompts":
+        if entries == "prompts":
 
             async def prompt_page(cursor: str | None) -> tuple[list[types.Prompt], str | None]:
                 page = await client.list_prompts(cursor=cursor)
                 return page.prompts, page.next_cursor
 
-            listed = await walk_pages(prompt_page, "prompts/list")
-            if len({prompt.name for prompt in listed}) != len(listed):
+            prompts = await walk_pages(prompt_page, "prompts/list")
+            if len({prompt.name for prompt in prompts}) != len(prompts):
                 raise CatalogError("it listed a prompt name more than once")
-            self._lease.replace_prompts([prompt_from(self._name, prompt) for prompt in listed])
-            return
+            self._write(entries, [prompt_from(self._name, prompt) for prompt in prompts])
+        elif entries == "resources":
 
-        async def resource_page(cursor: str | None) -> tuple[list[types.Resource], str | None]:
-            page = await client.list_resources(cursor=cursor)
-            return page.resources, page.next_cursor
+            async def resource_page(cursor: str | None) -> tuple[list[types.Resource], str | None]:
+                page = await client.list_resources(cursor=cursor)
+                return page.resources, page.next_cursor
 
-        async def template_page(cursor: str | None) -> tuple[list[types.ResourceTemplate], str | None]:
-            page = await client.list_resource_templates(cursor=cursor)
-            return page.resource_templates, page.next_cursor
+            resources = await walk_pages(resource_page, "resources/list")
+            self._write(entries, [resource_from(self._name, resource) for resource in resources])
+        else:
 
-        resources = await walk_pages(resource_page, "resources/list")
-        templates = await walk_pages(template_page, "resources/templates/list")
-        self._lease.replace_resources([resource_from(self._name, resource) for resource in resources])
-        self._lease.replace_templates([template_from(self._name, template) for template in templates])
+            async def template_page(cursor: str | None) -> tuple[list[types.ResourceTemplate], str | None]:
+                page = await client.list_resource_templates(cursor=cursor)
+                return page.resource_templates, page.next_cursor
+
+            templates = await walk_pages(template_page, "resources/templates/list")
+            self._write(entries, [template_from(self._name, template) for template in templates])
+
+    def _write(self, entries: Entries, listed: Sequence[Any]) -> None:
+        if entries == "prompts":
+            self._lease.replace_prompts(listed)
+        elif entries == "resources":
+            self._lease.replace_resources(listed)
+        else:
+            self._lease.replace_templates(listed)
 
     async def resync_when_dirty(self, kind: Listing) -> None:
         """Re-list `kind` after each announcement; after a failure, again after a growing pause."""
@@ -138,19 +186,22 @@ class CatalogSync:
             dirty.clear()
             try:
                 async with asyncio.timeout(self._config.connect_timeout):
-                    await self.sync(kind)
+                    failures = await self.sync(kind)
             except Exception as exc:
-                retry_in = _RESYNC_RETRY_MIN if retry_in is None else min(2 * retry_in, _RESYNC_RETRY_MAX)
+                failures = {kind: exc}
+            if not failures:
+                retry_in = None
+                continue
+            retry_in = _RESYNC_RETRY_MIN if retry_in is None else min(2 * retry_in, _RESYNC_RETRY_MAX)
+            for entries, failure in failures.items():
                 logger.error(
                     "re-listing the %s of server %r failed: %s; keeping the previous ones, listing again in "
                     "%.1f s",
-                    kind,
+                    entries,
                     self._name,
-                    describe(exc),
+                    describe(failure),
                     retry_in,
                 )
-            else:
-                retry_in = None
 
     async def listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Hold the 2026-07-28 resources/prompts subscription open, renewing (and re-listing) when it ends;

@@ -88,6 +88,8 @@ _NOT_MCP_QUOTE_CHARS = 200
 STDERR_TAIL_MARKER = "; its stderr ended with:"
 # Time closing gives the stderr reader to take the last lines of a child that has exited.
 _STDERR_DRAIN_TIMEOUT = 0.5
+# Time for the pipes of a child that has exited to close (only the loop's own bookkeeping is waited for).
+_PIPES_CLOSE_TIMEOUT = 0.5
 
 
 class StdioProcess:
@@ -305,6 +307,15 @@ async def open_stdio(
             process.tree.close()
         with anyio.move_on_after(_STDERR_DRAIN_TIMEOUT):
             await stderr_done.wait()
+        if child.returncode is not None:
+            # Closes the pipes themselves too, which closing the streams does not: a pipe another process
+            # still holds open (a helper outside the tree) would be left to asyncio's finalizer, which
+            # fails once the loop has closed. Its wait is for the child, which has exited.
+            with (
+                anyio.move_on_after(_PIPES_CLOSE_TIMEOUT),
+                contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError),
+            ):
+                await child.aclose()
         for stream in (child.stdin, child.stdout, child.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):

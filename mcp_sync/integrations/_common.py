@@ -1,6 +1,7 @@
 """What every framework adapter shares: which tools to offer under which names, calls made from
-blocking or async code that keep the hub's timeouts and its cancellation on the server, and a result's
-content as framework-neutral parts (text, image, audio, file) for each framework's own content types.
+blocking or async code that keep the hub's timeouts and its cancellation on the server (a task tool's
+call lasting as long as its task), the server's hints about a tool in the spelling MCP gives them, and a
+result's content as framework-neutral parts (text, image, audio, file) for each framework's own content types.
 
 Nothing here imports a framework.
 """
@@ -11,6 +12,7 @@ import asyncio
 import base64
 import binascii
 import copy
+import math
 import os
 import re
 import threading
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import unquote, urlsplit
 
 import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sync import (
     ConfigError,
@@ -29,6 +32,7 @@ from mcp_sync import (
     ToolCallCancelledError,
     ToolCallError,
 )
+from mcp_sync._config.models import ServerConfigBase
 from mcp_sync._hub.agent import message_for_model
 
 if TYPE_CHECKING:
@@ -43,9 +47,11 @@ __all__ = [
     "ToolResultError",
     "acall",
     "audio_format",
+    "call_timeout",
     "content_parts",
     "exposed_tools",
     "filename",
+    "hint_metadata",
     "inline_refs",
     "message_for_model",
     "openai_safe_name",
@@ -131,6 +137,42 @@ def exposed_tools(
 
 def _wanted_name(tool: Tool, raw_names: bool) -> str:
     return tool.raw_name if raw_names and tool.raw_name is not None else tool.name
+
+
+def hint_metadata(tool: Tool) -> dict[str, Any]:
+    """The tool's title and the server's hints, keyed as MCP's `Tool.title` and `ToolAnnotations` spell them
+    (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`); only those the server gave.
+
+    Hints, not guarantees: the spec says clients should never make tool use decisions based on them when
+    they come from an untrusted server."""
+    hints = tool.annotations
+    given: dict[str, Any] = {"title": tool.title}
+    if hints is not None:
+        given |= {
+            "readOnlyHint": hints.read_only_hint,
+            "destructiveHint": hints.destructive_hint,
+            "idempotentHint": hints.idempotent_hint,
+            "openWorldHint": hints.open_world_hint,
+        }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def call_timeout(hub: MCPHub, tool: Tool, timeout: float | None) -> float | None:
+    """The timeout an adapter gives a call of `tool`: the caller's, if given. Else, for a tool that may run
+    as a task (one that always does, or any but "forbidden" ones on a 2026-07-28 session, where the server
+    decides per call), no limit: the call lasts as long as its task (which the server ends, at the latest
+    when its TTL runs out; cancelling still works), unless the server's entry sets `tool_call_timeout_ms`
+    itself. Else None: the server's `tool_call_timeout_ms` (60 s by default).
+
+    Frameworks have no per-tool timeout, so a plain call's default would cut a long-running task off."""
+    if timeout is not None or tool.task_support == "forbidden" or tool.server_name is None:
+        return timeout
+    connection = hub.registry.server_owner(tool.server_name)
+    config = getattr(connection, "config", None)
+    if isinstance(config, ServerConfigBase) and "tool_call_timeout_ms" in config.model_fields_set:
+        return None
+    server_decides = getattr(connection, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+    return math.inf if tool.task_support == "required" or server_decides else None
 
 
 def started_hub(config: HubConfig) -> MCPHub:

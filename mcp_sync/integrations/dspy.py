@@ -27,7 +27,7 @@ import copy
 import threading
 from typing import Any
 
-from mcp_sync import MCPHub, ToolNotFoundError, ToolResult
+from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
 
 from ._common import (
     ContentPart,
@@ -36,6 +36,7 @@ from ._common import (
     ToolResultError,
     acall,
     audio_format,
+    call_timeout,
     content_parts,
     exposed_tools,
     filename,
@@ -91,6 +92,7 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
 
     _hub: MCPHub = PrivateAttr()
     _public: str = PrivateAttr()
+    _tool: Tool = PrivateAttr()
     _timeout: float | None = PrivateAttr(default=None)
     _cancel: threading.Event | None = PrivateAttr(default=None)
     _schema: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -102,7 +104,8 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
         public = exposed.tool.name
 
         def call(**arguments: Any) -> Any:
-            return _output(hub.call_tool(public, arguments, timeout=timeout, cancel=cancel), public)
+            seconds = call_timeout(hub, exposed.tool, timeout)
+            return _output(hub.call_tool(public, arguments, timeout=seconds, cancel=cancel), public)
 
         schema = exposed.input_schema()
         properties = inline_refs(schema).get("properties")
@@ -118,6 +121,7 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
         )
         tool._hub = hub
         tool._public = public
+        tool._tool = exposed.tool
         tool._timeout = timeout
         tool._cancel = cancel
         tool._schema = schema
@@ -126,7 +130,8 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
     @with_callbacks  # type: ignore[untyped-decorator]
     async def acall(self, **kwargs: Any) -> Any:
         arguments = self._validate_and_parse_args(**kwargs)
-        result = await acall(self._hub, self._public, arguments, timeout=self._timeout, cancel=self._cancel)
+        seconds = call_timeout(self._hub, self._tool, self._timeout)
+        result = await acall(self._hub, self._public, arguments, timeout=seconds, cancel=self._cancel)
         return _output(result, self._public)
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> _HubTool:

@@ -34,8 +34,10 @@ from ._common import (
     PartKind,
     ToolFilter,
     acall,
+    call_timeout,
     content_parts,
     exposed_tools,
+    hint_metadata,
     message_for_model,
     parts_text,
     raw_blocks,
@@ -116,7 +118,9 @@ def _structured_tool(
 
     def run(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
-            result = hub.call_tool(public, arguments, timeout=timeout, cancel=cancel)
+            result = hub.call_tool(
+                public, arguments, timeout=call_timeout(hub, exposed.tool, timeout), cancel=cancel
+            )
         except ToolCallCancelledError:
             raise
         except MCPSyncError as exc:
@@ -125,7 +129,9 @@ def _structured_tool(
 
     async def arun(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
-            result = await acall(hub, public, arguments, timeout=timeout, cancel=cancel)
+            result = await acall(
+                hub, public, arguments, timeout=call_timeout(hub, exposed.tool, timeout), cancel=cancel
+            )
         except ToolCallCancelledError:
             raise
         except MCPSyncError as exc:
@@ -140,7 +146,13 @@ def _structured_tool(
         coroutine=arun,
         response_format="content_and_artifact",
         handle_tool_error=handle_tool_error,
-        metadata={"mcp_sync_name": public, "server_name": exposed.tool.server_name},
+        # BaseTool.metadata (langchain_core/tools/base.py): the hints under the keys langchain-mcp-adapters
+        # gives them (its `convert_mcp_tool_to_langchain_tool`), so code written for those tools reads them.
+        metadata={
+            "mcp_sync_name": public,
+            "server_name": exposed.tool.server_name,
+            **hint_metadata(exposed.tool),
+        },
     )
 
 

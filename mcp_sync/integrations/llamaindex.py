@@ -32,6 +32,7 @@ from ._common import (
     ToolFilter,
     acall,
     audio_format,
+    call_timeout,
     content_parts,
     exposed_tools,
     openai_safe_name,
@@ -208,10 +209,12 @@ def _function_tool(
         )
 
     def call(**arguments: Any) -> ToolOutput:
-        return output(arguments, hub.call_tool(public, arguments, timeout=timeout, cancel=cancel))
+        seconds = call_timeout(hub, exposed.tool, timeout)
+        return output(arguments, hub.call_tool(public, arguments, timeout=seconds, cancel=cancel))
 
     async def acall_(**arguments: Any) -> ToolOutput:
-        return output(arguments, await acall(hub, public, arguments, timeout=timeout, cancel=cancel))
+        seconds = call_timeout(hub, exposed.tool, timeout)
+        return output(arguments, await acall(hub, public, arguments, timeout=seconds, cancel=cancel))
 
     # FunctionTool wraps whatever the function returns in a new ToolOutput; its callback may replace that
     # with our own, which carries `is_error`.

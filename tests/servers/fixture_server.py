@@ -68,6 +68,10 @@ Flags
                          credentials).
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
+--refuse-method METHOD   answer every METHOD request (``resources/templates/list``, say) with
+                         METHOD_NOT_FOUND (``method_refused``), as a 1.x-SDK server without a
+                         handler for it does; may be given more than once.
+--fail-method METHOD     answer every METHOD request with INTERNAL_ERROR (``method_failed``).
 --media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
                          images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
                          ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
@@ -234,6 +238,8 @@ class Options:
     refuse_messages: int = 0
     media: bool = False
     stdout_banner: int = 0
+    refuse_methods: tuple[str, ...] = ()
+    fail_methods: tuple[str, ...] = ()
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -264,6 +270,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--refuse-messages", type=int, default=0)
     parser.add_argument("--media", action="store_true")
     parser.add_argument("--stdout-banner", type=int, default=0)
+    parser.add_argument("--refuse-method", action="append", default=[])
+    parser.add_argument("--fail-method", action="append", default=[])
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -298,6 +306,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         refuse_messages=ns.refuse_messages,
         media=ns.media,
         stdout_banner=ns.stdout_banner,
+        refuse_methods=tuple(ns.refuse_method),
+        fail_methods=tuple(ns.fail_method),
     )
 
 
@@ -352,6 +362,12 @@ class FixtureMiddleware:
             os._exit(5)
         if self._options.era == "legacy" and is_modern(ctx.protocol_version):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        if ctx.method in self._options.refuse_methods:
+            self._events.write("method_refused", method=ctx.method)
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        if ctx.method in self._options.fail_methods:
+            self._events.write("method_failed", method=ctx.method)
+            raise MCPError(code=INTERNAL_ERROR, message=f"{ctx.method} failed on purpose")
         if self._options.hold_subscriptions and _names_resources(ctx):
             self._events.write("listen_held")
             await anyio.sleep_forever()
