@@ -41,7 +41,14 @@ from .._config import HttpServerConfig, ServerConfig, SseServerConfig
 from .._runtime.callbacks import CallbackDispatcher, ProgressCallback
 from .._runtime.calls import LoopCalls, request_failure, timed_out
 from .._runtime.lifecycle import ConnectionState
-from .._values.errors import AuthError, MCPSyncError, ServerDisconnectedError, ToolCallError, describe
+from .._values.errors import (
+    AuthError,
+    MCPSyncError,
+    ServerDisconnectedError,
+    ToolCallError,
+    ToolCallMayHaveRunError,
+    describe,
+)
 from .._values.naming import server_label
 from .._values.results import ToolResult, complete_result_of, from_call_tool_result
 from .._values.secrets import SecretHandle, scrub
@@ -413,9 +420,11 @@ class Session:
         public_name: str,
         timeout: float | None,
         progress: ProgressCallback | None,
+        replay: bool | None = None,
     ) -> ToolResult:
         """One tool call (a task of `calls`): its result, or its typed error. `timeout` None: no timer
-        here (a blocking caller keeps the time itself and abandons the call when it runs out)."""
+        here (a blocking caller keeps the time itself and abandons the call when it runs out).
+        `replay`: whether a call whose connection broke is sent again (None: the server's policy)."""
         client = self.client
         if client is None:
             raise self._connection.not_ready_error(public_name)
@@ -424,24 +433,13 @@ class Session:
         try:
             async with timer or _NO_TIMER:
                 try:
-                    if server_offers_tasks(client):
-                        # The server may answer any call with a task (2026-07-28 tasks extension): the
-                        # runner follows it, its status messages to `progress`, cancelling it if stopped.
-                        _client, wire = self._task_client(public_name)
-                        result = await run_task(
-                            wire,
-                            client,
-                            raw_name,
-                            arguments,
-                            label=public_name,
-                            progress=on_progress,
-                            certain=False,
-                        )
-                        await _check_output(client, raw_name, result)
-                    else:
-                        result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
-                except pydantic.ValidationError as invalid:
-                    result = await _untagged_result(client, raw_name, invalid)
+                    result = await self._call_once(client, raw_name, arguments, public_name, on_progress)
+                except MCPError as lost:
+                    if not self._answer_lost(lost):
+                        raise
+                    result = await self._replay(
+                        lost, client, raw_name, arguments, public_name, on_progress, replay
+                    )
         except MCPSyncError:  # the task runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -449,6 +447,90 @@ class Session:
                 raise timed_out(public_name, timeout or 0, "the server") from None
             raise await self._failure(exc, public_name) from exc
         return _tool_result(result, public_name)
+
+    async def _call_once(
+        self, client: Client, raw_name: str, arguments: dict[str, Any], public_name: str, on_progress: Any
+    ) -> types.CallToolResult:
+        """Send the call once and wait for its result."""
+        try:
+            if server_offers_tasks(client):
+                # The server may answer any call with a task (2026-07-28 tasks extension): the
+                # runner follows it, its status messages to `progress`, cancelling it if stopped.
+                _client, wire = self._task_client(public_name)
+                result = await run_task(
+                    wire,
+                    client,
+                    raw_name,
+                    arguments,
+                    label=public_name,
+                    progress=on_progress,
+                    certain=False,
+                )
+                await _check_output(client, raw_name, result)
+                return result
+            return await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+        except pydantic.ValidationError as invalid:
+            return await _untagged_result(client, raw_name, invalid)
+
+    # -- a call whose connection broke ---------------------------------------------------------------
+
+    def _answer_lost(self, exc: BaseException) -> bool:
+        """Whether `exc` says a request's connection broke while the session lives on (a network blip
+        over Streamable HTTP: see `transports`), so the server may have run it."""
+        return (
+            isinstance(exc, MCPError)
+            and exc.code == types.CONNECTION_CLOSED
+            and isinstance(self._config, HttpServerConfig)
+            and not self._transport_over()
+        )
+
+    def _replays(self, public_name: str, replay: bool | None) -> bool:
+        """Whether to send again a call whose connection broke: the caller's word, else the server's
+        `replay_calls`, whose default goes by the tool's hints (read-only or idempotent, not destructive)."""
+        if replay is not None:
+            return replay
+        policy = self._config.replay_calls if isinstance(self._config, HttpServerConfig) else "never"
+        if policy != "hints":
+            return policy == "always"
+        tool = next((tool for tool in self._connection.tools if tool.name == public_name), None)
+        hints = tool.annotations if tool is not None else None
+        return hints is not None and hints.idempotent and not hints.destructive
+
+    async def _replay(
+        self,
+        lost: MCPError,
+        client: Client,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        on_progress: Any,
+        replay: bool | None,
+    ) -> types.CallToolResult:
+        """The answer to a call whose connection broke after it was sent: the call sent once more if
+        `_replays` says so, else `ToolCallMayHaveRunError`."""
+        if not self._replays(public_name, replay):
+            raise self._may_have_run(public_name, replayed=False) from lost
+        logger.info(
+            "server %r: the connection broke during the call to %s; sending it again", self._name, public_name
+        )
+        try:
+            return await self._call_once(client, raw_name, arguments, public_name, on_progress)
+        except MCPError as again:
+            if self._answer_lost(again):
+                raise self._may_have_run(public_name, replayed=True) from again
+            raise
+
+    def _may_have_run(self, public_name: str, *, replayed: bool) -> ToolCallMayHaveRunError:
+        if replayed:
+            why = "it was sent again once, and that connection broke too"
+        else:
+            why = "it was not sent again: its tool is not marked read-only or idempotent (see replay_calls)"
+        return ToolCallMayHaveRunError(
+            f"server {self._label}: the connection broke after the call to {public_name} was sent and before "
+            f"its answer came, so the server may have run it; {why}",
+            tool=public_name,
+            replayed=replayed,
+        )
 
     async def _failure(self, exc: Exception, public_name: str, what: str | None = None) -> BaseException:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
@@ -460,6 +542,8 @@ class Session:
                 tool=public_name,
                 code=exc.code,
             )
+        if what is None and self._answer_lost(exc):
+            return self._may_have_run(public_name, replayed=False)
         failure = request_failure(
             exc,
             self._name,

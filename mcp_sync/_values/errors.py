@@ -16,6 +16,7 @@
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
         ├── ServerDisconnectedError   the server went away before it answered
+        ├── ToolCallMayHaveRunError   the connection broke after the call was sent: it may have run
         └── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
 
 A tool that runs and fails is not an exception: it is a `ToolResult` with
@@ -37,6 +38,7 @@ __all__ = [
     "TaskNotFoundError",
     "ToolCallCancelledError",
     "ToolCallError",
+    "ToolCallMayHaveRunError",
     "ToolCallTimeoutError",
     "ToolListError",
     "ToolNotFoundError",
@@ -113,6 +115,16 @@ class ToolCallCancelledError(ToolCallError):
 
 class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class ToolCallMayHaveRunError(ToolCallError):
+    """The connection broke after the call was sent and before its answer came: the server may have run
+    it. It was not sent again (the tool is not marked safe to repeat, or the replay broke too); whether
+    to call it again is the caller's decision (`replayed` says whether it was already sent twice)."""
+
+    def __init__(self, message: str, *, tool: str | None = None, replayed: bool = False) -> None:
+        super().__init__(message, tool=tool)
+        self.replayed = replayed
 
 
 class TaskNotFoundError(ToolCallError):
