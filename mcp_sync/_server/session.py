@@ -70,7 +70,7 @@ from .tasks.runner import (
 )
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
-from .transports import HttpObservations, open_transport, warn_legacy_sse
+from .transports import HttpObservations, answer_lost, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
 
 __all__ = ["Session", "SessionHost"]
@@ -477,12 +477,7 @@ class Session:
     def _answer_lost(self, exc: BaseException) -> bool:
         """Whether `exc` says a request's connection broke while the session lives on (a network blip
         over Streamable HTTP: see `transports`), so the server may have run it."""
-        return (
-            isinstance(exc, MCPError)
-            and exc.code == types.CONNECTION_CLOSED
-            and isinstance(self._config, HttpServerConfig)
-            and not self._transport_over()
-        )
+        return answer_lost(exc) and isinstance(self._config, HttpServerConfig) and not self._transport_over()
 
     def _replays(self, public_name: str, replay: bool | None) -> bool:
         """Whether to send again a call whose connection broke: the caller's word, else the server's
@@ -510,6 +505,8 @@ class Session:
         `_replays` says so, else `ToolCallMayHaveRunError`."""
         if not self._replays(public_name, replay):
             raise self._may_have_run(public_name, replayed=False) from lost
+        if self.client is not client:  # the session ended meanwhile: its end says why
+            raise self._abandoned(public_name) from lost
         logger.info(
             "server %r: the connection broke during the call to %s; sending it again", self._name, public_name
         )

@@ -52,6 +52,7 @@ import httpx2
 import mcp_types as types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
@@ -63,6 +64,7 @@ __all__ = [
     "HttpObservations",
     "ReadStreamWrapper",
     "TransportStreams",
+    "answer_lost",
     "open_transport",
     "warn_legacy_sse",
 ]
@@ -81,6 +83,9 @@ _BLIP_RETRY_FIRST = 0.05
 _BLIP_RETRY_LAST = 0.5
 ANSWER_LOST = "the connection broke before the answer came"
 """The message of the `CONNECTION_CLOSED` error a `tools/call` gets when its connection broke."""
+# How the SDK answers a request whose event stream ended before its response (`_handle_sse_response`
+# and `_handle_reconnection` in mcp/client/streamable_http.py); "Connection closed" is the session's end.
+_SDK_STREAM_ENDED = "SSE stream ended"
 # Failures that prove the request was not sent: no connection was made.
 _NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
 # Failures of a connection after the request may have been written: the server may have it.
@@ -392,6 +397,14 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
             return None
         waited = now - self._unreachable_since
         return min(max(_BLIP_RETRY_FIRST, waited), _BLIP_RETRY_LAST, left)
+
+
+def answer_lost(exc: BaseException) -> bool:
+    """Whether `exc` is the error of a Streamable HTTP request whose connection broke after it was sent (our
+    `ANSWER_LOST`, or the SDK's for an event stream that ended early), not of the session's end."""
+    if not isinstance(exc, MCPError) or exc.code != types.CONNECTION_CLOSED:
+        return False
+    return exc.message == ANSWER_LOST or exc.message.startswith(_SDK_STREAM_ENDED)
 
 
 def _lost(request: httpx2.Request) -> tuple[str | None, httpx2.Response]:

@@ -68,6 +68,8 @@ Flags
                          credentials).
 --stderr-env NAME        write ``fixture config NAME=<value>`` to stderr at start-up, as a server
                          that prints its configuration does.
+--record-calls           record every ``tools/call`` as a ``called`` event (``tool``, ``arguments``), as
+                         it arrives: how many times the server was asked to run a tool.
 --media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
                          images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
                          ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
@@ -234,6 +236,7 @@ class Options:
     refuse_messages: int = 0
     media: bool = False
     stdout_banner: int = 0
+    record_calls: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -264,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--refuse-messages", type=int, default=0)
     parser.add_argument("--media", action="store_true")
     parser.add_argument("--stdout-banner", type=int, default=0)
+    parser.add_argument("--record-calls", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -298,6 +302,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         refuse_messages=ns.refuse_messages,
         media=ns.media,
         stdout_banner=ns.stdout_banner,
+        record_calls=ns.record_calls,
     )
 
 
@@ -352,6 +357,9 @@ class FixtureMiddleware:
             os._exit(5)
         if self._options.era == "legacy" and is_modern(ctx.protocol_version):
             raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+        if self._options.record_calls and ctx.method == "tools/call":
+            params = ctx.params or {}
+            self._events.write("called", tool=params.get("name"), arguments=params.get("arguments"))
         if self._options.hold_subscriptions and _names_resources(ctx):
             self._events.write("listen_held")
             await anyio.sleep_forever()
