@@ -41,11 +41,14 @@ class Fault:
     `match` (head and body) and, with `every`, when the proxy's request count is a multiple of it;
     `times` bounds how many it picks (None: no bound). `response_bytes` None resets the connection
     when the request arrives (the server never sees it); a number forwards the request and resets
-    after that many bytes of its response."""
+    after that many bytes of its response. `response_match` instead resets when a chunk of the
+    response contains it, before that chunk is forwarded (`b'"result"'`: the server has answered, so
+    it ran the call)."""
 
     match: tuple[bytes, ...] = ()
     every: int | None = None
     response_bytes: int | None = 0
+    response_match: bytes | None = None
     times: int | None = 1
     fired_count: int = 0
     fired: threading.Event = field(default_factory=threading.Event)
@@ -265,7 +268,11 @@ class FaultProxy:
                     return
                 if link.closed:
                     return
-                if link.reset_after is not None:
+                fault = link.fault
+                if fault is not None and fault.response_match is not None and fault.response_match in data:
+                    self._reset(link)
+                    return
+                if link.reset_after is not None and (fault is None or fault.response_match is None):
                     if len(data) >= link.reset_after:
                         link.client.write(data[: link.reset_after])
                         with contextlib.suppress(OSError, ConnectionError):

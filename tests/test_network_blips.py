@@ -33,6 +33,8 @@ ERAS = [pytest.param("modern", id="2026"), pytest.param("legacy", id="2025")]
 
 ECHO = (b'"tools/call"', b'"echo"')
 SLEEP = (b'"tools/call"', b'"sleep"')
+ANSWERED = b'"result"'
+"""In a response: the server has answered the call, so it ran it (a reset then loses the answer)."""
 
 
 @dataclass
@@ -131,7 +133,7 @@ def test_a_call_safe_to_repeat_is_sent_again_when_its_connection_breaks(
     era: str, tool: str, arguments: dict[str, Any], text: str, tmp_path: Path
 ) -> None:
     with blips(tmp_path, era) as b:
-        fault = b.proxy.add(Fault(match=(b'"tools/call"', f'"{tool}"'.encode())))
+        fault = b.proxy.add(Fault(match=(b'"tools/call"', f'"{tool}"'.encode()), response_match=ANSWERED))
         assert b.hub.call_tool(f"mcp__srv__{tool}", arguments).text == text
         assert fault.fired.is_set()
         assert b.calls_of(tool) == 2  # the server had it when the connection broke, and once more
@@ -141,7 +143,7 @@ def test_a_call_safe_to_repeat_is_sent_again_when_its_connection_breaks(
 @pytest.mark.parametrize("era", ERAS)
 def test_a_call_that_may_have_run_is_not_sent_again_and_says_so(era: str, tmp_path: Path) -> None:
     with blips(tmp_path, era) as b:
-        fault = b.proxy.add(Fault(match=SLEEP))
+        fault = b.proxy.add(Fault(match=SLEEP, response_match=ANSWERED))
         with pytest.raises(ToolCallMayHaveRunError, match="may have run") as raised:
             b.hub.call_tool("mcp__srv__sleep", {"seconds": 0, "tag": "once"})
         assert fault.fired.is_set()
@@ -184,7 +186,7 @@ def test_a_response_cut_after_some_bytes_is_a_broken_connection_too(era: str, tm
 
 def test_a_replay_whose_connection_breaks_too_is_not_sent_a_third_time(tmp_path: Path) -> None:
     with blips(tmp_path, "modern") as b:
-        fault = b.proxy.add(Fault(match=ECHO, times=2))
+        fault = b.proxy.add(Fault(match=ECHO, response_match=ANSWERED, times=2))
         with pytest.raises(ToolCallMayHaveRunError, match="sent again once") as raised:
             b.hub.call_tool("mcp__srv__echo", {"text": "hi"})
         assert fault.fired_count == 2 and raised.value.replayed is True
@@ -198,11 +200,11 @@ def test_a_replay_whose_connection_breaks_too_is_not_sent_a_third_time(tmp_path:
 
 def test_a_call_may_override_the_policy_either_way(tmp_path: Path) -> None:
     with blips(tmp_path, "legacy") as b:
-        b.proxy.add(Fault(match=ECHO))
+        b.proxy.add(Fault(match=ECHO, response_match=ANSWERED))
         with pytest.raises(ToolCallMayHaveRunError):
             b.hub.call_tool("mcp__srv__echo", {"text": "hi"}, replay=False)
         assert b.calls_of("echo") == 1
-        b.proxy.add(Fault(match=SLEEP))
+        b.proxy.add(Fault(match=SLEEP, response_match=ANSWERED))
         future = b.hub.submit("mcp__srv__sleep", {"seconds": 0, "tag": "again"}, replay=True)
         assert future.result(timeout=30).text.startswith("slept")
         assert b.calls_of("sleep", tag="again") == 2
@@ -229,7 +231,7 @@ def test_a_server_may_override_the_policy(
             ("echo", {"text": "hi"}, echo_replayed),
             ("sleep", {"seconds": 0, "tag": "p"}, sleep_replayed),
         ):
-            b.proxy.add(Fault(match=(b'"tools/call"', f'"{tool}"'.encode())))
+            b.proxy.add(Fault(match=(b'"tools/call"', f'"{tool}"'.encode()), response_match=ANSWERED))
             if replayed:
                 b.hub.call_tool(f"mcp__srv__{tool}", arguments)
             else:
