@@ -351,26 +351,36 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                 continue
             except _BROKEN as broke:
                 self._reached_now()
-                method, answer = _lost(request)
-                if method != "tools/call" and not resent:
+                message = _message_of(request)
+                method = message.get("method") if message is not None else None
+                # Sent once more: any message but a tool call (its replay is the session's decision), and a
+                # GET (the event stream); what is not a message of the session (a sign-in's own request)
+                # fails as it did.
+                if not resent and method != "tools/call" and (message is not None or request.method == "GET"):
                     logger.info(
                         "server %r: the connection broke during %s (%s); sending it again",
                         self._server,
-                        method or "a message",
+                        method or f"a {request.method}",
                         type(broke).__name__,
                     )
                     resent = True
                     continue
+                if message is None:
+                    raise
                 logger.info(
                     "server %r: the connection broke during %s (%s)",
                     self._server,
                     method or "a message",
                     type(broke).__name__,
                 )
-                return answer
+                return _stand_in(request, message)
             self._reached_now()
             self._observations.saw_response(request, response)
-            if request.method == "GET" and isinstance(response.stream, httpx2.AsyncByteStream):
+            if (
+                request.method == "GET"
+                and isinstance(response.stream, httpx2.AsyncByteStream)
+                and response.headers.get("content-type", "").startswith("text/event-stream")
+            ):
                 response.stream = _EndsQuietly(response.stream)
             return response
 
@@ -407,24 +417,29 @@ def answer_lost(exc: BaseException) -> bool:
     return exc.message == ANSWER_LOST or exc.message.startswith(_SDK_STREAM_ENDED)
 
 
-def _lost(request: httpx2.Request) -> tuple[str | None, httpx2.Response]:
-    """The JSON-RPC method of a POST whose connection broke, and the answer that stands in for the one
-    lost: a `CONNECTION_CLOSED` error for a request, "202 Accepted" for a notification or a response."""
+def _message_of(request: httpx2.Request) -> dict[str, Any] | None:
+    """The JSON-RPC message a POST carried, or None for any other request."""
+    if request.method != "POST":
+        return None
     try:
-        message = json.loads(request.content) if request.method == "POST" else None
+        message = json.loads(request.content)
     except (ValueError, httpx2.RequestNotRead):
-        message = None
-    if not isinstance(message, dict):
-        return None, httpx2.Response(202, request=request)
+        return None
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+
+
+def _stand_in(request: httpx2.Request, message: dict[str, Any]) -> httpx2.Response:
+    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error for a
+    request, "202 Accepted" for a notification or a response (nobody waits for an answer to those)."""
     method = message.get("method")
     if not isinstance(method, str) or "id" not in message:
-        return (method if isinstance(method, str) else None), httpx2.Response(202, request=request)
+        return httpx2.Response(202, request=request)
     error = {
         "jsonrpc": "2.0",
         "id": message["id"],
         "error": {"code": types.CONNECTION_CLOSED, "message": ANSWER_LOST, "data": {"method": method}},
     }
-    return method, httpx2.Response(200, json=error, request=request)
+    return httpx2.Response(200, json=error, request=request)
 
 
 class _EndsQuietly(httpx2.AsyncByteStream):
