@@ -154,6 +154,17 @@ def test_a_call_that_may_have_run_is_not_sent_again_and_says_so(era: str, tmp_pa
         b.assert_untouched()
 
 
+def test_a_call_that_may_have_run_tells_the_model_so(tmp_path: Path) -> None:
+    with blips(tmp_path, "modern") as b:
+        b.proxy.add(Fault(match=SLEEP, response_match=ANSWERED))
+        result = b.hub.call_tool_safe("mcp__srv__sleep", {"seconds": 0, "tag": "model"})
+        assert result.is_error and "may have run" in result.text
+        assert isinstance(
+            ToolCallMayHaveRunError("x"), ServerDisconnectedError
+        )  # what a lost call always was
+        b.assert_untouched()
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_a_request_that_never_reached_the_server_may_still_have_run_as_far_as_the_client_knows(
     era: str, tmp_path: Path

@@ -21,6 +21,7 @@ from .._values.errors import (
     MCPSyncError,
     ServerDisconnectedError,
     ToolCallCancelledError,
+    ToolCallMayHaveRunError,
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
@@ -101,6 +102,8 @@ def message_for_model(name: str, exc: MCPSyncError) -> str:
         return f"error: timed out: {exc}"
     if isinstance(exc, ToolCallCancelledError):
         return f"error: cancelled: {exc}"
+    if isinstance(exc, ToolCallMayHaveRunError):
+        return f"error: the connection broke during the call, which may have run: {exc}"
     if isinstance(exc, ServerDisconnectedError):
         return f"error: server unavailable: {exc}"
     return f"error: the call failed: {exc}"

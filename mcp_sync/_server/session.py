@@ -504,6 +504,7 @@ class Session:
         """The answer to a call whose connection broke after it was sent: the call sent once more if
         `_replays` says so, else `ToolCallMayHaveRunError`."""
         if not self._replays(public_name, replay):
+            self.check_alive()  # a re-list: if the server itself is gone, that ends the session
             raise self._may_have_run(public_name, replayed=False) from lost
         if self.client is not client:  # the session ended meanwhile: its end says why
             raise self._abandoned(public_name) from lost
@@ -540,6 +541,7 @@ class Session:
                 code=exc.code,
             )
         if what is None and self._answer_lost(exc):
+            self.check_alive()
             return self._may_have_run(public_name, replayed=False)
         failure = request_failure(
             exc,

@@ -16,7 +16,7 @@
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
         ├── ServerDisconnectedError   the server went away before it answered
-        ├── ToolCallMayHaveRunError   the connection broke after the call was sent: it may have run
+        │   └── ToolCallMayHaveRunError   the connection broke after the call was sent: it may have run
         └── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
 
 A tool that runs and fails is not an exception: it is a `ToolResult` with
@@ -117,10 +117,12 @@ class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
 
 
-class ToolCallMayHaveRunError(ToolCallError):
+class ToolCallMayHaveRunError(ServerDisconnectedError):
     """The connection broke after the call was sent and before its answer came: the server may have run
     it. It was not sent again (the tool is not marked safe to repeat, or the replay broke too); whether
-    to call it again is the caller's decision (`replayed` says whether it was already sent twice)."""
+    to call it again is the caller's decision (`replayed` says whether it was already sent twice). A
+    `ServerDisconnectedError`, as a lost connection during a call always was; the server may well be
+    `ready` still (a network blip)."""
 
     def __init__(self, message: str, *, tool: str | None = None, replayed: bool = False) -> None:
         super().__init__(message, tool=tool)
