@@ -26,7 +26,7 @@ from mcp_sync._config import parse_server_configs
 from mcp_sync._server.transports import BLIP_GRACE
 from tests.fault_proxy import Fault, FaultProxy
 from tests.hub_harness import ToolEvents
-from tests.support import EventLog, HttpServer, http_config, wait_until
+from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, wait_until
 from tests.test_reconnect import States
 
 ERAS = [pytest.param("modern", id="2026"), pytest.param("legacy", id="2025")]
@@ -305,3 +305,27 @@ def test_an_outage_longer_than_the_grace_without_reconnect_leaves_the_server_dis
         with pytest.raises(ToolNotFoundError):
             b.hub.call_tool("mcp__srv__echo", {"text": "gone"})
         wait_until(lambda: b.hub.servers["srv"].state == "disconnected")
+
+
+# -- a call run as a task -----------------------------------------------------------------------------
+
+
+def test_a_task_call_whose_poll_loses_its_connection_follows_the_same_task(tmp_path: Path) -> None:
+    events = EventLog(tmp_path / "events.jsonl")
+    with (
+        HttpServer(script=SERVERS_DIR / "tasks_server.py", events=events) as server,
+        FaultProxy(server.port) as proxy,
+    ):
+        hub = MCPHub([http_config("srv", proxy.url(server.url))])
+        try:
+            hub.start()
+            tools, states = ToolEvents().attach(hub), States(hub)
+            fault = proxy.add(Fault(match=(b'"tasks/get"',), response_match=ANSWERED))
+            result = hub.call_tool("mcp__srv__stages", {"count": 3, "delay": 0.1, "tag": "blip"})
+            assert result.text == "done 3 stages blip"
+            assert fault.fired.is_set()
+            assert len([event for event in events.find("run") if event.get("tag") == "blip"]) == 1
+            assert len(events.find("task_created")) == 1  # the tool was never called again
+            assert tools.events == [] and states.seen == []
+        finally:
+            hub.close()
