@@ -20,6 +20,7 @@ from mcp_sync import (
     MCPHub,
     ServerDisconnectedError,
     ToolCallMayHaveRunError,
+    ToolCallTimeoutError,
     ToolNotFoundError,
 )
 from mcp_sync._config import parse_server_configs
@@ -329,3 +330,33 @@ def test_a_task_call_whose_poll_loses_its_connection_follows_the_same_task(tmp_p
             assert tools.events == [] and states.seen == []
         finally:
             hub.close()
+
+
+# -- a blip at the edges of other features ----------------------------------------------------------
+
+
+def test_a_call_whose_timeout_ends_while_connections_are_refused_times_out_and_the_server_stays(
+    tmp_path: Path,
+) -> None:
+    with blips(tmp_path, "legacy") as b, logged("refused a connection; waiting") as refused:
+        b.proxy.refuse()
+        with pytest.raises(ToolCallTimeoutError):
+            b.hub.call_tool("mcp__srv__sleep", {"seconds": 0, "tag": "late"}, timeout=BLIP_GRACE / 4)
+        assert refused.is_set()
+        b.proxy.accept()
+        assert b.hub.call_tool("mcp__srv__echo", {"text": "ok"}).text == "ok"
+        b.assert_untouched()
+
+
+def test_close_while_a_call_waits_for_a_refusing_server_returns_promptly(tmp_path: Path) -> None:
+    with blips(tmp_path, "modern") as b, logged("refused a connection; waiting") as refused:
+        b.proxy.refuse()
+        future = b.hub.submit("mcp__srv__sleep", {"seconds": 0, "tag": "closed"})
+        assert refused.wait(10)
+        closer = threading.Thread(target=b.hub.close, name="closer")
+        closer.start()
+        closer.join(BLIP_GRACE + 8)
+        assert not closer.is_alive()
+        with pytest.raises(ServerDisconnectedError):
+            future.result(timeout=5)
+        assert b.hub.state == "closed"
