@@ -66,10 +66,10 @@ class Blips:
 
 
 @contextlib.contextmanager
-def blips(tmp_path: Path, era: str, **overrides: Any) -> Iterator[Blips]:
+def blips(tmp_path: Path, era: str, *flags: str, **overrides: Any) -> Iterator[Blips]:
     events = EventLog(tmp_path / "events.jsonl")
     with (
-        HttpServer("--era", era, "--record-calls", events=events) as server,
+        HttpServer("--era", era, "--record-calls", *flags, events=events) as server,
         FaultProxy(server.port) as proxy,
     ):
         hub = MCPHub([http_config("srv", proxy.url(server.url), **overrides)])
@@ -181,9 +181,14 @@ def test_a_request_that_never_reached_the_server_may_still_have_run_as_far_as_th
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_a_response_cut_after_some_bytes_is_a_broken_connection_too(era: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "body", [pytest.param((), id="event-stream"), pytest.param(("--json-response",), id="json")]
+)
+def test_a_response_cut_after_some_bytes_is_a_broken_connection_too(
+    era: str, body: tuple[str, ...], tmp_path: Path
+) -> None:
     text = "x" * 20_000
-    with blips(tmp_path, era) as b:
+    with blips(tmp_path, era, *body) as b:
         fault = b.proxy.add(Fault(match=ECHO, response_bytes=4_000))  # past the headers, inside the body
         assert b.hub.call_tool("mcp__srv__echo", {"text": text}).text == text
         assert fault.fired.is_set()

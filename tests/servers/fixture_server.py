@@ -70,6 +70,7 @@ Flags
                          that prints its configuration does.
 --record-calls           record every ``tools/call`` as a ``called`` event (``tool``, ``arguments``), as
                          it arrives: how many times the server was asked to run a tool.
+--json-response          (http) answer each request with one JSON body instead of an event stream.
 --media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
                          images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
                          ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
@@ -237,6 +238,7 @@ class Options:
     media: bool = False
     stdout_banner: int = 0
     record_calls: bool = False
+    json_response: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -268,6 +270,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--media", action="store_true")
     parser.add_argument("--stdout-banner", type=int, default=0)
     parser.add_argument("--record-calls", action="store_true")
+    parser.add_argument("--json-response", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -303,6 +306,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         media=ns.media,
         stdout_banner=ns.stdout_banner,
         record_calls=ns.record_calls,
+        json_response=ns.json_response,
     )
 
 
@@ -1128,7 +1132,10 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
     if options.transport == "sse":
         app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"), options.refuse_messages)
     else:
-        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"), options.refuse_messages)
+        app = EchoingErrorRoute(
+            server.streamable_http_app(host="127.0.0.1", json_response=options.json_response),
+            options.refuse_messages,
+        )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
