@@ -87,6 +87,8 @@ class FaultProxy:
         """Connections this proxy reset (by a fault, `reset_all()` or `refuse()`)."""
         self.connections = 0
         """Client connections accepted."""
+        self.request_lines: list[bytes] = []
+        """The first line of every request seen (`b"POST /mcp HTTP/1.1"`), in order."""
         self._faults: list[Fault] = []
         self._links: set[_Link] = set()
         self._loop = asyncio.new_event_loop()
@@ -112,6 +114,11 @@ class FaultProxy:
         self._thread.join(_COMMAND_TIMEOUT)
         if not self._thread.is_alive():
             self._loop.close()
+
+    def count(self, method: str) -> int:
+        """How many requests with this HTTP method were seen."""
+        prefix = method.encode() + b" "
+        return sum(1 for line in list(self.request_lines) if line.startswith(prefix))
 
     def url(self, upstream_url: str) -> str:
         """`upstream_url` with its port replaced by the proxy's."""
@@ -240,6 +247,7 @@ class FaultProxy:
                     length = int(value.strip())
             body = await reader.readexactly(length) if length else b""
             self.requests += 1
+            self.request_lines.append(head.split(b"\r\n", 1)[0])
             request = head + body
             fault = next((f for f in self._faults if f.picks(request, self.requests)), None)
             if fault is not None:

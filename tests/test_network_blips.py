@@ -119,6 +119,20 @@ def test_connections_reset_between_calls_change_nothing(era: str, tmp_path: Path
         b.assert_untouched()
 
 
+def test_the_event_stream_of_a_2025_session_is_opened_again_after_every_reset(tmp_path: Path) -> None:
+    with blips(tmp_path, "legacy") as b:
+        wait_until(lambda: b.proxy.count("GET") >= 1)
+        for _ in range(3):  # the SDK gives the stream up after its second error in a row
+            seen = b.proxy.count("GET")
+            b.proxy.reset_all()
+            wait_until(
+                lambda seen=seen: b.proxy.count("GET") > seen, message="the stream was not opened again"
+            )
+        b.hub.call_tool("mcp__srv__add_tool", {"name": "fresh"})
+        b.tools.wait_for(("added", "mcp__srv__fresh"))
+        assert b.hub.servers["srv"].state == "ready" and b.states.seen == []
+
+
 # -- a call in flight when its connection breaks --------------------------------------------------------
 
 

@@ -400,7 +400,9 @@ class MCPHub(FeatureHub):
 
         `replay`: whether a call whose Streamable HTTP connection broke after it was sent is sent once
         more (True) or raises `ToolCallMayHaveRunError` (False); None (default) follows the server's
-        `replay_calls`, by default the tool's hints (read-only or idempotent, and not destructive).
+        `replay_calls`, by default the tool's hints (read-only or idempotent, and not destructive). A
+        call run as a task follows its task instead; one whose task was not created yet when its
+        connection broke raises `ToolCallMayHaveRunError`.
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
