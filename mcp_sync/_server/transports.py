@@ -18,8 +18,10 @@ group, and with it the whole client (`mcp/client/streamable_http.py`, `post_writ
 `_BlipProofHTTPTransport` keeps every such failure inside the request it belongs to: the session,
 its id and its tools stay, and only that request learns of it. Containing it there, below the SDK,
 is simpler than re-connecting a new session within a grace: nothing is re-listed, no registry
-write is made, and a session id the server issued stays valid (it is not bound to a TCP
-connection). What it does, by what the failure proves:
+write is made, and a session id the server issued stays valid (it travels in the `Mcp-Session-Id`
+header of every request, not with a TCP connection: "Session Management" in
+https://modelcontextprotocol.io/specification/2025-03-26/basic/transports). What it does, by what
+the failure proves:
 
 - the connection could not be made (refused, unreachable): the request was not sent, so it waits
   and tries again, for as long as the server has been unreachable less than `BLIP_GRACE`;
@@ -27,8 +29,7 @@ connection). What it does, by what the failure proves:
   lost server is (`reconnect:` then applies);
 - the connection broke after the request was written (reset, closed, a response cut short): the
   server may have it. A request other than `tools/call` (a listing, a read, a poll of a task, a
-  notification) is sent once more, as the 2026-07-28 spec has a client do with a request whose
-  stream broke; a `tools/call` is answered with a JSON-RPC error (`CONNECTION_CLOSED`,
+  notification) is sent once more: asking twice changes nothing; a `tools/call` is answered with a JSON-RPC error (`CONNECTION_CLOSED`,
   `ANSWER_LOST`) so that the session decides, by its replay policy, whether the call is sent again;
 - a JSON response body is read here, so that a break in it is contained the same way; a broken
   event stream is the SDK's to handle (it answers the request with `CONNECTION_CLOSED`), and a
