@@ -29,8 +29,9 @@ the failure proves:
   lost server is (`reconnect:` then applies);
 - the connection broke after the request was written (reset, closed, a response cut short): the
   server may have it. A request other than `tools/call` (a listing, a read, a poll of a task, a
-  notification) is sent once more: asking twice changes nothing; a `tools/call` is answered with a JSON-RPC error (`CONNECTION_CLOSED`,
-  `ANSWER_LOST`) so that the session decides, by its replay policy, whether the call is sent again;
+  notification) is sent once more: asking twice changes nothing. A `tools/call` is answered with a
+  JSON-RPC error (`CONNECTION_CLOSED`, `ANSWER_LOST`), so that the session decides by its replay
+  policy whether the call is sent again;
 - a JSON response body is read here, so that a break in it is contained the same way; a broken
   event stream is the SDK's to handle (it answers the request with `CONNECTION_CLOSED`), and a
   broken GET stream (server messages of a 2025 session) ends as if the server closed it, so the
