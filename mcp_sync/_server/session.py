@@ -503,6 +503,13 @@ class Session:
     ) -> types.CallToolResult:
         """The answer to a call whose connection broke after it was sent: the call sent once more if
         `_replays` says so, else `ToolCallMayHaveRunError`."""
+        lost_method = lost.data.get("method") if isinstance(lost.data, dict) else None
+        if lost_method not in (None, "tools/call") or (lost_method is None and server_offers_tasks(client)):
+            # Lost while following the task the call became (a poll's connection broke twice): that
+            # task may still run, so calling the tool again could run it twice, whatever its hints.
+            raise self._may_have_run(
+                public_name, replayed=False, why="its task may still be running"
+            ) from lost
         if not self._replays(public_name, replay):
             self.check_alive()  # a re-list: if the server itself is gone, that ends the session
             raise self._may_have_run(public_name, replayed=False) from lost
@@ -518,9 +525,13 @@ class Session:
                 raise self._may_have_run(public_name, replayed=True) from again
             raise
 
-    def _may_have_run(self, public_name: str, *, replayed: bool) -> ToolCallMayHaveRunError:
+    def _may_have_run(
+        self, public_name: str, *, replayed: bool, why: str | None = None
+    ) -> ToolCallMayHaveRunError:
         if replayed:
             why = "it was sent again once, and that connection broke too"
+        elif why is not None:
+            why = f"it was not sent again: {why}"
         else:
             why = "it was not sent again: its tool is not marked read-only or idempotent (see replay_calls)"
         return ToolCallMayHaveRunError(
