@@ -115,6 +115,11 @@ class FaultProxy:
         if not self._thread.is_alive():
             self._loop.close()
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now (a server's event stream, an idle connection kept for reuse)."""
+        return len(self._links)
+
     def count(self, method: str) -> int:
         """How many requests with this HTTP method were seen."""
         prefix = method.encode() + b" "

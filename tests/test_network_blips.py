@@ -111,6 +111,8 @@ def test_connections_reset_between_calls_change_nothing(era: str, tmp_path: Path
         session = b.hub.servers["srv"].session_id
         assert b.hub.call_tool("mcp__srv__echo", {"text": "before"}).text == "before"
         for _ in range(3):
+            # Something to reset: an event stream (opened again soon after each reset), a kept connection.
+            wait_until(lambda: b.proxy.open_connections >= 1)
             assert b.proxy.reset_all() >= 1
             assert b.hub.call_tool("mcp__srv__sleep", {"seconds": 0, "tag": "x"}).text.startswith("slept")
         assert b.hub.call_tool("mcp__srv__echo", {"text": "after"}).text == "after"
