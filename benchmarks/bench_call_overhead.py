@@ -264,6 +264,8 @@ def stub_rows(hub: Any, rounds: int, results: c.Results) -> None:
     fixed = types.CallToolResult(content=[types.TextContent(type="text", text="x")])
 
     class StubClient:
+        protocol_version = "2025-11-25"  # no tasks extension: the call goes straight to call_tool
+
         async def call_tool(self, name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
             return fixed
 

@@ -216,6 +216,10 @@ def _masked_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
         masked.append(arg if secret is None else arg[: len(arg) - len(secret)] + "***")
     return tuple(masked)
 
+ReplayPolicy: TypeAlias = Literal["hints", "never", "always"]
+"""Whether a call whose connection broke after it was sent is sent again: by the tool's hints (read-only
+or idempotent, and not destructive), never, or always."""
+
 
 class HttpServerConfig(ServerConfigBase):
     """A server reached over Streamable HTTP."""
@@ -224,6 +228,7 @@ class HttpServerConfig(ServerConfigBase):
     url: str
     headers: SecretMapping = RedactedMapping()
     auth: Annotated[AuthConfig | None, BeforeValidator(shorthand("auth"))] = None
+    replay_calls: ReplayPolicy = "hints"
 
     @field_validator("auth")
     @classmethod
@@ -323,7 +328,7 @@ class HttpServerConfig(ServerConfigBase):
 
     def as_sse(self) -> SseServerConfig:
         """The same server over the legacy SSE transport (the fallback's second try)."""
-        fields = self.model_dump(exclude={"transport", "auth"})
+        fields = self.model_dump(exclude={"transport", "auth", "replay_calls"})
         fields["headers"] = dict(self.headers)
         sse = SseServerConfig.model_validate(fields)
         sse._input_secrets, sse._original_name = self._input_secrets, self._original_name

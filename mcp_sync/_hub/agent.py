@@ -23,6 +23,7 @@ from .._values.errors import (
     ToolApprovalDeniedError,
     ToolApprovalRequiredError,
     ToolCallCancelledError,
+    ToolCallMayHaveRunError,
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
@@ -103,6 +104,8 @@ def message_for_model(name: str, exc: MCPSyncError) -> str:
         return f"error: timed out: {exc}"
     if isinstance(exc, ToolCallCancelledError):
         return f"error: cancelled: {exc}"
+    if isinstance(exc, ToolCallMayHaveRunError):
+        return f"error: the connection broke during the call, which may have run: {exc}"
     if isinstance(exc, ServerDisconnectedError):
         return f"error: server unavailable: {exc}"
     if isinstance(exc, ToolApprovalDeniedError):

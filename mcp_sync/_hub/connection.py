@@ -265,10 +265,11 @@ class ServerConnection:
         timeout: float,
         progress: ProgressCallback | None = None,
         task: bool = False,
+        replay: bool | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call on the loop; the Future stays cancellable while it runs (cancelling it cancels
         the request on the server). The loop keeps the call's time: nobody waits for it here. `task`:
-        run it as a task (`Session.task_call`)."""
+        run it as a task (`Session.task_call`); `replay`: see `Session.call`."""
         args = checked_arguments(arguments, public_name)
         future = concurrent.futures.Future[ToolResult]()
         forked = self.forked_error()
@@ -279,9 +280,9 @@ class ServerConnection:
         # then say so itself, or concurrent.futures.wait() and as_completed() never see it end.
         future.add_done_callback(_notify_waiters_if_cancelled)
         timer = None if timeout == NO_LIMIT else timeout
-        work = self._session.task_call if task else self._session.call
+        work, extra = (self._session.task_call, ()) if task else (self._session.call, (replay,))
         if self._machine.is_final() or not self._session.calls.hand_over(
-            future, public_name, work, raw_name, args, public_name, timer, progress
+            future, public_name, work, raw_name, args, public_name, timer, progress, *extra
         ):
             future.set_exception(self.not_ready_error(public_name))
         return future
@@ -295,6 +296,7 @@ class ServerConnection:
         timeout: float,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
+        replay: bool | None = None,
     ) -> ToolResult:
         """Call a tool and wait for its result; see `MCPHub.call_tool`. `timeout` is resolved seconds,
         kept by this thread: the call is abandoned (cancelled on the server) when it runs out. (A call
@@ -306,7 +308,7 @@ class ServerConnection:
         slot = CallSlot[ToolResult]()
         calls = self._session.calls
         if self._machine.is_final() or not calls.hand_over(
-            slot, public_name, self._session.call, raw_name, args, public_name, None, progress
+            slot, public_name, self._session.call, raw_name, args, public_name, None, progress, replay
         ):
             raise self.not_ready_error(public_name)
         try:

@@ -402,6 +402,7 @@ class MCPHub(FeatureHub):
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
         task: bool | None = None,
+        replay: bool | None = None,
     ) -> ToolResult:
         """Call a tool by public name and block until its result.
 
@@ -421,6 +422,12 @@ class MCPHub(FeatureHub):
         sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`. A task the
         server cancelled raises `ToolCallCancelledError`; one it lost (after a reconnect, say),
         `TaskNotFoundError`.
+
+        `replay`: whether a call whose Streamable HTTP connection broke after it was sent is sent once
+        more (True) or raises `ToolCallMayHaveRunError` (False); None (default) follows the server's
+        `replay_calls`, by default the tool's hints (read-only or idempotent, and not destructive). A
+        call run as a task follows its task instead; one whose task was not created yet when its
+        connection broke raises `ToolCallMayHaveRunError`.
         """
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
@@ -443,7 +450,7 @@ class MCPHub(FeatureHub):
                 certain=as_task,
             )
         else:
-            call = functools.partial(target.call, raw_name, arguments, public_name=name)
+            call = functools.partial(target.call, raw_name, arguments, public_name=name, replay=replay)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).run(
                 lambda: call(timeout=seconds, cancel=cancel, progress=progress)
@@ -458,9 +465,11 @@ class MCPHub(FeatureHub):
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         task: bool | None = None,
+        replay: bool | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
-        call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`)."""
+        call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`; `replay` as in
+        `call_tool`)."""
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
@@ -475,7 +484,7 @@ class MCPHub(FeatureHub):
         if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
             submit = functools.partial(submit_as_task, target, _servers_of(target), certain=as_task)
         else:
-            submit = functools.partial(target.submit, task=as_task)
+            submit = functools.partial(target.submit, task=as_task, replay=replay)
         if self._tracing is not None:
             return self._tracing.tool_call(target, raw_name, name).follow(
                 lambda: submit(raw_name, arguments, public_name=name, timeout=seconds, progress=progress)

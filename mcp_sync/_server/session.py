@@ -47,6 +47,7 @@ from .._values.errors import (
     ServerDisconnectedError,
     TaskCancelRefusedError,
     ToolCallError,
+    ToolCallMayHaveRunError,
     describe,
 )
 from .._values.naming import server_label
@@ -71,7 +72,7 @@ from .tasks.runner import (
 )
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
-from .transports import HttpObservations, open_transport, warn_legacy_sse
+from .transports import HttpObservations, answer_lost, open_transport, warn_legacy_sse
 from .warm_up import RESULT_VALIDATION, ValidatorWarmer
 
 __all__ = ["Session", "SessionHost"]
@@ -434,9 +435,11 @@ class Session:
         public_name: str,
         timeout: float | None,
         progress: ProgressCallback | None,
+        replay: bool | None = None,
     ) -> ToolResult:
         """One tool call (a task of `calls`): its result, or its typed error. `timeout` None: no timer
-        here (a blocking caller keeps the time itself and abandons the call when it runs out)."""
+        here (a blocking caller keeps the time itself and abandons the call when it runs out).
+        `replay`: whether a call whose connection broke is sent again (None: the server's policy)."""
         client = self.client
         if client is None:
             raise self._connection.not_ready_error(public_name)
@@ -445,25 +448,13 @@ class Session:
         try:
             async with timer or _NO_TIMER:
                 try:
-                    if server_offers_tasks(client):
-                        # The server may answer any call with a task (2026-07-28 tasks extension): the
-                        # runner follows it, its status messages to `progress`, cancelling it if stopped.
-                        _client, wire = self._task_client(public_name)
-                        result = await run_task(
-                            wire,
-                            client,
-                            raw_name,
-                            arguments,
-                            label=public_name,
-                            progress=on_progress,
-                            certain=False,
-                            aftercare=self.aftercare,
-                        )
-                        await _check_output(client, raw_name, result)
-                    else:
-                        result = await client.call_tool(raw_name, arguments, progress_callback=on_progress)
-                except pydantic.ValidationError as invalid:
-                    result = await _untagged_result(client, raw_name, invalid)
+                    result = await self._call_once(client, raw_name, arguments, public_name, on_progress)
+                except MCPError as lost:
+                    if not self._answer_lost(lost):
+                        raise
+                    result = await self._replay(
+                        lost, client, raw_name, arguments, public_name, on_progress, replay
+                    )
         except MCPSyncError:  # the task runner's own typed errors stand as they are
             raise
         except Exception as exc:
@@ -471,6 +462,100 @@ class Session:
                 raise timed_out(public_name, timeout or 0, "the server") from None
             raise await self._failure(exc, public_name) from exc
         return _tool_result(result, public_name)
+
+    async def _call_once(
+        self, client: Client, raw_name: str, arguments: dict[str, Any], public_name: str, on_progress: Any
+    ) -> types.CallToolResult:
+        """Send the call once and wait for its result."""
+        try:
+            if server_offers_tasks(client):
+                # The server may answer any call with a task (2026-07-28 tasks extension): the
+                # runner follows it, its status messages to `progress`, cancelling it if stopped.
+                _client, wire = self._task_client(public_name)
+                result = await run_task(
+                    wire,
+                    client,
+                    raw_name,
+                    arguments,
+                    label=public_name,
+                    progress=on_progress,
+                    certain=False,
+                    aftercare=self.aftercare,
+                )
+                await _check_output(client, raw_name, result)
+                return result
+            return await client.call_tool(raw_name, arguments, progress_callback=on_progress)
+        except pydantic.ValidationError as invalid:
+            return await _untagged_result(client, raw_name, invalid)
+
+    # -- a call whose connection broke ---------------------------------------------------------------
+
+    def _answer_lost(self, exc: BaseException) -> bool:
+        """Whether `exc` says a request's connection broke while the session lives on (a network blip
+        over Streamable HTTP: see `transports`), so the server may have run it."""
+        return answer_lost(exc) and isinstance(self._config, HttpServerConfig) and not self._transport_over()
+
+    def _replays(self, public_name: str, replay: bool | None) -> bool:
+        """Whether to send again a call whose connection broke: the caller's word, else the server's
+        `replay_calls`, whose default goes by the tool's hints (read-only or idempotent, not destructive)."""
+        if replay is not None:
+            return replay
+        policy = self._config.replay_calls if isinstance(self._config, HttpServerConfig) else "never"
+        if policy != "hints":
+            return policy == "always"
+        tool = next((tool for tool in self._connection.tools if tool.name == public_name), None)
+        hints = tool.annotations if tool is not None else None
+        return hints is not None and hints.idempotent and not hints.destructive
+
+    async def _replay(
+        self,
+        lost: MCPError,
+        client: Client,
+        raw_name: str,
+        arguments: dict[str, Any],
+        public_name: str,
+        on_progress: Any,
+        replay: bool | None,
+    ) -> types.CallToolResult:
+        """The answer to a call whose connection broke after it was sent: the call sent once more if
+        `_replays` says so, else `ToolCallMayHaveRunError`."""
+        lost_method = lost.data.get("method") if isinstance(lost.data, dict) else None
+        if lost_method not in (None, "tools/call") or (lost_method is None and server_offers_tasks(client)):
+            # Lost while following the task the call became (a poll's connection broke twice): that
+            # task may still run, so calling the tool again could run it twice, whatever its hints.
+            raise self._may_have_run(
+                public_name, replayed=False, why="its task may still be running"
+            ) from lost
+        if not self._replays(public_name, replay):
+            self.check_alive()  # a re-list: if the server itself is gone, that ends the session
+            raise self._may_have_run(public_name, replayed=False) from lost
+        if self.client is not client:  # the session ended meanwhile: its end says why
+            raise self._abandoned(public_name) from lost
+        logger.info(
+            "server %r: the connection broke during the call to %s; sending it again", self._name, public_name
+        )
+        try:
+            return await self._call_once(client, raw_name, arguments, public_name, on_progress)
+        except MCPError as again:
+            if self._answer_lost(again):
+                raise self._may_have_run(public_name, replayed=True) from again
+            raise
+
+    def _may_have_run(
+        self, public_name: str, *, replayed: bool, why: str | None = None
+    ) -> ToolCallMayHaveRunError:
+        if replayed:
+            why = "it was sent again once, and that connection broke too"
+        elif why is not None:
+            why = f"it was not sent again: {why}"
+        else:
+            why = "it was not sent again: its tool is not marked read-only or idempotent (see replay_calls)"
+        return ToolCallMayHaveRunError(
+            f"server {self._label}: the connection broke after the call to {public_name} was sent and before "
+            f"its answer came, so the server may have run it; {why}",
+            tool=public_name,
+            replayed=replayed,
+        )
 
     async def _failure(self, exc: Exception, public_name: str, what: str | None = None) -> BaseException:
         """The typed error for a request about `public_name` that failed with `exc` (`what` says what
@@ -485,6 +570,9 @@ class Session:
                 code=exc.code,
                 task_id=exc.task_id,
             )
+        if what is None and self._answer_lost(exc):
+            self.check_alive()
+            return self._may_have_run(public_name, replayed=False)
         failure = request_failure(
             exc,
             self._name,

@@ -11,31 +11,87 @@ What the connection needs to know and the SDK does not say:
 - when a message POST of the legacy SSE transport fails: the SDK's writer logs it and stops for
   good, so no request is sent again and the call waits for an answer that never comes;
   `_SseHttpClient` reports it as the transport's end.
+
+A network blip on Streamable HTTP (a reset connection, a moment of refused connections) must not
+end the session. In the SDK one POST that fails before its response ends the transport's task
+group, and with it the whole client (`mcp/client/streamable_http.py`, `post_writer`), so
+`_BlipProofHTTPTransport` keeps every such failure inside the request it belongs to: the session,
+its id and its tools stay, and only that request learns of it. Containing it there, below the SDK,
+is simpler than re-connecting a new session within a grace: nothing is re-listed, no registry
+write is made, and a session id the server issued stays valid (it travels in the `Mcp-Session-Id`
+header of every request, not with a TCP connection: "Session Management" in
+https://modelcontextprotocol.io/specification/2025-03-26/basic/transports). What it does, by what
+the failure proves:
+
+- the connection could not be made (refused, unreachable): the request was not sent, so it waits
+  and tries again, for as long as the server has been unreachable less than `BLIP_GRACE`;
+  past it the failure goes through, the SDK's client ends, and the server is disconnected as any
+  lost server is (`reconnect:` then applies);
+- the connection broke after the request was written (reset, closed, a response cut short): the
+  server may have it. A request other than `tools/call` (a listing, a read, a poll of a task, a
+  notification) is sent once more: asking twice changes nothing. A `tools/call` is answered with a
+  JSON-RPC error (`CONNECTION_CLOSED`, `ANSWER_LOST`), so that the session decides by its replay
+  policy whether the call is sent again;
+- a JSON response body is read here, so that a break in it is contained the same way; a broken
+  event stream is the SDK's to handle (it answers the request with `CONNECTION_CLOSED`), and a
+  broken GET stream (server messages of a 2025 session) ends as if the server closed it, so the
+  SDK opens it again rather than count it toward giving up.
+
+Nothing of this runs on a call whose connection holds: the plain path is the SDK's.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
-__all__ = ["HttpObservations", "ReadStreamWrapper", "TransportStreams", "open_transport", "warn_legacy_sse"]
+__all__ = [
+    "ANSWER_LOST",
+    "BLIP_GRACE",
+    "HttpObservations",
+    "ReadStreamWrapper",
+    "TransportStreams",
+    "answer_lost",
+    "open_transport",
+    "warn_legacy_sse",
+]
 
 logger = logging.getLogger("mcp_sync")
 
 # The SDK's own HTTP client settings: 30 s for a request, 5 min between events of a stream.
 _HTTP_TIMEOUT = 30.0
 _HTTP_STREAM_READ_TIMEOUT = 300.0
+
+BLIP_GRACE = 2.0
+"""How long a Streamable HTTP server, once connected, may refuse connections (or be unreachable) and
+still be having a network blip: requests wait and go out once it accepts again. Past it, it is gone."""
+# While a server refuses connections, the pause before trying again: doubling from the first to the last.
+_BLIP_RETRY_FIRST = 0.05
+_BLIP_RETRY_LAST = 0.5
+ANSWER_LOST = "the connection broke before the answer came"
+"""The message of the `CONNECTION_CLOSED` error a `tools/call` gets when its connection broke."""
+# How the SDK answers a request whose event stream ended before its response (`_handle_sse_response`
+# and `_handle_reconnection` in mcp/client/streamable_http.py); "Connection closed" is the session's end.
+_SDK_STREAM_ENDED = "SSE stream ended"
+# Failures that prove the request was not sent: no connection was made.
+_NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
+# Failures of a connection after the request may have been written: the server may have it.
+_BROKEN = (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError, httpx2.CloseError)
 
 
 # What an HTTP status says to do, for the statuses a misconfigured client meets.
@@ -123,7 +179,7 @@ async def open_transport(
         headers=dict(config.headers),
         auth=auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_STREAM_READ_TIMEOUT),
-        transport=_ObservedHTTPTransport(http, on_refused),
+        transport=_BlipProofHTTPTransport(http, on_refused, config.server_name),
     )
     async with http_client, streamable_http_client(config.url, http_client=http_client) as streams:
         read_stream, write_stream = streams
@@ -264,3 +320,143 @@ class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
             raise
         self._observations.saw_response(request, response)
         return response
+
+
+class _BlipProofHTTPTransport(_ObservedHTTPTransport):
+    """The Streamable HTTP transport that keeps a network blip inside the request it hit (see the module
+    docstring): refused connections are tried again within `BLIP_GRACE`, a broken one fails only
+    its request (sent once more unless it is a `tools/call`)."""
+
+    def __init__(self, observations: HttpObservations, on_refused: Callable[[], None], server: str) -> None:
+        super().__init__(observations, on_refused)
+        self._server = server
+        self._reached = False
+        """Whether a connection was ever made: a server never reached fails at once (its first connect)."""
+        self._unreachable_since: float | None = None
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        resent = False
+        while True:
+            try:
+                response = await httpx2.AsyncHTTPTransport.handle_async_request(self, request)
+                if request.method == "POST" and response.headers.get("content-type", "").startswith(
+                    "application/json"
+                ):
+                    await response.aread()  # a break in the body is this request's, not the session's
+            except _NOT_SENT:
+                pause = self._pause_while_unreachable()
+                if pause is None:
+                    self._observations.saw_refusal(request)
+                    self._on_refused()
+                    raise
+                await anyio.sleep(pause)
+                continue
+            except _BROKEN as broke:
+                self._reached_now()
+                message = _message_of(request)
+                method = message.get("method") if message is not None else None
+                # Sent once more: any message but a tool call (its replay is the session's decision), and a
+                # GET (the event stream); what is not a message of the session (a sign-in's own request)
+                # fails as it did.
+                if not resent and method != "tools/call" and (message is not None or request.method == "GET"):
+                    logger.info(
+                        "server %r: the connection broke during %s (%s); sending it again",
+                        self._server,
+                        method or f"a {request.method}",
+                        type(broke).__name__,
+                    )
+                    resent = True
+                    continue
+                if message is None:
+                    raise
+                logger.info(
+                    "server %r: the connection broke during %s (%s)",
+                    self._server,
+                    method or "a message",
+                    type(broke).__name__,
+                )
+                return _stand_in(request, message)
+            self._reached_now()
+            self._observations.saw_response(request, response)
+            if (
+                request.method == "GET"
+                and isinstance(response.stream, httpx2.AsyncByteStream)
+                and response.headers.get("content-type", "").startswith("text/event-stream")
+            ):
+                response.stream = _EndsQuietly(response.stream)
+            return response
+
+    def _reached_now(self) -> None:
+        self._reached = True
+        self._unreachable_since = None
+
+    def _pause_while_unreachable(self) -> float | None:
+        """How long to wait before trying to connect again; None once the grace has run out (or the
+        server was never reached: a first connection that fails is not a blip)."""
+        if not self._reached:
+            return None
+        now = time.monotonic()
+        if self._unreachable_since is None:
+            self._unreachable_since = now
+            logger.info(
+                "server %r refused a connection; waiting up to %g s for it to accept again",
+                self._server,
+                BLIP_GRACE,
+            )
+            return _BLIP_RETRY_FIRST
+        left = self._unreachable_since + BLIP_GRACE - now
+        if left <= 0:
+            return None
+        waited = now - self._unreachable_since
+        return min(max(_BLIP_RETRY_FIRST, waited), _BLIP_RETRY_LAST, left)
+
+
+def answer_lost(exc: BaseException) -> bool:
+    """Whether `exc` is the error of a Streamable HTTP request whose connection broke after it was sent (our
+    `ANSWER_LOST`, or the SDK's for an event stream that ended early), not of the session's end."""
+    if not isinstance(exc, MCPError) or exc.code != types.CONNECTION_CLOSED:
+        return False
+    return exc.message == ANSWER_LOST or exc.message.startswith(_SDK_STREAM_ENDED)
+
+
+def _message_of(request: httpx2.Request) -> dict[str, Any] | None:
+    """The JSON-RPC message a POST carried, or None for any other request."""
+    if request.method != "POST":
+        return None
+    try:
+        message = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return None
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+
+
+def _stand_in(request: httpx2.Request, message: dict[str, Any]) -> httpx2.Response:
+    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error for a
+    request, "202 Accepted" for a notification or a response (nobody waits for an answer to those)."""
+    method = message.get("method")
+    if not isinstance(method, str) or "id" not in message:
+        return httpx2.Response(202, request=request)
+    error = {
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "error": {"code": types.CONNECTION_CLOSED, "message": ANSWER_LOST, "data": {"method": method}},
+    }
+    return httpx2.Response(200, json=error, request=request)
+
+
+class _EndsQuietly(httpx2.AsyncByteStream):
+    """A GET event stream whose connection broke ends as if the server had closed it: the SDK then opens
+    it again, where it gives up on the second error in a row."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except _BROKEN:
+            logger.debug("a GET event stream broke; ending it", exc_info=True)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -16,6 +16,7 @@
         ├── ToolCallTimeoutError      the timeout ran out (also a TimeoutError)
         ├── ToolCallCancelledError    the caller cancelled it
         ├── ServerDisconnectedError   the server went away before it answered
+        │   └── ToolCallMayHaveRunError   the connection broke after the call was sent: it may have run
         ├── TaskNotFoundError         the server does not know that task (never existed, expired, dropped)
         ├── TaskCancelRefusedError    the server refused to cancel the task (it may still be running)
         └── ToolApprovalError         the tool waits for a person's approval, and none was given
@@ -45,6 +46,7 @@ __all__ = [
     "ToolApprovalRequiredError",
     "ToolCallCancelledError",
     "ToolCallError",
+    "ToolCallMayHaveRunError",
     "ToolCallTimeoutError",
     "ToolListError",
     "ToolNotFoundError",
@@ -126,6 +128,18 @@ class ToolCallCancelledError(ToolCallError):
 
 class ServerDisconnectedError(ToolCallError):
     """The server's connection closed (process exited, transport failed, hub closed) during the call."""
+
+
+class ToolCallMayHaveRunError(ServerDisconnectedError):
+    """The connection broke after the call was sent and before its answer came: the server may have run
+    it. It was not sent again (the tool is not marked safe to repeat, or the replay broke too); whether
+    to call it again is the caller's decision (`replayed` says whether it was already sent twice). A
+    `ServerDisconnectedError`, as a lost connection during a call always was; the server may well be
+    `ready` still (a network blip)."""
+
+    def __init__(self, message: str, *, tool: str | None = None, replayed: bool = False) -> None:
+        super().__init__(message, tool=tool)
+        self.replayed = replayed
 
 
 class TaskNotFoundError(ToolCallError):

@@ -72,6 +72,10 @@ Flags
                          METHOD_NOT_FOUND (``method_refused``), as a 1.x-SDK server without a
                          handler for it does; may be given more than once.
 --fail-method METHOD     answer every METHOD request with INTERNAL_ERROR (``method_failed``).
+
+--record-calls           record every ``tools/call`` as a ``called`` event (``tool``, ``arguments``), as
+                         it arrives: how many times the server was asked to run a tool.
+--json-response          (http) answer each request with one JSON body instead of an event stream.
 --media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
                          images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
                          ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
@@ -241,6 +245,9 @@ class Options:
     refuse_methods: tuple[str, ...] = ()
     fail_methods: tuple[str, ...] = ()
 
+    record_calls: bool = False
+    json_response: bool = False
+
 
 def parse_args(argv: list[str] | None = None) -> Options:
     parser = argparse.ArgumentParser(description="mcp_sync test fixture MCP server (mcp 2.x SDK)")
@@ -272,6 +279,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--stdout-banner", type=int, default=0)
     parser.add_argument("--refuse-method", action="append", default=[])
     parser.add_argument("--fail-method", action="append", default=[])
+
+    parser.add_argument("--record-calls", action="store_true")
+    parser.add_argument("--json-response", action="store_true")
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -308,6 +318,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
         stdout_banner=ns.stdout_banner,
         refuse_methods=tuple(ns.refuse_method),
         fail_methods=tuple(ns.fail_method),
+
+        record_calls=ns.record_calls,
+        json_response=ns.json_response,
     )
 
 
@@ -368,6 +381,10 @@ class FixtureMiddleware:
         if ctx.method in self._options.fail_methods:
             self._events.write("method_failed", method=ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message=f"{ctx.method} failed on purpose")
+
+        if self._options.record_calls and ctx.method == "tools/call":
+            params = ctx.params or {}
+            self._events.write("called", tool=params.get("name"), arguments=params.get("arguments"))
         if self._options.hold_subscriptions and _names_resources(ctx):
             self._events.write("listen_held")
             await anyio.sleep_forever()
@@ -1136,7 +1153,10 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
     if options.transport == "sse":
         app = EchoingErrorRoute(server.sse_app(host="127.0.0.1"), options.refuse_messages)
     else:
-        app = EchoingErrorRoute(server.streamable_http_app(host="127.0.0.1"), options.refuse_messages)
+        app = EchoingErrorRoute(
+            server.streamable_http_app(host="127.0.0.1", json_response=options.json_response),
+            options.refuse_messages,
+        )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
