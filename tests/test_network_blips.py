@@ -23,7 +23,7 @@ from mcp_sync import (
     ToolCallTimeoutError,
     ToolNotFoundError,
 )
-from mcp_sync._config import parse_server_configs
+from mcp_sync._config import parse_server_entries
 from mcp_sync._server.transports import BLIP_GRACE
 from tests.fault_proxy import Fault, FaultProxy
 from tests.hub_harness import ToolEvents
@@ -276,10 +276,10 @@ def test_a_server_may_override_the_policy(
 
 def test_the_replay_policy_is_checked_with_the_configuration() -> None:
     url = "http://127.0.0.1:1/mcp"
-    assert [config.replay_calls for config in parse_server_configs([http_config("srv", url)])] == ["hints"]
+    assert [config.replay_calls for config in parse_server_entries([http_config("srv", url)], strict=True).configs] == ["hints"]
     for key in ("replay_calls", "replayCalls"):
         with pytest.raises(ConfigError, match=f"field '{key}'"):
-            parse_server_configs([http_config("srv", url, **{key: "sometimes"})])
+            parse_server_entries([http_config("srv", url, **{key: "sometimes"})], strict=True)
 
 
 # -- refused for a while, and gone -------------------------------------------------------------------
