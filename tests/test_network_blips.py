@@ -276,7 +276,8 @@ def test_a_server_may_override_the_policy(
 
 def test_the_replay_policy_is_checked_with_the_configuration() -> None:
     url = "http://127.0.0.1:1/mcp"
-    assert [config.replay_calls for config in parse_server_entries([http_config("srv", url)], strict=True).configs] == ["hints"]
+    configs = parse_server_entries([http_config("srv", url)], strict=True).configs
+    assert [config.replay_calls for config in configs] == ["hints"]
     for key in ("replay_calls", "replayCalls"):
         with pytest.raises(ConfigError, match=f"field '{key}'"):
             parse_server_entries([http_config("srv", url, **{key: "sometimes"})], strict=True)
