@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -538,6 +539,67 @@ def test_codex_trust_written_under_the_real_path_covers_a_symlinked_project(tmp_
     entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
 
     assert names(entries) == {"docs": True, "repo-tools": True}
+
+
+def untrusted_folder_beside_a_trusted_repository(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A home trusting `trusted` (a repository), and an untrusted folder elsewhere with a Codex server."""
+    home, trusted, other = tmp_path / "home", tmp_path / "work" / "trusted", tmp_path / "Downloads" / "other"
+    (trusted / ".git").mkdir(parents=True)
+    write(other / ".codex" / "config.toml", '[mcp_servers.other-tools]\ncommand = "other-mcp"\n')
+    trust = f'[projects.{json.dumps(os.fspath(trusted))}]\ntrust_level = "trusted"\n'
+    write(home / ".codex" / "config.toml", trust)
+    return home, trusted, other
+
+
+def test_codex_trust_is_not_borrowed_through_dot_dot_from_a_trusted_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, trusted, _ = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    monkeypatch.chdir(trusted)
+
+    for project in ("../../Downloads/other", trusted / ".." / ".." / "Downloads" / "other"):
+        entries = load_host_entries("codex", project, home=home, environ={}, platform="linux")
+        assert names(entries) == {}, project
+
+
+def test_codex_trust_is_not_borrowed_through_a_symlink_kept_in_a_trusted_repository(tmp_path: Path) -> None:
+    home, trusted, other = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    (trusted / "vendor").mkdir()
+    (trusted / "vendor" / "other").symlink_to(other, target_is_directory=True)
+
+    link = trusted / "vendor" / "other"
+    entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {}
+
+
+@pytest.mark.parametrize("gitdir", ["../../work/trusted/.git/worktrees/forged", "{trusted}/.git/worktrees/x"])
+def test_a_forged_git_file_does_not_borrow_a_trusted_repositorys_codex_trust(
+    tmp_path: Path, gitdir: str
+) -> None:
+    home, trusted, other = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    worktrees = trusted / ".git" / "worktrees"
+    write(worktrees / "x" / "commondir", "../..\n")  # metadata that does not point back at `other`
+    write(worktrees / "x" / "gitdir", f"{tmp_path / 'elsewhere' / '.git'}\n")
+    write(other / ".git", f"gitdir: {gitdir.format(trusted=trusted)}\n")
+
+    entries = load_host_entries("codex", other, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {}
+
+
+def test_a_linked_worktree_of_a_trusted_repository_has_its_codex_trust(tmp_path: Path) -> None:
+    home, trusted, _ = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", os.fspath(trusted)]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=30)
+    linked = tmp_path / "linked"
+    subprocess.run([*git, "worktree", "add", "-q", os.fspath(linked)], check=True, timeout=30)
+    write(linked / ".codex" / "config.toml", '[mcp_servers.linked-tools]\ncommand = "linked-mcp"\n')
+
+    entries = load_host_entries("codex", linked, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"linked-tools": True}
 
 
 # --------------------------------------------------------------------------- where the hosts look

@@ -114,15 +114,21 @@ def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
     except ConfigError:
         user_config = {}  # reported where its servers are read; no project is trusted by it
     levels = codex.trust_levels(user_config)
-    root = next((folder for folder in (project, *project.parents) if (folder / ".git").exists()), project)
+    # Codex walks up from the real folder (its cwd, `..` collapsed): a symlink or a `..` in the
+    # path given names no folder Codex would take as a parent.
+    real = Path(os.path.realpath(project))
+    given = os.path.normpath(project)
+    folders = [real, *real.parents]
+    root = next((folder for folder in folders if (folder / ".git").exists()), real)
     repository = _main_worktree(root)
-    folders = [project, *project.parents]
-    folders = folders[: folders.index(root) + 1] if root in folders else [project]
+    folders = folders[: folders.index(root) + 1]
     files = []
     for folder in reversed(folders):  # the root's first: the folder nearest the project wins
         if _same_folder(folder / ".codex", codex_home):
             continue  # the user's own folder, read as the user's
-        keys = [key for place in (folder, root, repository) for key in _path_keys(place) if key in levels]
+        spellings = [given] if folder == real else []
+        spellings += [key for place in (folder, root, repository) for key in _path_keys(place)]
+        keys = [key for key in spellings if key in levels]
         key = keys[0] if keys else os.fspath(repository)
         level = levels.get(key)
         reason = None
@@ -143,16 +149,31 @@ def _path_keys(folder: Path) -> list[str]:
 
 
 def _main_worktree(root: Path) -> Path:
-    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's."""
+    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's.
+
+    Only when the worktree's metadata points back: `<gitdir>/gitdir` names this checkout's `.git` and
+    `<gitdir>/commondir` the main `.git` whose `worktrees` holds it; a `.git` file alone proves nothing,
+    as Codex's `resolve_root_git_project_for_trust` checks (codex-rs/git-utils; its tests
+    `..._validates_main_checkout_ownership` and `..._rejects_incomplete_metadata`).
+    """
     marker = root / ".git"
     if not marker.is_file():
         return root
     try:
-        gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
-    except (OSError, UnicodeDecodeError):
+        line = marker.read_text(encoding="utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return root
+        # <main>/.git/worktrees/<name>
+        gitdir = Path(os.path.realpath(root / line.removeprefix("gitdir:").strip()))
+        back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+        common = Path(os.path.realpath(gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()))
+    except (OSError, UnicodeDecodeError, ValueError):
         return root
-    common = (root / gitdir).resolve()  # <main>/.git/worktrees/<name>
-    return common.parent.parent.parent if common.parent.name == "worktrees" else root
+    owned = back and os.path.realpath(gitdir / back) == os.path.realpath(marker)
+    inside = gitdir.parent.name == "worktrees" and gitdir.parent.parent == common
+    if owned and inside and common.name == ".git":
+        return common.parent
+    return root
 
 
 def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
