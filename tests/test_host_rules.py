@@ -440,6 +440,40 @@ def test_gemini_cli_home_and_the_system_settings_file_are_read(tmp_path: Path) -
     assert {config.server_name: config.command for config in entries.configs} == {"a": "system", "b": "y"}
 
 
+def test_an_untrusted_gemini_workspaces_allow_list_does_not_switch_the_users_off(tmp_path: Path) -> None:
+    servers = {"approved": {"command": "a"}, "other": {"command": "b"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["approved"]}, "mcpServers": servers})
+    project = tmp_path / "Downloads" / "cloned"  # no trustedFolders.json: not trusted
+    write(project / ".gemini" / "settings.json", json.dumps({"mcp": {"allowed": ["nothing-here"]}}))
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(tmp_path / "no-system.json")}
+
+    entries = load_host_entries("gemini", project, home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"approved": True, "other": False}
+
+
+def test_gemini_allow_lists_sharing_no_name_start_no_server(tmp_path: Path) -> None:
+    servers = {"approved": {"command": "a"}, "other": {"command": "b"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["approved"]}, "mcpServers": servers})
+    system = write(tmp_path / "etc" / "settings.json", json.dumps({"mcp": {"allowed": ["audited"]}}))
+
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(system)}
+    entries = load_host_entries("gemini", home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"approved": False, "other": False}
+
+
+def test_gemini_allow_lists_keep_the_system_lists_spelling_and_match_names_exactly(tmp_path: Path) -> None:
+    servers = {"github": {"command": "gh-mcp"}, "GitLab": {"command": "gl-mcp"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["github", "gitlab"]}, "mcpServers": servers})
+    system = write(tmp_path / "etc" / "settings.json", json.dumps({"mcp": {"allowed": ["GitHub", "GitLab"]}}))
+
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(system)}
+    entries = load_host_entries("gemini", home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"github": False, "GitLab": True}
+
+
 # --------------------------------------------------------------------------- Claude Code on Windows
 
 # `~/.claude.json` as Claude Code writes it on Windows: project keys with forward slashes, the drive

@@ -145,11 +145,13 @@ class ServerSwitches:
     disabling servers").
 
     `mcp.excluded` lists are joined across the settings files and the `mcp.allowed` lists that are
-    set are intersected (its `getConsolidatedExcludedMcpServers` / `...AllowedMcpServers`). Where its
-    checks differ, a server either leaves off is left off: when it connects (`isBlockedBySettings` in
-    packages/core/src/tools/mcp-client-manager.ts) an empty allow list allows every server and an
-    allowed name must match exactly; `canLoadServer` compares names in lower case, trimmed, which is
-    how an excluded or disabled name is matched here.
+    set are intersected, in its order (system, system defaults, user, workspace), keeping the first
+    list's spelling (its `getConsolidatedExcludedMcpServers` / `...AllowedMcpServers` in
+    packages/cli/src/config/settings.ts). Where its checks differ, a server either leaves off is left
+    off: when it connects (`isBlockedBySettings` in packages/core/src/tools/mcp-client-manager.ts) an
+    allowed name must match exactly, and `canLoadServer` (mcpServerEnablement.ts) allows nothing when
+    lists are set but share no name (`allowedList !== undefined`); it compares names in lower case,
+    trimmed, which is how an excluded or disabled name is matched here.
     """
 
     allowed: frozenset[str] | None = None
@@ -158,7 +160,7 @@ class ServerSwitches:
 
     @classmethod
     def of(cls, settings: Iterable[Any], enablement: Any = None) -> ServerSwitches:
-        """The switches of Gemini's settings documents and its `mcp-server-enablement.json`."""
+        """The switches of Gemini's settings documents (in its order, see above) and its enablement file."""
         allowed: set[str] | None = None
         excluded: set[str] = set()
         for document in settings:
@@ -178,7 +180,7 @@ class ServerSwitches:
             for name, state in enablement.items():
                 if isinstance(name, str) and isinstance(state, Mapping) and state.get("enabled") is False:
                     disabled.add(_normal(name))
-        return cls(frozenset(allowed) if allowed else None, frozenset(excluded), frozenset(disabled))
+        return cls(None if allowed is None else frozenset(allowed), frozenset(excluded), frozenset(disabled))
 
     def why_off(self, name: str) -> str | None:
         """The rule that leaves the server off, in Gemini's words, or None when it is started."""

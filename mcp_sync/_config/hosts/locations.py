@@ -218,11 +218,20 @@ def _gemini_system_settings(environ: Mapping[str, str], platform: str) -> Path:
 
 
 def _gemini_switches(
-    files: list[HostFile], home: Path, environ: Mapping[str, str]
+    files: list[HostFile], home: Path, environ: Mapping[str, str], platform: str
 ) -> Callable[[str], str | None]:
-    """Why Gemini CLI leaves a server off, from all its settings files and `mcp-server-enablement.json`."""
+    """Why Gemini CLI leaves a server off, from its settings files and `mcp-server-enablement.json`.
+
+    An untrusted workspace's file counts for nothing (settings.ts: `this.workspace = isTrusted ?
+    workspace : this.createEmptyWorkspace(workspace)`); the system settings come first, as Gemini
+    CLI consolidates its lists (`ServerSwitches`).
+    """
+    system = _gemini_system_settings(environ, platform)
+    ordered = sorted(files, key=lambda file: file.path != system)  # stable: defaults, user, workspace
     documents = []
-    for file in files:
+    for file in ordered:
+        if file.left_off is not None:
+            continue
         try:
             documents.append(read_document(file.path)[0])
         except ConfigError:
@@ -340,7 +349,9 @@ def load_host_entries(
     )
     if host == "gemini":
         home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
-        context = replace(context, why_off=_gemini_switches(files, home_dir, environ))
+        context = replace(
+            context, why_off=_gemini_switches(files, home_dir, environ, platform or sys.platform)
+        )
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
