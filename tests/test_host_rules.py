@@ -80,6 +80,24 @@ def test_a_repeated_key_in_a_claude_desktop_file_keeps_the_last_value_and_warns_
     assert "token-value" not in records.text()
 
 
+
+
+@pytest.mark.parametrize("host", ["gemini", "claude-code"])
+def test_a_repeated_key_in_a_host_file_read_for_several_settings_is_warned_about_once(
+    tmp_path: Path, records: Records, host: str
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    if host == "gemini":
+        write(home / ".gemini" / "settings.json", '{"mcp": {"excluded": [], "excluded": ["x"]}}')
+    else:  # read for the servers the user turned down, and for the local scope's servers
+        record = '{"disabledMcpjsonServers": [], "disabledMcpjsonServers": ["x"]}'
+        write(home / ".claude.json", f'{{"projects": {{{json.dumps(os.fspath(project))}: {record}}}}}')
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(tmp_path / "none.json")}
+
+    load_host_entries(host, project, home=home, environ=environ, platform="linux")
+
+    assert len([line for _, line in records.lines if "more than once" in line]) == 1
 @pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
 def test_a_vscode_server_pasted_twice_loads_once_with_its_last_settings(tmp_path: Path, through: str) -> None:
     project = tmp_path / "project"

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,11 @@ from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
 
+# The files parsed in the load under way: each is parsed, and a repeated key warned about, once.
+_parsed: ContextVar[dict[Path, tuple[Any, str] | ConfigError] | None] = ContextVar(
+    "mcp_sync_host_files_parsed", default=None
+)
+
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
 
 
@@ -39,6 +46,35 @@ class HostFile:
     part: Callable[[Any], Any] | None = None
     # Why the host does not read this file although it is there (an untrusted Codex project), or None.
     left_off: str | None = None
+
+
+@contextmanager
+def _one_parse_per_file() -> Iterator[None]:
+    """Within it, `_read` parses each file once (the outermost one holds the parses)."""
+    if _parsed.get() is not None:
+        yield
+        return
+    token = _parsed.set({})
+    try:
+        yield
+    finally:
+        _parsed.reset(token)
+
+
+def _read(path: Path) -> tuple[Any, str]:
+    """`read_document`, once per file in one load: the helpers reading one setting share the parse."""
+    cache = _parsed.get()
+    if cache is None:
+        return read_document(path)
+    if path not in cache:
+        try:
+            cache[path] = read_document(path)
+        except ConfigError as exc:
+            cache[path] = exc
+    found = cache[path]
+    if isinstance(found, ConfigError):
+        raise ConfigError(str(found)) from None
+    return found
 
 
 def _user_config_dir(home: Path, environ: Mapping[str, str], platform: str) -> Path:
@@ -110,7 +146,7 @@ def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
     """
     user_file = codex_home / "config.toml"
     try:
-        user_config = read_document(user_file)[0] if user_file.is_file() else {}
+        user_config = _read(user_file)[0] if user_file.is_file() else {}
     except ConfigError:
         user_config = {}  # reported where its servers are read; no project is trusted by it
     levels = codex.trust_levels(user_config)
@@ -201,7 +237,7 @@ def _quiet_read(path: Path) -> Any:
     if not path.is_file():
         return None
     try:
-        return read_document(path)[0]
+        return _read(path)[0]
     except ConfigError:
         return None  # reported where its servers are read, if it has any
 
@@ -233,14 +269,14 @@ def _gemini_switches(
         if file.left_off is not None:
             continue
         try:
-            documents.append(read_document(file.path)[0])
+            documents.append(_read(file.path)[0])
         except ConfigError:
             continue  # reported where its servers are read
     enablement_path = _gemini_home(home, environ) / ".gemini" / gemini.ENABLEMENT_FILE
     enablement = None
     if enablement_path.is_file():
         try:
-            enablement, _ = read_document(enablement_path)
+            enablement, _ = _read(enablement_path)
         except ConfigError as exc:
             _log.warning("%s", exc)
     return gemini.ServerSwitches.of(documents, enablement).why_off
@@ -282,7 +318,7 @@ def _rejected_project_servers(claude_json: Path, user_settings: Path, project: P
         if not path.is_file():
             continue
         try:
-            document, _ = read_document(path)
+            document, _ = _read(path)
         except ConfigError as exc:
             _log.debug("not reading %s for %s: %s", path, REJECTED_KEY, exc)
             continue
@@ -312,7 +348,8 @@ def host_config_files(
     environ = os.environ if environ is None else environ
     home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
     project_dir = Path(project).expanduser().absolute() if project is not None else None
-    candidates = _candidates(host, project_dir, home_dir, environ, platform or sys.platform)
+    with _one_parse_per_file():
+        candidates = _candidates(host, project_dir, home_dir, environ, platform or sys.platform)
     found = [candidate for candidate in candidates if candidate.path.is_file()]
     if not found:
         looked = ", ".join(dict.fromkeys(str(candidate.path) for candidate in candidates))
@@ -339,6 +376,20 @@ def load_host_entries(
     instead.
     Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
+    with _one_parse_per_file():
+        return _load_host_entries(host, project, environ, inputs, strict, home, platform)
+
+
+def _load_host_entries(
+    host: str,
+    project: str | os.PathLike[str] | None,
+    environ: Mapping[str, str] | None,
+    inputs: Inputs,
+    strict: bool,
+    home: str | os.PathLike[str] | None,
+    platform: str | None,
+) -> ConfigEntries:
+    """`load_host_entries`, within one load's parses."""
     environ = os.environ if environ is None else environ
     if project is not None and not Path(project).expanduser().is_dir():
         raise ConfigError(f"the project folder {os.fspath(project)!r} does not exist or is not a directory")
@@ -355,15 +406,12 @@ def load_host_entries(
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
-    parsed: dict[Path, tuple[Any, str]] = {}  # Claude Code's ~/.claude.json (megabytes) serves two scopes
     for file in files:
         if file.left_off is not None:
             _log.warning("%s: not loaded: %s", file.path, file.left_off)
             continue
         try:
-            if file.path not in parsed:
-                parsed[file.path] = read_document(file.path)
-            document, source = parsed[file.path]
+            document, source = _read(file.path)  # Claude Code's ~/.claude.json (megabytes) serves two scopes
             if file.part is not None:
                 document = file.part(document)
             raw = document_entries(document, source, environ, context, host=host)
