@@ -80,8 +80,6 @@ def test_a_repeated_key_in_a_claude_desktop_file_keeps_the_last_value_and_warns_
     assert "token-value" not in records.text()
 
 
-
-
 @pytest.mark.parametrize("host", ["gemini", "claude-code"])
 def test_a_repeated_key_in_a_host_file_read_for_several_settings_is_warned_about_once(
     tmp_path: Path, records: Records, host: str
@@ -98,6 +96,8 @@ def test_a_repeated_key_in_a_host_file_read_for_several_settings_is_warned_about
     load_host_entries(host, project, home=home, environ=environ, platform="linux")
 
     assert len([line for _, line in records.lines if "more than once" in line]) == 1
+
+
 @pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
 def test_a_vscode_server_pasted_twice_loads_once_with_its_last_settings(tmp_path: Path, through: str) -> None:
     project = tmp_path / "project"
@@ -152,6 +152,19 @@ def test_cursor_file_given_by_path_ignores_timeout_too(tmp_path: Path) -> None:
     [config] = load_config_entries(path, environ={}).configs
 
     assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
+
+
+@pytest.mark.parametrize("timeout", [60, "60", " 60 ", 0.5])
+def test_a_seconds_timeout_in_a_file_of_no_known_host_is_ignored_whether_number_or_string(
+    tmp_path: Path, records: Records, timeout: Any
+) -> None:
+    entry = {"command": "x", "timeout": timeout}
+    path = write(tmp_path / "cline_mcp_settings.json", json.dumps({"mcpServers": {"s": entry}}))
+
+    [config] = load_config_entries(path, environ={}).configs
+
+    assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
+    assert "mcpServers.s: ignoring 'timeout'" in records.text()
 
 
 # --------------------------------------------------------------------------- VS Code's pickString options

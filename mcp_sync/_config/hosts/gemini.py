@@ -199,16 +199,23 @@ def reads_timeout(entry: RawEntry, value: Any, where: str) -> bool:
 
     Only Gemini CLI reads `timeout`; Claude Desktop, Claude Code, Cursor and Windsurf document none
     and ignore it, as we do. Cline and Roo write it in seconds: in a file whose host is not known,
-    a number under a second is such a one (read as milliseconds it would time every call out), so it
-    is left out with a warning.
+    a number under a second (or a string holding one) is such a one (read as milliseconds it would
+    time every call out), so it is left out with a warning.
     """
     if entry.host == "gemini":
         return True
     if entry.host is not None:
         _log.debug("%s: ignoring 'timeout' (only Gemini CLI reads it, not %s)", where, entry.host)
         return False
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and 0 < value < _SHORT_TIMEOUT_MS:
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):  # "60": read as a number when it is checked, so guarded as one
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None  # not a number: refused, naming the entry, when it is checked
+    if number is not None and 0 < number < _SHORT_TIMEOUT_MS:
         _log.warning(
             "%s: ignoring 'timeout': only Gemini CLI reads it, in milliseconds, and %s ms looks like "
             "seconds as Cline and Roo write them; write 'tool_call_timeout_ms' for a call timeout",
