@@ -318,6 +318,22 @@ def test_a_plain_dollar_brace_name_is_no_vscode_variable_and_is_passed_as_writte
     assert "${GITHUB_TOKEN} is not a variable VS Code reads; it is passed as written" in records.text()
 
 
+def test_a_vscode_env_variable_with_a_shell_default_is_its_name_only_as_in_vscode(
+    tmp_path: Path, records: Records
+) -> None:
+    # VS Code's evaluateSingleVariable splits `env:MODE:-prod` at ':' and reads MODE: no default.
+    env = {"PROXY": "${env:HTTPS_PROXY:-http://fallback:3128}", "MODE": "${env:MODE:-prod}"}
+    document = {"servers": {"s": {"type": "stdio", "command": "x", "env": env}}}
+    project = tmp_path / "project"
+    write(project / ".vscode" / "mcp.json", json.dumps(document))
+
+    for environ in ({}, {"MODE": ""}, {"MODE": "dev"}):
+        [config] = load_host_entries("vscode", project, home=tmp_path / "home", environ=environ).configs
+        assert config.env == {"PROXY": "", "MODE": environ.get("MODE", "")}
+    assert "${env:MODE:-...} has no default in VS Code, which reads only MODE" in records.text()
+    assert "fallback" not in records.text()
+
+
 # Gemini CLI's resolveEnvVarsInString: an unset `${NAME}` or `$NAME` stays as written, `:-` takes the
 # default only when the variable is unset, and `${env:NAME}` is not one of its spellings.
 GEMINI_VARIABLES = {
