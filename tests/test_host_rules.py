@@ -211,6 +211,32 @@ def test_a_pick_string_option_object_left_to_its_default_passes_the_value(tmp_pa
     assert config.env == {"REGION": "eu"}
 
 
+@pytest.mark.parametrize(
+    ("options", "labels", "answer", "expected"),
+    [
+        (("a", "b"), ("2", "1"), "1", "a"),  # a number is the listed line's, whatever the labels say
+        (("prod", "staging"), ("staging", "prod"), "staging", "prod"),  # what is shown before what is not
+        (("prod", "prod-eu"), ("Production", "Prod (EU)"), "Prod (EU)", "prod-eu"),
+    ],
+)
+def test_the_cli_picks_by_listed_number_then_label_then_value(
+    options: tuple[str, ...], labels: tuple[str, ...], answer: str, expected: str
+) -> None:
+    item = HostInput("env", "Environment", type="pickString", options=options, option_labels=labels)
+
+    assert _ask(item, io.StringIO(answer + "\n"), io.StringIO()) == expected
+
+
+def test_two_pick_string_options_with_one_value_keep_their_own_labels() -> None:
+    labels = ("Production", "Prod (EU)")
+    item = HostInput("env", "Environment", type="pickString", options=("prod", "prod"), option_labels=labels)
+    stderr = io.StringIO()
+
+    assert _ask(item, io.StringIO("2\n"), stderr) == "prod"
+    assert "1) Production\n" in stderr.getvalue() and "2) Prod (EU)\n" in stderr.getvalue()
+    assert [item.label_at(index) for index in range(2)] == list(labels)
+
+
 @pytest.mark.parametrize("answer", ["1", "Europe", "eu"])
 def test_the_cli_lists_pick_string_labels_and_takes_a_number_label_or_value(answer: str) -> None:
     labels = ("Europe", "us")
