@@ -648,6 +648,16 @@ def test_codex_trust_written_under_the_real_path_covers_a_symlinked_project(tmp_
     assert names(entries) == {"docs": True, "repo-tools": True}
 
 
+def test_codex_trust_written_under_the_path_as_given_still_covers_that_project(tmp_path: Path) -> None:
+    link = tmp_path / "link-to-repo"
+    home, project = codex_layout(tmp_path, "trusted", key=link)
+    link.symlink_to(project, target_is_directory=True)
+
+    entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "repo-tools": True}
+
+
 def untrusted_folder_beside_a_trusted_repository(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A home trusting `trusted` (a repository), and an untrusted folder elsewhere with a Codex server."""
     home, trusted, other = tmp_path / "home", tmp_path / "work" / "trusted", tmp_path / "Downloads" / "other"
