@@ -139,7 +139,8 @@ def _candidates(
 def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
     """The `.codex/config.toml` files Codex reads for `project`: from its root down to it, when trusted.
 
-    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`); each file
+    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`), from the
+    project's real folder (Codex's working folder, `..` collapsed: never a lexical parent); each file
     is read when its folder, else the root, else the repository's main folder is trusted in the user's
     `config.toml`, matched by the path as Codex writes it (absolute, through symlinks), and is left
     off with the reason otherwise (codex-rs/core/src/config_loader/mod.rs, `load_project_layers`).
