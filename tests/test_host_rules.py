@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -79,6 +80,24 @@ def test_a_repeated_key_in_a_claude_desktop_file_keeps_the_last_value_and_warns_
     assert "token-value" not in records.text()
 
 
+@pytest.mark.parametrize("host", ["gemini", "claude-code"])
+def test_a_repeated_key_in_a_host_file_read_for_several_settings_is_warned_about_once(
+    tmp_path: Path, records: Records, host: str
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    if host == "gemini":
+        write(home / ".gemini" / "settings.json", '{"mcp": {"excluded": [], "excluded": ["x"]}}')
+    else:  # read for the servers the user turned down, and for the local scope's servers
+        record = '{"disabledMcpjsonServers": [], "disabledMcpjsonServers": ["x"]}'
+        write(home / ".claude.json", f'{{"projects": {{{json.dumps(os.fspath(project))}: {record}}}}}')
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(tmp_path / "none.json")}
+
+    load_host_entries(host, project, home=home, environ=environ, platform="linux")
+
+    assert len([line for _, line in records.lines if "more than once" in line]) == 1
+
+
 @pytest.mark.parametrize("through", ["load_host_entries", "load_config_entries"])
 def test_a_vscode_server_pasted_twice_loads_once_with_its_last_settings(tmp_path: Path, through: str) -> None:
     project = tmp_path / "project"
@@ -135,6 +154,19 @@ def test_cursor_file_given_by_path_ignores_timeout_too(tmp_path: Path) -> None:
     assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
 
 
+@pytest.mark.parametrize("timeout", [60, "60", " 60 ", 0.5])
+def test_a_seconds_timeout_in_a_file_of_no_known_host_is_ignored_whether_number_or_string(
+    tmp_path: Path, records: Records, timeout: Any
+) -> None:
+    entry = {"command": "x", "timeout": timeout}
+    path = write(tmp_path / "cline_mcp_settings.json", json.dumps({"mcpServers": {"s": entry}}))
+
+    [config] = load_config_entries(path, environ={}).configs
+
+    assert config.tool_call_timeout_ms == StdioServerConfig(server_name="d", command="x").tool_call_timeout_ms
+    assert "mcpServers.s: ignoring 'timeout'" in records.text()
+
+
 # --------------------------------------------------------------------------- VS Code's pickString options
 
 # Options as objects, per VS Code's `PickStringInputInfo` (`options: (string | {value, label?})[]`).
@@ -177,6 +209,32 @@ def test_a_pick_string_option_object_left_to_its_default_passes_the_value(tmp_pa
     [config] = load_config_entries(path, environ={}).configs
 
     assert config.env == {"REGION": "eu"}
+
+
+@pytest.mark.parametrize(
+    ("options", "labels", "answer", "expected"),
+    [
+        (("a", "b"), ("2", "1"), "1", "a"),  # a number is the listed line's, whatever the labels say
+        (("prod", "staging"), ("staging", "prod"), "staging", "prod"),  # what is shown before what is not
+        (("prod", "prod-eu"), ("Production", "Prod (EU)"), "Prod (EU)", "prod-eu"),
+    ],
+)
+def test_the_cli_picks_by_listed_number_then_label_then_value(
+    options: tuple[str, ...], labels: tuple[str, ...], answer: str, expected: str
+) -> None:
+    item = HostInput("env", "Environment", type="pickString", options=options, option_labels=labels)
+
+    assert _ask(item, io.StringIO(answer + "\n"), io.StringIO()) == expected
+
+
+def test_two_pick_string_options_with_one_value_keep_their_own_labels() -> None:
+    labels = ("Production", "Prod (EU)")
+    item = HostInput("env", "Environment", type="pickString", options=("prod", "prod"), option_labels=labels)
+    stderr = io.StringIO()
+
+    assert _ask(item, io.StringIO("2\n"), stderr) == "prod"
+    assert "1) Production\n" in stderr.getvalue() and "2) Prod (EU)\n" in stderr.getvalue()
+    assert [item.label_at(index) for index in range(2)] == list(labels)
 
 
 @pytest.mark.parametrize("answer", ["1", "Europe", "eu"])
@@ -284,6 +342,22 @@ def test_a_plain_dollar_brace_name_is_no_vscode_variable_and_is_passed_as_writte
 
     assert config.args == ("--token=${GITHUB_TOKEN}",)
     assert "${GITHUB_TOKEN} is not a variable VS Code reads; it is passed as written" in records.text()
+
+
+def test_a_vscode_env_variable_with_a_shell_default_is_its_name_only_as_in_vscode(
+    tmp_path: Path, records: Records
+) -> None:
+    # VS Code's evaluateSingleVariable splits `env:MODE:-prod` at ':' and reads MODE: no default.
+    env = {"PROXY": "${env:HTTPS_PROXY:-http://fallback:3128}", "MODE": "${env:MODE:-prod}"}
+    document = {"servers": {"s": {"type": "stdio", "command": "x", "env": env}}}
+    project = tmp_path / "project"
+    write(project / ".vscode" / "mcp.json", json.dumps(document))
+
+    for environ in ({}, {"MODE": ""}, {"MODE": "dev"}):
+        [config] = load_host_entries("vscode", project, home=tmp_path / "home", environ=environ).configs
+        assert config.env == {"PROXY": "", "MODE": environ.get("MODE", "")}
+    assert "${env:MODE:-...} has no default in VS Code, which reads only MODE" in records.text()
+    assert "fallback" not in records.text()
 
 
 # Gemini CLI's resolveEnvVarsInString: an unset `${NAME}` or `$NAME` stays as written, `:-` takes the
@@ -439,6 +513,40 @@ def test_gemini_cli_home_and_the_system_settings_file_are_read(tmp_path: Path) -
     assert {config.server_name: config.command for config in entries.configs} == {"a": "system", "b": "y"}
 
 
+def test_an_untrusted_gemini_workspaces_allow_list_does_not_switch_the_users_off(tmp_path: Path) -> None:
+    servers = {"approved": {"command": "a"}, "other": {"command": "b"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["approved"]}, "mcpServers": servers})
+    project = tmp_path / "Downloads" / "cloned"  # no trustedFolders.json: not trusted
+    write(project / ".gemini" / "settings.json", json.dumps({"mcp": {"allowed": ["nothing-here"]}}))
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(tmp_path / "no-system.json")}
+
+    entries = load_host_entries("gemini", project, home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"approved": True, "other": False}
+
+
+def test_gemini_allow_lists_sharing_no_name_start_no_server(tmp_path: Path) -> None:
+    servers = {"approved": {"command": "a"}, "other": {"command": "b"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["approved"]}, "mcpServers": servers})
+    system = write(tmp_path / "etc" / "settings.json", json.dumps({"mcp": {"allowed": ["audited"]}}))
+
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(system)}
+    entries = load_host_entries("gemini", home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"approved": False, "other": False}
+
+
+def test_gemini_allow_lists_keep_the_system_lists_spelling_and_match_names_exactly(tmp_path: Path) -> None:
+    servers = {"github": {"command": "gh-mcp"}, "GitLab": {"command": "gl-mcp"}}
+    home = gemini_home(tmp_path, {"mcp": {"allowed": ["github", "gitlab"]}, "mcpServers": servers})
+    system = write(tmp_path / "etc" / "settings.json", json.dumps({"mcp": {"allowed": ["GitHub", "GitLab"]}}))
+
+    environ = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": os.fspath(system)}
+    entries = load_host_entries("gemini", home=home, environ=environ, platform="linux")
+
+    assert names(entries) == {"github": False, "GitLab": True}
+
+
 # --------------------------------------------------------------------------- Claude Code on Windows
 
 # `~/.claude.json` as Claude Code writes it on Windows: project keys with forward slashes, the drive
@@ -538,6 +646,77 @@ def test_codex_trust_written_under_the_real_path_covers_a_symlinked_project(tmp_
     entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
 
     assert names(entries) == {"docs": True, "repo-tools": True}
+
+
+def test_codex_trust_written_under_the_path_as_given_still_covers_that_project(tmp_path: Path) -> None:
+    link = tmp_path / "link-to-repo"
+    home, project = codex_layout(tmp_path, "trusted", key=link)
+    link.symlink_to(project, target_is_directory=True)
+
+    entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"docs": True, "repo-tools": True}
+
+
+def untrusted_folder_beside_a_trusted_repository(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A home trusting `trusted` (a repository), and an untrusted folder elsewhere with a Codex server."""
+    home, trusted, other = tmp_path / "home", tmp_path / "work" / "trusted", tmp_path / "Downloads" / "other"
+    (trusted / ".git").mkdir(parents=True)
+    write(other / ".codex" / "config.toml", '[mcp_servers.other-tools]\ncommand = "other-mcp"\n')
+    trust = f'[projects.{json.dumps(os.fspath(trusted))}]\ntrust_level = "trusted"\n'
+    write(home / ".codex" / "config.toml", trust)
+    return home, trusted, other
+
+
+def test_codex_trust_is_not_borrowed_through_dot_dot_from_a_trusted_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, trusted, _ = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    monkeypatch.chdir(trusted)
+
+    for project in ("../../Downloads/other", trusted / ".." / ".." / "Downloads" / "other"):
+        entries = load_host_entries("codex", project, home=home, environ={}, platform="linux")
+        assert names(entries) == {}, project
+
+
+def test_codex_trust_is_not_borrowed_through_a_symlink_kept_in_a_trusted_repository(tmp_path: Path) -> None:
+    home, trusted, other = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    (trusted / "vendor").mkdir()
+    (trusted / "vendor" / "other").symlink_to(other, target_is_directory=True)
+
+    link = trusted / "vendor" / "other"
+    entries = load_host_entries("codex", link, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {}
+
+
+@pytest.mark.parametrize("gitdir", ["../../work/trusted/.git/worktrees/forged", "{trusted}/.git/worktrees/x"])
+def test_a_forged_git_file_does_not_borrow_a_trusted_repositorys_codex_trust(
+    tmp_path: Path, gitdir: str
+) -> None:
+    home, trusted, other = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    worktrees = trusted / ".git" / "worktrees"
+    write(worktrees / "x" / "commondir", "../..\n")  # metadata that does not point back at `other`
+    write(worktrees / "x" / "gitdir", f"{tmp_path / 'elsewhere' / '.git'}\n")
+    write(other / ".git", f"gitdir: {gitdir.format(trusted=trusted)}\n")
+
+    entries = load_host_entries("codex", other, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {}
+
+
+def test_a_linked_worktree_of_a_trusted_repository_has_its_codex_trust(tmp_path: Path) -> None:
+    home, trusted, _ = untrusted_folder_beside_a_trusted_repository(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", os.fspath(trusted)]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=30)
+    linked = tmp_path / "linked"
+    subprocess.run([*git, "worktree", "add", "-q", os.fspath(linked)], check=True, timeout=30)
+    write(linked / ".codex" / "config.toml", '[mcp_servers.linked-tools]\ncommand = "linked-mcp"\n')
+
+    entries = load_host_entries("codex", linked, home=home, environ={}, platform="linux")
+
+    assert names(entries) == {"linked-tools": True}
 
 
 # --------------------------------------------------------------------------- where the hosts look

@@ -3,7 +3,7 @@ and a person's approval of a tool call that must be approved first (`terminal_ap
 
 A `promptString` input is asked once per id, with its description as the prompt and its default
 offered; what is typed for a `password: true` input is not shown (`getpass`). A `pickString` input
-lists its options (each by its label, as VS Code shows it), to be chosen by number, value or label.
+lists its options (each by its label, as VS Code shows it), to be chosen by number, label or value.
 Only on a terminal: in a pipe or a script nothing is asked, and the value comes from the environment
 (`input_variable_name(ID)`) or the input's default, as it does for `MCPHub.from_host`. A value already
 in the environment is not asked for either. The prompts go to stderr, so that stdout holds only the
@@ -87,13 +87,13 @@ def _ask(item: HostInput, stdin: TextIO, stderr: TextIO) -> str | None:
 
 
 def _pick(item: HostInput, prompt: str, stdin: TextIO, stderr: TextIO) -> str | None:
-    """One of the options, by number or by value; None (the default) for an empty answer, the end of
-    input, or `_PICK_ATTEMPTS` answers that are not an option."""
+    """One of the options, by its listed number, else its label, else its value (what is shown before
+    what is not); None (the default) for an empty answer, the end of input, or `_PICK_ATTEMPTS`
+    answers that are not an option."""
     if not item.options:
         return None
-    choices = "".join(
-        f"mcp-sync:   {number}) {item.label_of(option)}\n" for number, option in enumerate(item.options, 1)
-    )
+    labels = [item.label_at(index) for index in range(len(item.options))]
+    choices = "".join(f"mcp-sync:   {number}) {label}\n" for number, label in enumerate(labels, 1))
     for _ in range(_PICK_ATTEMPTS):
         stderr.write(choices + prompt)
         stderr.flush()
@@ -103,12 +103,11 @@ def _pick(item: HostInput, prompt: str, stdin: TextIO, stderr: TextIO) -> str | 
         answer = line.strip()
         if not answer or not line:
             return None
-        if answer in item.options:
-            return answer
-        by_label = [option for option in item.options if item.label_of(option) == answer]
-        if by_label:
-            return by_label[0]
         if answer.isdigit() and 1 <= int(answer) <= len(item.options):
             return item.options[int(answer) - 1]
+        if answer in labels:
+            return item.options[labels.index(answer)]
+        if answer in item.options:
+            return answer
         stderr.write(f"mcp-sync: {answer!r} is not one of the {len(item.options)} options\n")
     return None

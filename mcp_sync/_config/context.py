@@ -28,9 +28,18 @@ class HostInput:
     option_labels: tuple[str, ...] = ()
 
     def label_of(self, option: str) -> str:
-        """The label an option is shown with: its `label` in the file, else the option itself."""
-        labels = dict(zip(self.options, self.option_labels, strict=False))
-        return labels.get(option) or option
+        """The label an option is shown with: its `label` in the file, else the option itself.
+
+        Two options may share a value under different labels: this is the first's; `label_at` gives each.
+        """
+        if option in self.options:
+            return self.label_at(self.options.index(option))
+        return option
+
+    def label_at(self, index: int) -> str:
+        """The label of the option listed at `index` (from 0): its `label` in the file, else its value."""
+        label = self.option_labels[index] if index < len(self.option_labels) else ""
+        return label or self.options[index]
 
 
 InputHandler: TypeAlias = Callable[[HostInput], str | None]

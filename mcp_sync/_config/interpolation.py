@@ -4,7 +4,8 @@
 `$${` is a literal `${`; a bare `$VAR` stays literal, since passwords contain `$` (except in Gemini
 CLI's files, which expand a `$VAR` that is set, as Gemini does). In our own files an unset variable
 without a default is a problem naming the field, never a silent empty string. A host's file follows
-its host's rule (`VariableRules`): VS Code reads only `${env:NAME}` (unset: ""), Gemini CLI keeps an
+its host's rule (`VariableRules`): VS Code reads only `${env:NAME}` (unset: "", and `${env:NAME:-x}`
+is NAME too: no default), Gemini CLI keeps an
 unset one as written, Claude Code has no `${env:NAME}`; a spelling the host does not read is passed
 as written, with a warning.
 
@@ -41,6 +42,7 @@ class VariableRules:
     unset_env_is_empty: bool = False  # an unset `${env:NAME}` is "" (VS Code, as a shell does)
     unset_kept: bool = False  # an unset variable without a default stays as written (Gemini CLI)
     default_when_empty: bool = True  # `:-` takes the default for a set but empty one too (not Gemini CLI)
+    defaults: bool = True  # `:-default` is a default (not in VS Code, which reads only the name)
     host: str = ""  # the host's name, for the warning about a spelling it does not read
 
 
@@ -153,6 +155,13 @@ def _interpolate_string(
         value = environ.get(name)
         if value and secrets is not None and is_credential_name(name):
             secrets.add(value)  # taken from a credential: a secret wherever it is used
+        if default is not None and not rules.defaults:
+            if notices is not None:
+                notices.append(
+                    f"field '{where}': {_spelling(prefixed, name, default)} has no default in {rules.host}, "
+                    f"which reads only {name}"
+                )
+            default = None
         if default is not None:
             if rules.default_when_empty:
                 return value if value else default  # like the shell: unset or empty takes the default

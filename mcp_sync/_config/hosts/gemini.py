@@ -145,11 +145,13 @@ class ServerSwitches:
     disabling servers").
 
     `mcp.excluded` lists are joined across the settings files and the `mcp.allowed` lists that are
-    set are intersected (its `getConsolidatedExcludedMcpServers` / `...AllowedMcpServers`). Where its
-    checks differ, a server either leaves off is left off: when it connects (`isBlockedBySettings` in
-    packages/core/src/tools/mcp-client-manager.ts) an empty allow list allows every server and an
-    allowed name must match exactly; `canLoadServer` compares names in lower case, trimmed, which is
-    how an excluded or disabled name is matched here.
+    set are intersected, in its order (system, system defaults, user, workspace), keeping the first
+    list's spelling (its `getConsolidatedExcludedMcpServers` / `...AllowedMcpServers` in
+    packages/cli/src/config/settings.ts). Where its checks differ, a server either leaves off is left
+    off: when it connects (`isBlockedBySettings` in packages/core/src/tools/mcp-client-manager.ts) an
+    allowed name must match exactly, and `canLoadServer` (mcpServerEnablement.ts) allows nothing when
+    lists are set but share no name (`allowedList !== undefined`); it compares names in lower case,
+    trimmed, which is how an excluded or disabled name is matched here.
     """
 
     allowed: frozenset[str] | None = None
@@ -158,7 +160,7 @@ class ServerSwitches:
 
     @classmethod
     def of(cls, settings: Iterable[Any], enablement: Any = None) -> ServerSwitches:
-        """The switches of Gemini's settings documents and its `mcp-server-enablement.json`."""
+        """The switches of Gemini's settings documents (in its order, see above) and its enablement file."""
         allowed: set[str] | None = None
         excluded: set[str] = set()
         for document in settings:
@@ -178,7 +180,7 @@ class ServerSwitches:
             for name, state in enablement.items():
                 if isinstance(name, str) and isinstance(state, Mapping) and state.get("enabled") is False:
                     disabled.add(_normal(name))
-        return cls(frozenset(allowed) if allowed else None, frozenset(excluded), frozenset(disabled))
+        return cls(None if allowed is None else frozenset(allowed), frozenset(excluded), frozenset(disabled))
 
     def why_off(self, name: str) -> str | None:
         """The rule that leaves the server off, in Gemini's words, or None when it is started."""
@@ -197,16 +199,23 @@ def reads_timeout(entry: RawEntry, value: Any, where: str) -> bool:
 
     Only Gemini CLI reads `timeout`; Claude Desktop, Claude Code, Cursor and Windsurf document none
     and ignore it, as we do. Cline and Roo write it in seconds: in a file whose host is not known,
-    a number under a second is such a one (read as milliseconds it would time every call out), so it
-    is left out with a warning.
+    a number under a second (or a string holding one) is such a one (read as milliseconds it would
+    time every call out), so it is left out with a warning.
     """
     if entry.host == "gemini":
         return True
     if entry.host is not None:
         _log.debug("%s: ignoring 'timeout' (only Gemini CLI reads it, not %s)", where, entry.host)
         return False
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and 0 < value < _SHORT_TIMEOUT_MS:
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):  # "60": read as a number when it is checked, so guarded as one
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None  # not a number: refused, naming the entry, when it is checked
+    if number is not None and 0 < number < _SHORT_TIMEOUT_MS:
         _log.warning(
             "%s: ignoring 'timeout': only Gemini CLI reads it, in milliseconds, and %s ms looks like "
             "seconds as Cline and Roo write them; write 'tool_call_timeout_ms' for a call timeout",

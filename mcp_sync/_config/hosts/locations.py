@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,11 @@ from .claude import REJECTED_KEY, local_scope, switched_off, user_scope
 
 _log = logging.getLogger("mcp_sync.config")
 
+# The files parsed in the load under way: each is parsed, and a repeated key warned about, once.
+_parsed: ContextVar[dict[Path, tuple[Any, str] | ConfigError] | None] = ContextVar(
+    "mcp_sync_host_files_parsed", default=None
+)
+
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf")
 
 
@@ -39,6 +46,35 @@ class HostFile:
     part: Callable[[Any], Any] | None = None
     # Why the host does not read this file although it is there (an untrusted Codex project), or None.
     left_off: str | None = None
+
+
+@contextmanager
+def _one_parse_per_file() -> Iterator[None]:
+    """Within it, `_read` parses each file once (the outermost one holds the parses)."""
+    if _parsed.get() is not None:
+        yield
+        return
+    token = _parsed.set({})
+    try:
+        yield
+    finally:
+        _parsed.reset(token)
+
+
+def _read(path: Path) -> tuple[Any, str]:
+    """`read_document`, once per file in one load: the helpers reading one setting share the parse."""
+    cache = _parsed.get()
+    if cache is None:
+        return read_document(path)
+    if path not in cache:
+        try:
+            cache[path] = read_document(path)
+        except ConfigError as exc:
+            cache[path] = exc
+    found = cache[path]
+    if isinstance(found, ConfigError):
+        raise ConfigError(str(found)) from None
+    return found
 
 
 def _user_config_dir(home: Path, environ: Mapping[str, str], platform: str) -> Path:
@@ -103,26 +139,33 @@ def _candidates(
 def _codex_project_files(project: Path, codex_home: Path) -> list[HostFile]:
     """The `.codex/config.toml` files Codex reads for `project`: from its root down to it, when trusted.
 
-    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`); each file
+    The root is the nearest folder up with `.git` (Codex's default `project_root_markers`), from the
+    project's real folder (Codex's working folder, `..` collapsed: never a lexical parent); each file
     is read when its folder, else the root, else the repository's main folder is trusted in the user's
     `config.toml`, matched by the path as Codex writes it (absolute, through symlinks), and is left
     off with the reason otherwise (codex-rs/core/src/config_loader/mod.rs, `load_project_layers`).
     """
     user_file = codex_home / "config.toml"
     try:
-        user_config = read_document(user_file)[0] if user_file.is_file() else {}
+        user_config = _read(user_file)[0] if user_file.is_file() else {}
     except ConfigError:
         user_config = {}  # reported where its servers are read; no project is trusted by it
     levels = codex.trust_levels(user_config)
-    root = next((folder for folder in (project, *project.parents) if (folder / ".git").exists()), project)
+    # Codex walks up from the real folder (its cwd, `..` collapsed): a symlink or a `..` in the
+    # path given names no folder Codex would take as a parent.
+    real = Path(os.path.realpath(project))
+    given = os.path.normpath(project)
+    folders = [real, *real.parents]
+    root = next((folder for folder in folders if (folder / ".git").exists()), real)
     repository = _main_worktree(root)
-    folders = [project, *project.parents]
-    folders = folders[: folders.index(root) + 1] if root in folders else [project]
+    folders = folders[: folders.index(root) + 1]
     files = []
     for folder in reversed(folders):  # the root's first: the folder nearest the project wins
         if _same_folder(folder / ".codex", codex_home):
             continue  # the user's own folder, read as the user's
-        keys = [key for place in (folder, root, repository) for key in _path_keys(place) if key in levels]
+        spellings = [given] if folder == real else []
+        spellings += [key for place in (folder, root, repository) for key in _path_keys(place)]
+        keys = [key for key in spellings if key in levels]
         key = keys[0] if keys else os.fspath(repository)
         level = levels.get(key)
         reason = None
@@ -143,16 +186,31 @@ def _path_keys(folder: Path) -> list[str]:
 
 
 def _main_worktree(root: Path) -> Path:
-    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's."""
+    """The repository's main folder: `root`, or for a linked worktree (`.git` a file) the main one's.
+
+    Only when the worktree's metadata points back: `<gitdir>/gitdir` names this checkout's `.git` and
+    `<gitdir>/commondir` the main `.git` whose `worktrees` holds it; a `.git` file alone proves nothing,
+    as Codex's `resolve_root_git_project_for_trust` checks (codex-rs/git-utils; its tests
+    `..._validates_main_checkout_ownership` and `..._rejects_incomplete_metadata`).
+    """
     marker = root / ".git"
     if not marker.is_file():
         return root
     try:
-        gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
-    except (OSError, UnicodeDecodeError):
+        line = marker.read_text(encoding="utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return root
+        # <main>/.git/worktrees/<name>
+        gitdir = Path(os.path.realpath(root / line.removeprefix("gitdir:").strip()))
+        back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+        common = Path(os.path.realpath(gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()))
+    except (OSError, UnicodeDecodeError, ValueError):
         return root
-    common = (root / gitdir).resolve()  # <main>/.git/worktrees/<name>
-    return common.parent.parent.parent if common.parent.name == "worktrees" else root
+    owned = back and os.path.realpath(gitdir / back) == os.path.realpath(marker)
+    inside = gitdir.parent.name == "worktrees" and gitdir.parent.parent == common
+    if owned and inside and common.name == ".git":
+        return common.parent
+    return root
 
 
 def _gemini_home(home: Path, environ: Mapping[str, str]) -> Path:
@@ -180,7 +238,7 @@ def _quiet_read(path: Path) -> Any:
     if not path.is_file():
         return None
     try:
-        return read_document(path)[0]
+        return _read(path)[0]
     except ConfigError:
         return None  # reported where its servers are read, if it has any
 
@@ -197,20 +255,29 @@ def _gemini_system_settings(environ: Mapping[str, str], platform: str) -> Path:
 
 
 def _gemini_switches(
-    files: list[HostFile], home: Path, environ: Mapping[str, str]
+    files: list[HostFile], home: Path, environ: Mapping[str, str], platform: str
 ) -> Callable[[str], str | None]:
-    """Why Gemini CLI leaves a server off, from all its settings files and `mcp-server-enablement.json`."""
+    """Why Gemini CLI leaves a server off, from its settings files and `mcp-server-enablement.json`.
+
+    An untrusted workspace's file counts for nothing (settings.ts: `this.workspace = isTrusted ?
+    workspace : this.createEmptyWorkspace(workspace)`); the system settings come first, as Gemini
+    CLI consolidates its lists (`ServerSwitches`).
+    """
+    system = _gemini_system_settings(environ, platform)
+    ordered = sorted(files, key=lambda file: file.path != system)  # stable: defaults, user, workspace
     documents = []
-    for file in files:
+    for file in ordered:
+        if file.left_off is not None:
+            continue
         try:
-            documents.append(read_document(file.path)[0])
+            documents.append(_read(file.path)[0])
         except ConfigError:
             continue  # reported where its servers are read
     enablement_path = _gemini_home(home, environ) / ".gemini" / gemini.ENABLEMENT_FILE
     enablement = None
     if enablement_path.is_file():
         try:
-            enablement, _ = read_document(enablement_path)
+            enablement, _ = _read(enablement_path)
         except ConfigError as exc:
             _log.warning("%s", exc)
     return gemini.ServerSwitches.of(documents, enablement).why_off
@@ -252,7 +319,7 @@ def _rejected_project_servers(claude_json: Path, user_settings: Path, project: P
         if not path.is_file():
             continue
         try:
-            document, _ = read_document(path)
+            document, _ = _read(path)
         except ConfigError as exc:
             _log.debug("not reading %s for %s: %s", path, REJECTED_KEY, exc)
             continue
@@ -282,7 +349,8 @@ def host_config_files(
     environ = os.environ if environ is None else environ
     home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
     project_dir = Path(project).expanduser().absolute() if project is not None else None
-    candidates = _candidates(host, project_dir, home_dir, environ, platform or sys.platform)
+    with _one_parse_per_file():
+        candidates = _candidates(host, project_dir, home_dir, environ, platform or sys.platform)
     found = [candidate for candidate in candidates if candidate.path.is_file()]
     if not found:
         looked = ", ".join(dict.fromkeys(str(candidate.path) for candidate in candidates))
@@ -309,6 +377,20 @@ def load_host_entries(
     instead.
     Finding no file, or a `project` that is not a directory, raises `ConfigError`.
     """
+    with _one_parse_per_file():
+        return _load_host_entries(host, project, environ, inputs, strict, home, platform)
+
+
+def _load_host_entries(
+    host: str,
+    project: str | os.PathLike[str] | None,
+    environ: Mapping[str, str] | None,
+    inputs: Inputs,
+    strict: bool,
+    home: str | os.PathLike[str] | None,
+    platform: str | None,
+) -> ConfigEntries:
+    """`load_host_entries`, within one load's parses."""
     environ = os.environ if environ is None else environ
     if project is not None and not Path(project).expanduser().is_dir():
         raise ConfigError(f"the project folder {os.fspath(project)!r} does not exist or is not a directory")
@@ -319,19 +401,18 @@ def load_host_entries(
     )
     if host == "gemini":
         home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
-        context = replace(context, why_off=_gemini_switches(files, home_dir, environ))
+        context = replace(
+            context, why_off=_gemini_switches(files, home_dir, environ, platform or sys.platform)
+        )
     by_name: dict[Any, Any] = {}
     unnamed = []
     unreadable: list[InvalidServerEntry] = []
-    parsed: dict[Path, tuple[Any, str]] = {}  # Claude Code's ~/.claude.json (megabytes) serves two scopes
     for file in files:
         if file.left_off is not None:
             _log.warning("%s: not loaded: %s", file.path, file.left_off)
             continue
         try:
-            if file.path not in parsed:
-                parsed[file.path] = read_document(file.path)
-            document, source = parsed[file.path]
+            document, source = _read(file.path)  # Claude Code's ~/.claude.json (megabytes) serves two scopes
             if file.part is not None:
                 document = file.part(document)
             raw = document_entries(document, source, environ, context, host=host)

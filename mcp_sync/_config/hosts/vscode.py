@@ -48,9 +48,10 @@ SKIPPED: Mapping[str, str] = MappingProxyType(
 )
 # VS Code's variable resolver (src/vs/workbench/services/configurationResolver/common/
 # variableResolver.ts): `${env:NAME}` reads the environment, an unset one is "" ("as a normal shell
-# does", VS Code issue #46436); `${NAME}` is no VS Code variable (only its predefined ones are) and is
-# passed as written.
-VARIABLES = VariableRules(plain=False, unset_env_is_empty=True, host="VS Code")
+# does", VS Code issue #46436); its `evaluateSingleVariable` splits at `:` and reads the second part
+# only, so `${env:NAME:-x}` is NAME, `:-x` no default; `${NAME}` is no VS Code variable (only its
+# predefined ones are) and is passed as written.
+VARIABLES = VariableRules(plain=False, unset_env_is_empty=True, defaults=False, host="VS Code")
 
 
 class _Variables(InputVariables):
