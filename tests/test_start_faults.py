@@ -74,9 +74,10 @@ def test_good_hub_starts_normally_after_the_one_time_warm_up_raised(tmp_path: Pa
 
 def test_good_hub_starts_normally_after_the_one_time_warm_up_outlived_its_bound(tmp_path: Path) -> None:
     report = run_scenario("warm-up-slow", tmp_path)
-    # The first hub waits for the warm-up, at most its bound, and is then ready all the same.
+    # The first hub waits for the warm-up, at most its bound (which a slow connect may have used up
+    # already), and is then ready all the same, the work still not done.
     assert report["faulty"]["state"] == "ready", report["describe"]
-    assert report["faulty"]["waited_out"], report["describe"]
+    assert not report["faulty"]["warm_up_done"], report["describe"]
     assert_good_starts(report["good"], report["describe"])
 
 

@@ -58,8 +58,9 @@ mcp_sync._server.session._WARM_UP_TIMEOUT = (  # type: ignore[attr-defined]
     SLOW_WARM_UP_LIMIT if MODE == "warm-up-slow" else WARM_UP_LIMIT
 )
 real_work = mcp_sync._server.warm_up._import
-WAITS: list[bool] = []
-"""One entry per session's wait for the warm-up: True if it waited out the bound."""
+WAITS: list[tuple[bool, bool]] = []
+"""One entry per session's wait for the warm-up: (whether it had time left to wait, whether the work was
+done when the wait ended). Waited and not done: it waited out the bound."""
 real_wait = mcp_sync._server.warm_up.RESULT_VALIDATION.wait
 
 
@@ -68,7 +69,7 @@ async def recorded_wait(limit: float) -> bool:
     started_at = work._started_at  # type: ignore[attr-defined]
     had_time_left = started_at is not None and started_at + limit > time.monotonic()
     done = await real_wait(limit)
-    WAITS.append(had_time_left and not done)
+    WAITS.append((had_time_left, done))
     return done
 
 
@@ -121,7 +122,8 @@ def run_hub(config: dict[str, Any], call: bool) -> dict[str, Any]:
     try:
         hub.start()
         seen: dict[str, Any] = {
-            "waited_out": any(WAITS[waits_before:]),
+            "waited_out": any(waited and not done for waited, done in WAITS[waits_before:]),
+            "warm_up_done": all(done for _waited, done in WAITS[waits_before:]),
             "state": hub.servers[name].state,
             "error": None if hub.servers[name].error is None else str(hub.servers[name].error),
         }
