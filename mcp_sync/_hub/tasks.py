@@ -213,7 +213,9 @@ class TaskHandle:
                 connection = self._connection(time.monotonic(), None)
             except _WaitStopped:
                 raise ServerDisconnectedError(
-                    f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
+                    f"server {self.server!r} is reconnecting; cannot reach {self._label} now",
+                    tool=self.tool,
+                    task_id=self.task_id,
                 ) from None
             seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
             info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
@@ -261,7 +263,9 @@ class TaskHandle:
         )
         raise ServerDisconnectedError(
             f"server {self.server!r} was reloaded with another address; {self._label} is on the server at "
-            f"its previous address, which this hub no longer reaches ({fate})"
+            f"its previous address, which this hub no longer reaches ({fate})",
+            tool=self.tool,
+            task_id=self.task_id,
         )
 
     def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
@@ -274,7 +278,9 @@ class TaskHandle:
             if current is None:
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is not connected (its hub was closed, or reloaded without it); "
-                    f"cannot reach {self._label}"
+                    f"cannot reach {self._label}",
+                    tool=self.tool,
+                    task_id=self.task_id,
                 )
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
@@ -298,7 +304,9 @@ class TaskHandle:
                 error = getattr(current, "error", None)
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is {state}; cannot reach {self._label}"
-                    + (f": {error}" if error is not None else "")
+                    + (f": {error}" if error is not None else ""),
+                    tool=self.tool,
+                    task_id=self.task_id,
                 )
             if cancel is not None and cancel.is_set():
                 raise _WaitStopped(cancelled=True)
