@@ -452,13 +452,15 @@ def test_a_wait_on_a_server_whose_reconnects_ran_out_raises_naming_the_tool_and_
     events: EventLog,
 ) -> None:
     reconnect = {"initial_delay_ms": 50, "max_delay_ms": 100, "max_attempts": 2}
-    with HttpServer(script=TASKS_SERVER, events=events) as server:
-        with MCPHub([http_config("t", server.url, reconnect=reconnect)]) as hub:
-            handle = hub.start_task("mcp__t__stages", LONG)
-            server.kill()
-            with pytest.raises(ServerDisconnectedError) as caught:
-                handle.wait(BOUND)
-            assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", handle.task_id)
+    with (
+        HttpServer(script=TASKS_SERVER, events=events) as server,
+        MCPHub([http_config("t", server.url, reconnect=reconnect)]) as hub,
+    ):
+        handle = hub.start_task("mcp__t__stages", LONG)
+        server.kill()
+        with pytest.raises(ServerDisconnectedError) as caught:
+            handle.wait(BOUND)
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", handle.task_id)
 
 
 def test_a_handle_by_id_on_a_name_another_hub_on_the_registry_holds_reaches_that_hub_s_server(

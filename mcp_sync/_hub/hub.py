@@ -560,7 +560,9 @@ class MCPHub(FeatureHub):
         owner = self.registry.server_owner(server)
         own = self._servers.servers.get(server)
         if own is not None and not (
-            getattr(own, "state", None) == "failed" and isinstance(owner, ServerConnection) and owner is not own
+            getattr(own, "state", None) == "failed"
+            and isinstance(owner, ServerConnection)
+            and owner is not own
         ):
             return self._servers_now
         if isinstance(owner, ServerConnection):  # another hub's, on the registry this one shares (this

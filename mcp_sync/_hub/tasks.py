@@ -26,7 +26,7 @@ from typing import Any
 
 from .._config import HttpServerConfig, ServerConfig
 from .._runtime.callbacks import ProgressCallback
-from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
+from .._runtime.calls import NO_LIMIT, resolve_timeout
 from .._runtime.lifecycle import fork_generation
 from .._server.tasks.runner import StatusUpdates
 from .._values.errors import (
@@ -456,26 +456,18 @@ def _stopped_error(
 ) -> ToolCallCancelledError | ToolCallTimeoutError:
     """The error of a task call its caller stopped, naming the task (`task_id`); it says whether the
     server could be told."""
-    error: ToolCallCancelledError | ToolCallTimeoutError
-    if told:
-        error = (
-            was_cancelled(public_name, "the server")
-            if cancelled
-            else timed_out(public_name, timeout, "the server")
-        )
+    what = "was cancelled" if cancelled else f"did not finish within {timeout:g} s"
+    task = f"task {handle.task_id!r}"
+    if told:  # sent in the background, so that the caller is answered at once: its answer is not known
+        message = f"call to {public_name} {what}; tasks/cancel was sent for {task} (its outcome is logged)"
     else:
-        what = "was cancelled" if cancelled else f"did not finish within {timeout:g} s"
         message = (
-            f"call to {public_name} {what}; the server could not be told to cancel {handle._label}, "
-            "which may still run there"
+            f"call to {public_name} {what}; the server could not be told to cancel {task}, which may "
+            "still run there"
         )
-        error = (
-            ToolCallCancelledError(message, tool=public_name)
-            if cancelled
-            else ToolCallTimeoutError(message, tool=public_name)
-        )
-    error.task_id = handle.task_id
-    return error
+    if cancelled:
+        return ToolCallCancelledError(message, tool=public_name, task_id=handle.task_id)
+    return ToolCallTimeoutError(message, tool=public_name, task_id=handle.task_id)
 
 
 def _remaining(deadline: float) -> float:
