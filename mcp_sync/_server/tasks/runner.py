@@ -374,7 +374,9 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
     """Send `tasks/cancel` for a call the caller gave up on: shielded from the caller's cancellation,
     bounded by `CANCEL_TIMEOUT`, and quiet (the caller's own error is what it raises)."""
     sending = asyncio.ensure_future(wire.cancel(client, task_id))
-    sending.add_done_callback(functools.partial(_log_cancel_failure, task_id))
+    # A 2025-11-25 server answers "invalid params" also for a task that ended meanwhile: not a refusal.
+    ended_reads_as_refusal = isinstance(wire, LegacyTaskWire)
+    sending.add_done_callback(functools.partial(_log_cancel_failure, task_id, ended_reads_as_refusal))
     with contextlib.suppress(asyncio.CancelledError):
         done, _pending = await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
         if not done:
@@ -384,13 +386,16 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
             sending.cancel()
 
 
-def _log_cancel_failure(task_id: str, sending: asyncio.Future[TaskInfo]) -> None:
+def _log_cancel_failure(
+    task_id: str, ended_reads_as_refusal: bool, sending: asyncio.Future[TaskInfo]
+) -> None:
     """Log a failed `tasks/cancel` of a stopped call (its caller's error said it was sent): a refusal by
     the server as a warning, since the task may still be running."""
     failure = None if sending.cancelled() else sending.exception()
     if failure is None:
         return
-    if isinstance(failure, MCPError) and failure.code != types.CONNECTION_CLOSED:
+    ambiguous = ended_reads_as_refusal and isinstance(failure, MCPError) and failure.code == _INVALID_PARAMS
+    if isinstance(failure, MCPError) and failure.code != types.CONNECTION_CLOSED and not ambiguous:
         logger.warning(
             "task %r: the server refused tasks/cancel: %s (code %s); the task may still be running",
             task_id,
