@@ -6,6 +6,7 @@ the 2026-07-28 tasks extension) over stdio and Streamable HTTP."""
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ from mcp_sync import (
     ElicitationResponse,
     MCPHub,
     MCPSyncError,
+    ServerDisconnectedError,
     TaskCancelRefusedError,
     TaskNotFoundError,
     ToolCallCancelledError,
@@ -430,3 +432,54 @@ def test_a_failed_task_call_s_error_names_the_tool_and_carries_the_task_id(
     task_id = events.wait_for("task_created")["task_id"]
     assert (caught.value.tool, caught.value.task_id) == ("mcp__t__fail_task", task_id)
     assert str(caught.value).count(task_id) == 1, str(caught.value)
+
+
+# -- errors of a handle whose server cannot be reached, a name clash, pickling ---------------------------
+
+
+def test_a_handle_used_after_its_hub_closed_raises_naming_the_tool_and_the_task_id(
+    entry: dict[str, Any],
+) -> None:
+    with MCPHub([entry]) as hub:
+        handle = hub.start_task("mcp__t__stages", LONG)
+    for method in (handle.refresh, handle.cancel, handle.wait):
+        with pytest.raises(ServerDisconnectedError) as caught:
+            method(BOUND)
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", handle.task_id)
+
+
+def test_a_wait_on_a_server_whose_reconnects_ran_out_raises_naming_the_tool_and_the_task_id(
+    events: EventLog,
+) -> None:
+    reconnect = {"initial_delay_ms": 50, "max_delay_ms": 100, "max_attempts": 2}
+    with (
+        HttpServer(script=TASKS_SERVER, events=events) as server,
+        MCPHub([http_config("t", server.url, reconnect=reconnect)]) as hub,
+    ):
+        handle = hub.start_task("mcp__t__stages", LONG)
+        server.kill()
+        with pytest.raises(ServerDisconnectedError) as caught:
+            handle.wait(BOUND)
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", handle.task_id)
+
+
+def test_a_handle_by_id_on_a_name_another_hub_on_the_registry_holds_reaches_that_hub_s_server(
+    events: EventLog,
+) -> None:
+    # Both hubs configure `t`: the second's cannot take the name (the first holds it) and fails, yet
+    # its calls of mcp__t__* run on the first hub's server; so do its handles by id.
+    with HttpServer(script=TASKS_SERVER, events=events) as server:
+        entry = http_config("t", server.url)
+        with MCPHub([entry]) as owner, MCPHub([entry], registry=owner.registry) as caller:
+            started = caller.start_task("mcp__t__stages", {"count": 1, "delay": 0.01, "tag": "clash"})
+            assert caller.task("t", started.task_id).wait(BOUND).text == "done 1 stages clash"
+
+
+def test_task_errors_survive_pickling_with_their_fields() -> None:
+    refused = TaskCancelRefusedError(
+        "refused", server="t", task_id="T1", reason="busy", code=-32603, tool="mcp__t__x"
+    )
+    missing = TaskNotFoundError("unknown", server="t", task_id="T2", tool="mcp__t__x")
+    for error in (refused, missing):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error) and vars(back) == vars(error)

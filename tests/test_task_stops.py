@@ -9,6 +9,8 @@ HTTP; each test asserts on what the server recorded (its events), not on timing.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -26,7 +28,15 @@ from mcp_sync import (
 )
 from mcp_sync._hub import tasks as hub_tasks
 from mcp_sync._server.tasks import runner
-from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+from tests.support import (
+    REPO_ROOT,
+    SERVERS_DIR,
+    EventLog,
+    HttpServer,
+    http_config,
+    stdio_config,
+    wait_until,
+)
 
 TASKS_SERVER = SERVERS_DIR / "tasks_server.py"
 BOUND = 30.0
@@ -285,3 +295,72 @@ def test_interpreter_exit_while_a_call_s_task_is_being_created_cancels_it(
     assert done.returncode == 0, done.stderr
     created = events.wait_for("task_created", timeout=BOUND)
     assert created["task_id"] in _cancelled_ids(events)  # already, when the process has exited
+
+
+# -- what a stopped task call's error says about its task -----------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["call_tool", "submit"])
+def test_a_stopped_task_call_whose_cancel_is_refused_says_the_cancel_was_sent_and_logs_the_refusal(
+    served: Callable[..., dict[str, Any]], events: EventLog, route: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The caller is answered before the server's answer to tasks/cancel: its error cannot say the
+    # server was told, only that the cancel was sent; the refusal (`committing`) is logged.
+    arguments = {"count": 4, "delay": 0.5, "tag": "committing"}
+    with MCPHub([served()]) as hub:
+        with pytest.raises(ToolCallTimeoutError) as caught:
+            if route == "call_tool":
+                hub.call_tool("mcp__t__stages", arguments, timeout=1.0, task=True)
+            else:
+                hub.submit("mcp__t__stages", arguments, timeout=1.0, task=True).result(BOUND)
+        task_id = events.wait_for("task_created", timeout=BOUND)["task_id"]
+        message = str(caught.value)
+        assert "was told" not in message, message
+        assert f"tasks/cancel was sent for task {task_id!r}" in message and "logged" in message
+        assert caught.value.task_id == task_id
+        done = events.wait_for(lambda event: event["event"] == "task_done" and event["task_id"] == task_id)
+        assert done["status"] == "completed"  # the refused cancel left it running
+        wait_until(
+            lambda: any("refused" in r.getMessage() and task_id in r.getMessage() for r in caplog.records),
+            timeout=BOUND,
+        )
+
+
+def test_a_submitted_task_call_that_times_out_carries_its_task_id(
+    served: Callable[..., dict[str, Any]], events: EventLog
+) -> None:
+    with MCPHub([served()]) as hub:
+        future = hub.submit("mcp__t__stages", LONG, timeout=1.0, task=True)
+        with pytest.raises(ToolCallTimeoutError) as caught:
+            future.result(BOUND)
+        task_id = events.wait_for("task_created", timeout=BOUND)["task_id"]
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", task_id)
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == task_id
+
+
+def test_a_submitted_task_call_whose_stdio_server_dies_carries_its_task_id(events: EventLog) -> None:
+    with MCPHub([stdio_config("t", script=TASKS_SERVER, events=events)]) as hub:
+        future = hub.submit("mcp__t__stages", LONG, timeout=BOUND, task=True)
+        task_id = events.wait_for("get", timeout=BOUND)["task_id"]  # the task is being followed
+        process = hub.servers["t"]
+        assert process.pid is not None
+        os.kill(process.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        with pytest.raises(ServerDisconnectedError) as caught:
+            future.result(BOUND)
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", task_id)
+
+
+@pytest.mark.parametrize("task", [True, None])
+def test_closing_the_hub_while_a_task_is_created_later_than_close_waits_says_it_may_still_run(
+    served: Callable[..., dict[str, Any]], events: EventLog, task: bool | None
+) -> None:
+    # The server answers with the task after the session's end stopped waiting for its id: the task
+    # cannot be cancelled, and the caller's error says so (the log says the same).
+    hub = MCPHub([served("--create-delay-ms", "6000")])
+    hub.start()
+    thread, outcome = _in_thread(lambda: hub.call_tool("mcp__t__stages", LONG, timeout=BOUND, task=task))
+    events.wait_for("task_created", timeout=BOUND)
+    hub.close()
+    thread.join(BOUND)
+    assert len(outcome) == 1 and isinstance(outcome[0], ServerDisconnectedError), outcome
+    assert "may still be running" in str(outcome[0]), str(outcome[0])

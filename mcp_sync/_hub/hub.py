@@ -557,11 +557,16 @@ class MCPHub(FeatureHub):
         state = self._servers.state
         if state in ("closing", "closed"):  # its servers are gone, not unknown
             raise MCPSyncError(f"this hub is closed; make a new one (to reach server {server!r})")
-        if server in self._servers.servers:
-            return self._servers_now
         owner = self.registry.server_owner(server)
-        if isinstance(owner, ServerConnection):  # another hub's, on the registry this one shares
-            return _servers_of(owner)
+        own = self._servers.servers.get(server)
+        if own is not None and not (
+            getattr(own, "state", None) == "failed"
+            and isinstance(owner, ServerConnection)
+            and owner is not own
+        ):
+            return self._servers_now
+        if isinstance(owner, ServerConnection):  # another hub's, on the registry this one shares (this
+            return _servers_of(owner)  # hub's own entry of that name, if any, failed: the name was taken)
         configured = {config.server_name: config for config in self._servers.configuration.configs}
         if server in configured and state == "created":
             raise MCPSyncError(

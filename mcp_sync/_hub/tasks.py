@@ -26,7 +26,7 @@ from typing import Any
 
 from .._config import HttpServerConfig, ServerConfig
 from .._runtime.callbacks import ProgressCallback
-from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, was_cancelled
+from .._runtime.calls import NO_LIMIT, resolve_timeout
 from .._runtime.lifecycle import fork_generation
 from .._server.tasks.runner import StatusUpdates
 from .._values.errors import (
@@ -213,7 +213,9 @@ class TaskHandle:
                 connection = self._connection(time.monotonic(), None)
             except _WaitStopped:
                 raise ServerDisconnectedError(
-                    f"server {self.server!r} is reconnecting; cannot reach {self._label} now"
+                    f"server {self.server!r} is reconnecting; cannot reach {self._label} now",
+                    tool=self.tool,
+                    task_id=self.task_id,
                 ) from None
             seconds = resolve_timeout(timeout, connection.config.tool_call_timeout)
             info: TaskInfo = connection.task_request(kind, self.task_id, timeout=seconds)
@@ -261,7 +263,9 @@ class TaskHandle:
         )
         raise ServerDisconnectedError(
             f"server {self.server!r} was reloaded with another address; {self._label} is on the server at "
-            f"its previous address, which this hub no longer reaches ({fate})"
+            f"its previous address, which this hub no longer reaches ({fate})",
+            tool=self.tool,
+            task_id=self.task_id,
         )
 
     def _connection(self, deadline: float, cancel: threading.Event | None) -> ServerConnection:
@@ -274,7 +278,9 @@ class TaskHandle:
             if current is None:
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is not connected (its hub was closed, or reloaded without it); "
-                    f"cannot reach {self._label}"
+                    f"cannot reach {self._label}",
+                    tool=self.tool,
+                    task_id=self.task_id,
                 )
             state = getattr(current, "state", None)
             if isinstance(current, ServerConnection) and state == "ready":
@@ -298,7 +304,9 @@ class TaskHandle:
                 error = getattr(current, "error", None)
                 raise ServerDisconnectedError(
                     f"server {self.server!r} is {state}; cannot reach {self._label}"
-                    + (f": {error}" if error is not None else "")
+                    + (f": {error}" if error is not None else ""),
+                    tool=self.tool,
+                    task_id=self.task_id,
                 )
             if cancel is not None and cancel.is_set():
                 raise _WaitStopped(cancelled=True)
@@ -448,26 +456,18 @@ def _stopped_error(
 ) -> ToolCallCancelledError | ToolCallTimeoutError:
     """The error of a task call its caller stopped, naming the task (`task_id`); it says whether the
     server could be told."""
-    error: ToolCallCancelledError | ToolCallTimeoutError
-    if told:
-        error = (
-            was_cancelled(public_name, "the server")
-            if cancelled
-            else timed_out(public_name, timeout, "the server")
-        )
+    what = "was cancelled" if cancelled else f"did not finish within {timeout:g} s"
+    task = f"task {handle.task_id!r}"
+    if told:  # sent in the background, so that the caller is answered at once: its answer is not known
+        message = f"call to {public_name} {what}; tasks/cancel was sent for {task} (its outcome is logged)"
     else:
-        what = "was cancelled" if cancelled else f"did not finish within {timeout:g} s"
         message = (
-            f"call to {public_name} {what}; the server could not be told to cancel {handle._label}, "
-            "which may still run there"
+            f"call to {public_name} {what}; the server could not be told to cancel {task}, which may "
+            "still run there"
         )
-        error = (
-            ToolCallCancelledError(message, tool=public_name)
-            if cancelled
-            else ToolCallTimeoutError(message, tool=public_name)
-        )
-    error.task_id = handle.task_id
-    return error
+    if cancelled:
+        return ToolCallCancelledError(message, tool=public_name, task_id=handle.task_id)
+    return ToolCallTimeoutError(message, tool=public_name, task_id=handle.task_id)
 
 
 def _remaining(deadline: float) -> float:

@@ -401,6 +401,11 @@ class LoopCalls:
         for outcome in list(self._tasks):
             self._stop(outcome)
 
+    @property
+    def closed(self) -> bool:
+        """Whether `end` was called: the session is ending, and its calls are cut short."""
+        return self._closed
+
     def tasks(self) -> list[asyncio.Task[None]]:
         return [task for task, _label in self._tasks.values()]
 

@@ -48,6 +48,7 @@ from .._values.errors import (
     TaskCancelRefusedError,
     ToolCallError,
     ToolCallMayHaveRunError,
+    ToolCallTimeoutError,
     describe,
 )
 from .._values.naming import server_label
@@ -621,25 +622,66 @@ class Session:
         client, wire = self._task_client(public_name)
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         timer = asyncio.timeout(timeout) if timeout is not None else None
+        created: list[str] = []  # the task's id, once the server made it: each error names it
         try:
-            async with timer or _NO_TIMER:
-                result = await run_task(
-                    wire,
-                    client,
-                    raw_name,
-                    arguments,
-                    label=public_name,
-                    progress=on_progress,
-                    aftercare=self.aftercare,
-                )
-                await _check_output(client, raw_name, result)
-        except MCPSyncError:  # the runner's own typed errors stand as they are
+            try:
+                async with timer or _NO_TIMER:
+                    result = await run_task(
+                        wire,
+                        client,
+                        raw_name,
+                        arguments,
+                        label=public_name,
+                        progress=on_progress,
+                        aftercare=self.aftercare,
+                        on_created=created.append,
+                    )
+                    await _check_output(client, raw_name, result)
+            except MCPSyncError:  # the runner's own typed errors stand as they are
+                raise
+            except asyncio.CancelledError:
+                cut_short = self._task_cut_short(public_name, created[0] if created else None)
+                if cut_short is None:
+                    raise
+                raise cut_short from None
+            except Exception as exc:
+                if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
+                    if not created:
+                        raise timed_out(public_name, timeout or 0, "the server") from None
+                    raise ToolCallTimeoutError(
+                        f"call to {public_name} did not finish within {timeout or 0:g} s; tasks/cancel was "
+                        f"sent for task {created[0]!r} (its outcome is logged)",
+                        tool=public_name,
+                    ) from None
+                raise await self._failure(exc, public_name) from exc
+        except ToolCallError as error:
+            if created and error.task_id is None:
+                error.task_id = created[0]
             raise
-        except Exception as exc:
-            if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
-                raise timed_out(public_name, timeout or 0, "the server") from None
-            raise await self._failure(exc, public_name) from exc
         return _tool_result(result, public_name)
+
+    def _task_cut_short(self, public_name: str, task_id: str | None) -> ServerDisconnectedError | None:
+        """The error of a task call the session's end cut short (None if it was not that): what became
+        of its task, whose `tasks/cancel` (or wait for its id) the runner left to the aftercare."""
+        if not self.calls.closed:
+            return None
+        abandoned = self._abandoned(public_name)
+        if not isinstance(abandoned, ServerDisconnectedError):
+            return None
+        if task_id is None:
+            fate = (
+                "the server may have started it as a task before its answer was lost; such a task is "
+                "cancelled if its id comes before the connection closes, else it could not be told to "
+                "cancel it and it may still be running (the log says which)"
+            )
+        else:
+            fate = (
+                f"its task {task_id!r} was cancelled if the connection could still send tasks/cancel "
+                "(its outcome is logged)"
+            )
+        return ServerDisconnectedError(
+            f"{abandoned}; {fate}", tool=public_name, code=abandoned.code, task_id=task_id
+        )
 
     async def start_task(
         self,
@@ -667,6 +709,11 @@ class Session:
                     certain=certain,
                     aftercare=self.aftercare,
                 )
+            except asyncio.CancelledError:
+                cut_short = self._task_cut_short(public_name, None)
+                if cut_short is None:
+                    raise
+                raise cut_short from None
             except pydantic.ValidationError as invalid:  # checked against the output schema there
                 started = await _untagged_result(client, raw_name, invalid)
             else:

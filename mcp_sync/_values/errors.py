@@ -29,6 +29,8 @@ A tool that runs and fails is not an exception: it is a `ToolResult` with
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AmbiguousResourceError",
     "AuthError",
@@ -152,6 +154,9 @@ class TaskNotFoundError(ToolCallError):
         super().__init__(message, tool=tool, task_id=task_id)
         self.server = server
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.args, self.__dict__)
+
 
 class TaskCancelRefusedError(ToolCallError):
     """The server refused to cancel the task (`tasks/cancel` answered with an error other than "the task
@@ -173,6 +178,9 @@ class TaskCancelRefusedError(ToolCallError):
         super().__init__(message, tool=tool, code=code, task_id=task_id)
         self.server = server
         self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.args, self.__dict__)
 
 
 class ToolApprovalError(ToolCallError):
@@ -208,3 +216,12 @@ def describe(exc: BaseException) -> str:
     """`Type: message`, or the type alone when the message is empty."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    """Unpickle an error whose `__init__` takes keyword-only fields: made without it, its state set back
+    (errors cross processes pickled: `concurrent.futures.ProcessPoolExecutor`, `multiprocessing`)."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error

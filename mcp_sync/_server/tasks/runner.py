@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Coroutine
@@ -31,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._runtime.task_watch import tell_watcher
 from ..._values.errors import TaskNotFoundError, ToolCallCancelledError, UnsupportedFeatureError
+from ..._values.secrets import scrub
 from ..._values.tasks import TaskInfo
 from .legacy import LegacyTaskWire
 from .wire import ProgressSink, TaskFailure, TaskWire
@@ -153,14 +155,18 @@ async def run_task(
     ttl: float | None = None,
     certain: bool = True,
     aftercare: Aftercare | None = None,
+    on_created: Callable[[str], object] | None = None,
 ) -> types.CallToolResult:
     """Call a tool as a task and wait for its result; cancelled, it cancels the task on the server.
-    `certain` and `aftercare`: as `start_task`'s."""
+    `certain` and `aftercare`: as `start_task`'s; `on_created(task_id)` once the server made the task
+    (so that the caller's error can name it)."""
     started = await start_task(
         wire, client, raw_name, arguments, ttl=ttl, progress=progress, certain=certain, aftercare=aftercare
     )
     if isinstance(started, types.CallToolResult):
         return started
+    if on_created is not None:
+        on_created(started.task_id)
     return await follow_task(
         wire,
         client,
@@ -368,7 +374,9 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
     """Send `tasks/cancel` for a call the caller gave up on: shielded from the caller's cancellation,
     bounded by `CANCEL_TIMEOUT`, and quiet (the caller's own error is what it raises)."""
     sending = asyncio.ensure_future(wire.cancel(client, task_id))
-    sending.add_done_callback(_log_cancel_failure)
+    # A 2025-11-25 server answers "invalid params" also for a task that ended meanwhile: not a refusal.
+    ended_reads_as_refusal = isinstance(wire, LegacyTaskWire)
+    sending.add_done_callback(functools.partial(_log_cancel_failure, task_id, ended_reads_as_refusal))
     with contextlib.suppress(asyncio.CancelledError):
         done, _pending = await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
         if not done:
@@ -378,9 +386,24 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
             sending.cancel()
 
 
-def _log_cancel_failure(sending: asyncio.Future[TaskInfo]) -> None:
-    if not sending.cancelled() and sending.exception() is not None:
-        logger.info("tasks/cancel failed: %s", sending.exception())
+def _log_cancel_failure(
+    task_id: str, ended_reads_as_refusal: bool, sending: asyncio.Future[TaskInfo]
+) -> None:
+    """Log a failed `tasks/cancel` of a stopped call (its caller's error said it was sent): a refusal by
+    the server as a warning, since the task may still be running."""
+    failure = None if sending.cancelled() else sending.exception()
+    if failure is None:
+        return
+    ambiguous = ended_reads_as_refusal and isinstance(failure, MCPError) and failure.code == _INVALID_PARAMS
+    if isinstance(failure, MCPError) and failure.code != types.CONNECTION_CLOSED and not ambiguous:
+        logger.warning(
+            "task %r: the server refused tasks/cancel: %s (code %s); the task may still be running",
+            task_id,
+            scrub(failure.message),
+            failure.code,
+        )
+    else:
+        logger.info("task %r: tasks/cancel failed: %s", task_id, scrub(str(failure)))
 
 
 async def _outcome(wire: TaskWire, client: Client, task_id: str, info: TaskInfo) -> types.CallToolResult:
