@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import MCPHub, ServerDisconnectedError, ToolCallError, ToolNotFoundError
+from mcp_sync import MCPHub, Prompt, Resource, ServerDisconnectedError, ToolCallError, ToolNotFoundError
 from mcp_sync._hub.connection import ServerConnection
 from mcp_sync._hub.registry import ToolRegistry
 from mcp_sync._runtime.lifecycle import CONNECTION_TRANSITIONS, ConnectionState, StateMachine
@@ -127,6 +127,38 @@ def test_a_server_in_an_end_state_never_shows_its_tools(end: str, monkeypatch: p
     final = "disconnected" if end == "crash" else "closed"
     assert seen[1] == (final, []), seen
     assert removed_while and set(removed_while) == {final}, removed_while
+
+
+@pytest.mark.parametrize("end", ["crash", "close"])
+def test_the_removal_of_an_ended_servers_resources_and_prompts_is_posted_after_its_state_moved(
+    end: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posted_while: list[tuple[str, str]] = []
+    heard_while: list[str] = []
+    with started_hub(stdio_config("dying")) as hub:
+        assert hub.resources() and hub.prompts()
+        dispatcher = hub.registry.dispatcher
+        post = dispatcher.post
+
+        def noted(callbacks: Any, *args: Any) -> None:
+            if args and isinstance(args[0], Resource | Prompt):
+                posted_while.append((type(args[0]).__name__, hub.servers["dying"].state))
+            post(callbacks, *args)
+
+        monkeypatch.setattr(dispatcher, "post", noted)
+        hub.on_resource_removed(lambda resource: heard_while.append(hub.servers["dying"].state))
+        hub.on_prompt_removed(lambda prompt: heard_while.append(hub.servers["dying"].state))
+        if end == "crash":
+            with pytest.raises(ServerDisconnectedError):
+                hub.call_tool("mcp__dying__crash", timeout=10)
+            wait_for_state(hub, "dying", "disconnected", timeout=5)
+        else:
+            hub.close()
+        dispatcher.flush()
+    final = "disconnected" if end == "crash" else "closed"
+    assert {kind for kind, _ in posted_while} == {"Resource", "Prompt"}, posted_while
+    assert {state for _, state in posted_while} == {final}, posted_while
+    assert heard_while and set(heard_while) == {final}, heard_while
 
 
 def test_calls_in_flight_fail_promptly_when_the_server_dies(tmp_path: Path) -> None:

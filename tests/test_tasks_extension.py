@@ -1024,3 +1024,62 @@ def test_a_failed_tasks_error_carries_the_code_the_server_gave(events: EventLog,
             else:
                 hub.submit("mcp__t__fail_task", arguments, task=True, timeout=BOUND).result(BOUND)
     assert raised.value.code == -32001
+
+
+# -- the server's default timeout and a call answered with a task ------------------------------------
+
+
+def _called(hub: MCPHub, caller: str, name: str, arguments: dict[str, Any]) -> Any:
+    """`hub.call_tool` or `hub.submit` of `name` with no timeout of the caller's."""
+    if caller == "call_tool":
+        return hub.call_tool(name, arguments)
+    return hub.submit(name, arguments).result(timeout=BOUND)
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_hub_default_timeout_bounds_the_wait_for_a_task_not_the_task(
+    caller: str, hub_entry: dict[str, Any]
+) -> None:
+    with MCPHub([{**hub_entry, "tool_call_timeout_ms": 300}]) as hub:
+        result = _called(hub, caller, "mcp__t__stages", {"count": 4, "delay": 0.25, "tag": caller})
+        assert result.text == f"done 4 stages {caller}"
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_hub_default_timeout_bounds_a_call_the_server_answers_with_no_task(
+    caller: str, events: EventLog, tmp_path: Any
+) -> None:
+    entry = stdio_config(
+        "t", "--gates", str(tmp_path), script=TASKS_SERVER, events=events, tool_call_timeout_ms=300
+    )
+    with MCPHub([entry]) as hub:
+        with pytest.raises(ToolCallTimeoutError):
+            _called(hub, caller, "mcp__t__gated", {"tag": f"withheld-{caller}", "hold": ["create"]})
+        with pytest.raises(ToolCallTimeoutError):
+            _called(hub, caller, "mcp__t__plain_slow", {"seconds": 60})
+        assert hub.call_tool("mcp__t__stages", {"count": 1, "delay": 0}).text == "done 1 stages"
+
+
+@pytest.mark.parametrize("caller", ["call_tool", "submit"])
+def test_hub_default_timeout_of_a_task_call_ends_with_the_tasks_life(
+    caller: str, events: EventLog, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_sync._hub import tasks
+
+    ttls: list[float | None] = []
+
+    def short_life(info: TaskInfo) -> float:
+        ttls.append(info.ttl)
+        return 0.5
+
+    monkeypatch.setattr(tasks, "task_wait_limit", short_life)
+    entry = stdio_config(
+        "t", "--gates", str(tmp_path), script=TASKS_SERVER, events=events, tool_call_timeout_ms=300
+    )
+    with MCPHub([entry]) as hub:
+        with pytest.raises(ToolCallTimeoutError) as raised:
+            _called(hub, caller, "mcp__t__gated", {"tag": f"endless-{caller}"})
+        created = events.wait_for("task_created", tag=f"endless-{caller}")
+        assert raised.value.task_id == created["task_id"]
+        assert events.wait_for("cancelled", timeout=BOUND)["task_id"] == created["task_id"]
+    assert ttls == [600.0]

@@ -57,9 +57,12 @@ class CatalogLease:
     def replace_prompts(self, prompts: Sequence[Prompt]) -> None:
         self._catalog._replace(self, prompts=prompts)
 
-    def end(self) -> None:
-        """Remove the server's entries (listeners are told) and refuse later writes. Idempotent."""
-        self._catalog._end(self)
+    def end(self, then: Callable[[], object] | None = None) -> None:
+        """Remove the server's entries (listeners are told) and refuse later writes. Idempotent.
+
+        `then()` runs once the entries are gone and before their removal is posted to the listeners (as
+        `ServerLease.end`'s): a change it makes (the connection's state) is seen by them. It always runs."""
+        self._catalog._end(self, then)
 
 
 class Catalog:
@@ -147,17 +150,18 @@ class Catalog:
             self._servers = {**self._servers, name: new}
             self._announce(old, new)
 
-    def _end(self, lease: CatalogLease) -> None:
+    def _end(self, lease: CatalogLease, then: Callable[[], object] | None) -> None:
         with self._lock:
-            if not lease.active:
-                return
+            current = lease.active and self._leases.get(lease.server_name) is lease
             lease._active = False
-            if self._leases.get(lease.server_name) is not lease:
-                return
             old = self._servers.get(lease.server_name, _Entries())
-            self._servers = {k: v for k, v in self._servers.items() if k != lease.server_name}
-            self._leases = {k: v for k, v in self._leases.items() if k != lease.server_name}
-            self._announce(old, _Entries())
+            if current:
+                self._servers = {k: v for k, v in self._servers.items() if k != lease.server_name}
+                self._leases = {k: v for k, v in self._leases.items() if k != lease.server_name}
+            if then is not None:
+                then()
+            if current:
+                self._announce(old, _Entries())
 
     def _announce(self, old: _Entries, new: _Entries) -> None:
         """Queue removed-then-added events of resources and prompts; called with the lock held."""

@@ -150,8 +150,9 @@ class ServerConnection:
         error is scrubbed now, while the secrets are known.
 
         An end state is one step as other threads see it: the resources, prompts and tools go first, and
-        the state moves under the registry's lock before their removal is announced, so a thread that
-        reads the end state finds none of them, and a listener of the removal reads the end state."""
+        the state moves under the registry's lock before their removal is announced (the catalog's too),
+        so a thread that reads the end state finds none of them, and a listener of the removal reads the
+        end state or a later one."""
         if error is not None:
             error = scrub_exception(error)
         with self._machine.condition:
@@ -159,18 +160,22 @@ class ServerConnection:
                 return
             if error is not None:
                 self._error = error
-            if not CONNECTION_TRANSITIONS[state] and self.features is not None:
-                self.features.end()
+            final = not CONNECTION_TRANSITIONS[state]
 
             def move() -> None:
                 self._machine.move(state)
 
-            if not CONNECTION_TRANSITIONS[state] and self.lease is not None:
+            def end_tools() -> None:
+                assert self.lease is not None
                 # Closed frees the name at once (a hub nobody closed has no one else to do it); a failed
                 # or disconnected server keeps it until the hub replaces or closes the connection.
                 (self.lease.release if state == "closed" else self.lease.end)(move)
+
+            step = end_tools if final and self.lease is not None else move
+            if final and self.features is not None:
+                self.features.end(then=step)  # the catalog's removals are posted after the move
             else:
-                move()
+                step()
         log = logger.warning if state in ("failed", "disconnected") else logger.info
         log("server %r is %s%s", self.name, state, f": {error}" if error else "")
         if self._on_state is not None:

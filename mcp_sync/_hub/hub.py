@@ -414,10 +414,13 @@ class MCPHub(FeatureHub):
         elicitation handlers.
 
         `timeout` (seconds) defaults to the server's `tool_call_timeout_ms` (no limit for a native
-        tool); `math.inf` means no limit; zero, negative or NaN is a `ValueError`. Setting `cancel` from
-        any thread ends the call. On timeout, cancel or KeyboardInterrupt the request is cancelled on
-        the server too. `progress(progress, total, message)` runs on the callback thread, before this
-        returns. Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
+        tool); for a call the server answers with a task that default bounds only the wait for the task,
+        which is then waited for as long as it may live (its TTL plus a minute; an hour where the server
+        gives no TTL), so that the default does not cut a long-running task off. `math.inf` means no
+        limit; zero, negative or NaN is a `ValueError`. Setting `cancel` from any thread ends the call.
+        On timeout, cancel or KeyboardInterrupt the request is cancelled on the server too.
+        `progress(progress, total, message)` runs on the callback thread, before this returns.
+        Raises `ToolNotFoundError`, `ToolCallTimeoutError`, `ToolCallCancelledError`,
         `ServerDisconnectedError` or `ToolCallError`, and `SignInRequiredError` when the server wants a
         sign-in (or a wider scope) first; a tool's own failure is a result with `is_error`. A task the
         server cancelled raises `ToolCallCancelledError`; one it lost (after a reconnect, say),
@@ -448,6 +451,7 @@ class MCPHub(FeatureHub):
                 arguments,
                 public_name=name,
                 certain=as_task,
+                task_life=timeout is None,
             )
         else:
             call = functools.partial(target.call, raw_name, arguments, public_name=name, replay=replay)
@@ -468,8 +472,8 @@ class MCPHub(FeatureHub):
         replay: bool | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
-        call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`; `replay` as in
-        `call_tool`)."""
+        call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`; `replay` and the
+        default `timeout` of a task as in `call_tool`)."""
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
@@ -481,8 +485,11 @@ class MCPHub(FeatureHub):
         if tool.requires_approval:
             arguments = self._approved(tool, arguments)
         followed = as_task or (task is None and _may_become_task(tool, target))
-        if followed and target.config.reconnect is not None:  # waits across a reconnect, as call_tool does
-            submit = functools.partial(submit_as_task, target, _servers_of(target), certain=as_task)
+        # Followed as call_tool does: across a reconnect, and as long as its task lives if no timeout given.
+        if followed and (target.config.reconnect is not None or timeout is None):
+            submit = functools.partial(
+                submit_as_task, target, _servers_of(target), certain=as_task, task_life=timeout is None
+            )
         else:
             submit = functools.partial(target.submit, task=as_task, replay=replay)
         if self._tracing is not None:

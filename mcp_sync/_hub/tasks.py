@@ -43,7 +43,7 @@ from .._values.tasks import TaskInfo
 from .connection import ServerConnection
 from .reload import same_server
 
-__all__ = ["ServerLookup", "TaskHandle", "call_as_task", "submit_as_task"]
+__all__ = ["ServerLookup", "TaskHandle", "call_as_task", "submit_as_task", "task_wait_limit"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -54,6 +54,12 @@ ServerLookup = Callable[[], Mapping[str, object]]
 _RECONNECT_POLL_INTERVAL = 0.05
 # How long a connection that dropped may show `disconnected` before its reconnector stands in for it.
 _RECONNECT_HANDOVER_TIMEOUT = 2.0
+# A call whose timeout was the server's default waits for its task as long as the task may live: its TTL
+# plus this margin (the server's clock, its last poll and its reaping of expired tasks lag behind ours).
+TASK_TTL_MARGIN = 60.0
+# ...or, for a task whose server keeps it for ever (no TTL), this long; a caller wanting more says so
+# with its own timeout (`math.inf`: no limit).
+TASK_WAIT_WITHOUT_TTL = 3600.0
 
 
 class TaskHandle:
@@ -343,12 +349,16 @@ def call_as_task(
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
     certain: bool = True,
+    task_life: bool = False,
 ) -> ToolResult:
     """`call_tool` of a task on a server the hub reconnects: the task is started, then waited for as a
     handle waits, so the wait goes on across a reconnect with the same task (the tool is never called
-    again). `timeout` covers it all; when the caller gives up (timeout, `cancel`, Ctrl-C) the task is
-    cancelled on the server, and the call raises as any call does."""
-    deadline = time.monotonic() + timeout
+    again). `timeout` covers it all, unless `task_life` (the caller gave none: it is the server's
+    default): it then bounds the start, and once the server answered with a task the wait lasts as long
+    as the task may (`task_wait_limit`), if longer. When the caller gives up (timeout, `cancel`, Ctrl-C)
+    the task is cancelled on the server, and the call raises as any call does."""
+    begun = time.monotonic()
+    deadline = begun + timeout
     started = connection.start_task(
         raw_name,
         arguments,
@@ -361,6 +371,9 @@ def call_as_task(
     )
     if isinstance(started, ToolResult):
         return started
+    if task_life:
+        deadline = max(deadline, time.monotonic() + task_wait_limit(started))
+        timeout = deadline - begun
     handle = TaskHandle(
         servers,
         connection.name,
@@ -393,6 +406,7 @@ def submit_as_task(
     timeout: float,
     progress: ProgressCallback | None,
     certain: bool = True,
+    task_life: bool = False,
 ) -> concurrent.futures.Future[ToolResult]:
     """`submit` of a task on a server the hub reconnects: `call_as_task` on a thread of its own, so the
     call goes on across a reconnect as a blocking one does; `future.cancel()` cancels the task."""
@@ -418,6 +432,7 @@ def submit_as_task(
                 cancel=stop,
                 progress=progress,
                 certain=certain,
+                task_life=task_life,
             )
         except BaseException as exc:
             with contextlib.suppress(concurrent.futures.InvalidStateError):
@@ -431,6 +446,14 @@ def submit_as_task(
         target=context.run, args=(run,), name=f"mcp-sync:task:{connection.name}", daemon=True
     ).start()
     return future
+
+
+def task_wait_limit(info: TaskInfo) -> float:
+    """How long a call with the default timeout waits for a task the server just created: its TTL plus
+    `TASK_TTL_MARGIN`, or `TASK_WAIT_WITHOUT_TTL` where the server gave none."""
+    if info.ttl is None:
+        return TASK_WAIT_WITHOUT_TTL
+    return info.ttl + TASK_TTL_MARGIN
 
 
 def _cancel_quietly(handle: TaskHandle) -> bool:

@@ -158,12 +158,15 @@ class ServerFeatures:
         if isinstance(message, types.ResourceUpdatedNotification):
             self._updated(str(message.params.uri))
 
-    def end(self) -> None:
-        """The connection ended: its catalog entries go, its requests and waiting subscribers fail."""
+    def end(self, then: Callable[[], object] | None = None) -> None:
+        """The connection ended: its catalog entries go, its requests and waiting subscribers fail.
+        `then()` runs once the entries are gone, before their removal is announced (`CatalogLease.end`)."""
         self._ended = True
         self.client = None
         if self._lease is not None:
-            self._lease.end()
+            self._lease.end(then)
+        elif then is not None:
+            then()
         self._calls.end()
         for _uri, ack in self._acks:
             if not ack.done():

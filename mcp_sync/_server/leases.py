@@ -4,7 +4,7 @@ knows them only by these protocols, so it never imports the hub's side."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .._values.prompts import Prompt
@@ -31,8 +31,9 @@ class CatalogLease(Protocol):
 
     def replace_prompts(self, prompts: Sequence[Prompt]) -> None: ...
 
-    def end(self) -> None:
-        """Remove the server's entries; later replacements are ignored."""
+    def end(self, then: Callable[[], object] | None = None) -> None:
+        """Remove the server's entries, run `then()`, then announce the removal; later replacements are
+        ignored."""
         ...
 
 

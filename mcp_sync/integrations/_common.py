@@ -12,7 +12,6 @@ import asyncio
 import base64
 import binascii
 import copy
-import math
 import os
 import re
 import threading
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import unquote, urlsplit
 
 import mcp_types as types
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sync import (
     ConfigError,
@@ -32,7 +30,6 @@ from mcp_sync import (
     ToolCallCancelledError,
     ToolCallError,
 )
-from mcp_sync._config.models import ServerConfigBase
 from mcp_sync._hub.agent import message_for_model
 
 if TYPE_CHECKING:
@@ -47,7 +44,6 @@ __all__ = [
     "ToolResultError",
     "acall",
     "audio_format",
-    "call_timeout",
     "content_parts",
     "exposed_tools",
     "filename",
@@ -155,24 +151,6 @@ def hint_metadata(tool: Tool) -> dict[str, Any]:
             "openWorldHint": hints.open_world_hint,
         }
     return {key: value for key, value in given.items() if value is not None}
-
-
-def call_timeout(hub: MCPHub, tool: Tool, timeout: float | None) -> float | None:
-    """The timeout an adapter gives a call of `tool`: the caller's, if given. Else, for a tool that may run
-    as a task (one that always does, or any but "forbidden" ones on a 2026-07-28 session, where the server
-    decides per call), no limit: the call lasts as long as its task (which the server ends, at the latest
-    when its TTL runs out; cancelling still works), unless the server's entry sets `tool_call_timeout_ms`
-    itself. Else None: the server's `tool_call_timeout_ms` (60 s by default).
-
-    Frameworks have no per-tool timeout, so a plain call's default would cut a long-running task off."""
-    if timeout is not None or tool.task_support == "forbidden" or tool.server_name is None:
-        return timeout
-    connection = hub.registry.server_owner(tool.server_name)
-    config = getattr(connection, "config", None)
-    if isinstance(config, ServerConfigBase) and "tool_call_timeout_ms" in config.model_fields_set:
-        return None
-    server_decides = getattr(connection, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
-    return math.inf if tool.task_support == "required" or server_decides else None
 
 
 def started_hub(config: HubConfig) -> MCPHub:

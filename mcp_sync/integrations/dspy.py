@@ -36,7 +36,6 @@ from ._common import (
     ToolResultError,
     acall,
     audio_format,
-    call_timeout,
     content_parts,
     exposed_tools,
     filename,
@@ -104,8 +103,7 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
         public = exposed.tool.name
 
         def call(**arguments: Any) -> Any:
-            seconds = call_timeout(hub, exposed.tool, timeout)
-            return _output(hub.call_tool(public, arguments, timeout=seconds, cancel=cancel), public)
+            return _output(hub.call_tool(public, arguments, timeout=timeout, cancel=cancel), public)
 
         schema = exposed.input_schema()
         properties = inline_refs(schema).get("properties")
@@ -130,8 +128,7 @@ class _HubTool(dspy.Tool):  # type: ignore[misc]  # dspy ships no type informati
     @with_callbacks  # type: ignore[untyped-decorator]
     async def acall(self, **kwargs: Any) -> Any:
         arguments = self._validate_and_parse_args(**kwargs)
-        seconds = call_timeout(self._hub, self._tool, self._timeout)
-        result = await acall(self._hub, self._public, arguments, timeout=seconds, cancel=self._cancel)
+        result = await acall(self._hub, self._public, arguments, timeout=self._timeout, cancel=self._cancel)
         return _output(result, self._public)
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> _HubTool:

@@ -39,7 +39,6 @@ from ._common import (
     ToolFilter,
     ToolResultError,
     acall,
-    call_timeout,
     content_parts,
     exposed_tools,
     filename,
@@ -201,12 +200,10 @@ def _haystack_tool(
     public = exposed.tool.name
 
     def call(**arguments: Any) -> ToolResultContent:
-        seconds = call_timeout(hub, exposed.tool, timeout)
-        return _content(hub.call_tool(public, arguments, timeout=seconds, cancel=cancel), public)
+        return _content(hub.call_tool(public, arguments, timeout=timeout, cancel=cancel), public)
 
     async def acall_(**arguments: Any) -> ToolResultContent:
-        seconds = call_timeout(hub, exposed.tool, timeout)
-        return _content(await acall(hub, public, arguments, timeout=seconds, cancel=cancel), public)
+        return _content(await acall(hub, public, arguments, timeout=timeout, cancel=cancel), public)
 
     try:
         return HaystackTool(

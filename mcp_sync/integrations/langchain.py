@@ -34,7 +34,6 @@ from ._common import (
     PartKind,
     ToolFilter,
     acall,
-    call_timeout,
     content_parts,
     exposed_tools,
     hint_metadata,
@@ -119,7 +118,7 @@ def _structured_tool(
     def run(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
             result = hub.call_tool(
-                public, arguments, timeout=call_timeout(hub, exposed.tool, timeout), cancel=cancel
+                public, arguments, timeout=timeout, cancel=cancel
             )
         except ToolCallCancelledError:
             raise
@@ -130,7 +129,7 @@ def _structured_tool(
     async def arun(**arguments: Any) -> tuple[Content, dict[str, Any]]:
         try:
             result = await acall(
-                hub, public, arguments, timeout=call_timeout(hub, exposed.tool, timeout), cancel=cancel
+                hub, public, arguments, timeout=timeout, cancel=cancel
             )
         except ToolCallCancelledError:
             raise

@@ -32,7 +32,6 @@ from ._common import (
     ToolFilter,
     acall,
     audio_format,
-    call_timeout,
     content_parts,
     exposed_tools,
     openai_safe_name,
@@ -209,12 +208,10 @@ def _function_tool(
         )
 
     def call(**arguments: Any) -> ToolOutput:
-        seconds = call_timeout(hub, exposed.tool, timeout)
-        return output(arguments, hub.call_tool(public, arguments, timeout=seconds, cancel=cancel))
+        return output(arguments, hub.call_tool(public, arguments, timeout=timeout, cancel=cancel))
 
     async def acall_(**arguments: Any) -> ToolOutput:
-        seconds = call_timeout(hub, exposed.tool, timeout)
-        return output(arguments, await acall(hub, public, arguments, timeout=seconds, cancel=cancel))
+        return output(arguments, await acall(hub, public, arguments, timeout=timeout, cancel=cancel))
 
     # FunctionTool wraps whatever the function returns in a new ToolOutput; its callback may replace that
     # with our own, which carries `is_error`.

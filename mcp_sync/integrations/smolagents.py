@@ -45,7 +45,6 @@ from ._common import (
     PartKind,
     ToolFilter,
     ToolResultError,
-    call_timeout,
     content_parts,
     exposed_tools,
     inline_refs,
@@ -340,8 +339,7 @@ class _HubTool(smolagents.Tool):  # type: ignore[misc]  # smolagents has no type
             for key, value in arguments.items()
             if not (value is None and key in self._none_means_absent)
         }
-        seconds = call_timeout(self.hub, self._registry_tool, self._timeout)
-        result = self.hub.call_tool(self.mcp_sync_name, arguments, timeout=seconds, cancel=self._cancel)
+        result = self.hub.call_tool(self.mcp_sync_name, arguments, timeout=self._timeout, cancel=self._cancel)
         if result.is_error:
             raise ToolResultError(result, tool=self.mcp_sync_name)
         text = self._text_and_images(result)

@@ -1,11 +1,11 @@
 """What every adapter does with the server's hints about a tool and with a tool that runs as a task: the
 hints reach the framework where it has a place for them (LangChain's `metadata`) and every adapter's
-`include=` filter, and a task tool's call lasts as long as its task unless a timeout was set."""
+`include=` filter, and a tool's call gets the adapter's timeout or none, so that the hub's default
+applies (which lets a task run as long as it lives)."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -134,17 +134,29 @@ def tasks_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MCPHub]:
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_a_task_tool_called_through_an_adapter_lasts_as_long_as_its_task(
+def test_an_adapter_leaves_a_task_tools_timeout_to_the_hub(
     tasks_hub: MCPHub, framework: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     timeouts = Timeouts(tasks_hub, monkeypatch)
     (stages,) = adapter_tools(framework, tasks_hub, include=lambda tool: tool.raw_name == "stages")
     result = call_through(framework, stages, {"count": 2, "delay": 0.05, "tag": framework})
     assert f"done 2 stages {framework}" in str(result)
-    assert timeouts.seen == [math.inf]
+    assert timeouts.seen == [None]
 
 
-def test_an_async_task_tool_call_through_an_adapter_lasts_as_long_as_its_task(
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_plain_tool_of_a_server_with_tasks_called_through_an_adapter_keeps_the_servers_timeout(
+    tasks_hub: MCPHub, framework: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    timeouts = Timeouts(tasks_hub, monkeypatch)
+    (plain,) = adapter_tools(framework, tasks_hub, include=lambda tool: tool.raw_name == "plain_slow")
+    assert tasks_hub.registry.get("mcp__t__plain_slow").task_support == "optional"  # the server decides
+    result = call_through(framework, plain, {"seconds": 0.01})
+    assert "slept" in str(result)
+    assert timeouts.seen == [None]
+
+
+def test_an_async_task_tool_call_through_an_adapter_leaves_its_timeout_to_the_hub(
     tasks_hub: MCPHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mcp_sync.integrations.langchain import langchain_tool
@@ -153,7 +165,7 @@ def test_an_async_task_tool_call_through_an_adapter_lasts_as_long_as_its_task(
     stages = langchain_tool(tasks_hub, "mcp__t__stages")
     result = asyncio.run(stages.ainvoke({"count": 2, "delay": 0.05, "tag": "async"}))
     assert "done 2 stages async" in str(result)
-    assert timeouts.seen == [math.inf]
+    assert timeouts.seen == [None]
 
 
 def test_the_adapters_own_timeout_bounds_a_task_tool(
@@ -168,19 +180,21 @@ def test_the_adapters_own_timeout_bounds_a_task_tool(
     assert timeouts.seen == [0.3]
 
 
-def test_a_timeout_in_the_servers_entry_bounds_a_task_tool_called_through_an_adapter(tmp_path: Path) -> None:
+def test_the_servers_timeout_bounds_an_adapters_call_until_its_task_is_created(tmp_path: Path) -> None:
     from mcp_sync.integrations.smolagents import smolagents_tool
 
     events = EventLog(tmp_path / "events.jsonl")
-    config = stdio_config("t", script=TASKS_SERVER, events=events, tool_call_timeout_ms=300)
+    config = stdio_config(
+        "t", "--gates", str(tmp_path), script=TASKS_SERVER, events=events, tool_call_timeout_ms=300
+    )
     with started_hub(config) as hub:
-        stages = smolagents_tool(hub, "mcp__t__stages")
+        gated, plain = smolagents_tool(hub, "mcp__t__gated"), smolagents_tool(hub, "mcp__t__plain_slow")
         with pytest.raises(ToolCallTimeoutError):
-            stages(count=50, delay=0.2, tag="entry-timeout")
-        created = events.wait_for("task_created", tag="entry-timeout")
-        events.wait_for(
-            lambda event: event.get("event") == "cancelled" and event.get("task_id") == created["task_id"]
-        )
+            gated(tag="withheld", hold=["create"])  # the server holds back its answer: no task yet
+        with pytest.raises(ToolCallTimeoutError):
+            plain(seconds=60)  # answered plainly, never with a task
+        stages = smolagents_tool(hub, "mcp__t__stages")
+        assert "done 4 stages outlives" in str(stages(count=4, delay=0.25, tag="outlives"))
 
 
 def test_a_plain_tool_keeps_the_servers_timeout(servers: TwoServers, monkeypatch: pytest.MonkeyPatch) -> None:
