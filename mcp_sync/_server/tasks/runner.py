@@ -369,13 +369,16 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
     bounded by `CANCEL_TIMEOUT`, and quiet (the caller's own error is what it raises)."""
     sending = asyncio.ensure_future(wire.cancel(client, task_id))
     sending.add_done_callback(_log_cancel_failure)
-    with contextlib.suppress(asyncio.CancelledError):
+    try:
         done, _pending = await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
-        if not done:
-            logger.warning(
-                "task %r: the server did not answer tasks/cancel within %g s", task_id, CANCEL_TIMEOUT
-            )
-            sending.cancel()
+    except asyncio.CancelledError:  # the session's end cut it off (`Aftercare.flush`)
+        done = set()
+        why = "the session ended before the server answered tasks/cancel"
+    else:
+        why = f"the server did not answer tasks/cancel within {CANCEL_TIMEOUT:g} s"
+    if not done:
+        logger.warning("task %r: %s; that task may be left running", task_id, why)
+        sending.cancel()
 
 
 def _log_cancel_failure(sending: asyncio.Future[TaskInfo]) -> None:
