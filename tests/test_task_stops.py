@@ -137,7 +137,7 @@ def test_closing_the_hub_while_a_call_s_task_is_being_created_cancels_it_before_
     served: Callable[..., dict[str, Any]], events: EventLog, task: bool | None
 ) -> None:
     # Later than the session used to keep its transport at the end (1 s), within what the end now gives
-    # (1.5 s for a stdio server); a default call (it only may become a task) is given
+    # (1.7 s for a stdio server); a default call (it only may become a task) is given
     # `MAY_BECOME_TASK_GRACE` to answer.
     delay_ms = 1200 if task else int(runner.MAY_BECOME_TASK_GRACE * 1000 / 2)
     hub = MCPHub([served("--create-delay-ms", str(delay_ms))])

@@ -432,6 +432,7 @@ class ServerConnection:
         (its outcome is logged); False when this connection can no longer send it."""
         if self.forked_error() is not None or self._machine.is_final():
             return False
+        self.handovers.claim(self.name, task_id)  # cancelled here: nothing more to do about it
         return self.call_soon(self._session.cancel_task_soon, task_id, label)
 
     def _on_loop(

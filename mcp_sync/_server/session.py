@@ -88,8 +88,8 @@ _CANCEL_FLUSH_TIMEOUT = 1.0
 _AFTERCARE_FLUSH_TIMEOUT = 2.0
 # The bound `ServerConnection.join` gives a stop (`_hub.connection.CLOSE_TIMEOUT`, not importable here).
 _CLOSE_BUDGET = 4.0
-# What a stdio server's stop takes beyond its graces (flushing its writer, closing its pipes: 0.5 s each).
-_STDIO_STOP_SLACK = 1.0
+# What a stdio server's stop takes beyond its graces: killing and reaping one that ignored both.
+_STDIO_STOP_SLACK = 0.3
 # What an HTTP transport's close takes at most (ending its session, closing its client, the loop's exit).
 _HTTP_STOP_ALLOWANCE = 1.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
