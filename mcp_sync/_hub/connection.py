@@ -391,7 +391,7 @@ class ServerConnection:
         have reached `progress` when this returns (`updates`: those reported before, by this wait on
         an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet;
         `cancel_on_close`: a call's own task, cancelled when the hub closes during the wait)."""
-        if cancel_on_close:
+        if cancel_on_close and not self._machine.is_final():  # an ended one cannot follow it: no claim
             self._owned_tasks.add(task_id)
             self.handovers.claim(self.name, task_id)
         try:
