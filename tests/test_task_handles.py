@@ -405,11 +405,13 @@ def test_a_wait_looks_again_when_a_failed_reconnect_attempt_gives_way_to_its_rec
     from mcp_sync._hub.connection import ServerConnection
     from mcp_sync._hub.tasks import TaskHandle
 
+    config = mock.Mock(reconnect=object())  # one server's entry, whichever connection shows it
+
     def connection(state: str) -> Any:
         stand_in = mock.Mock(spec=ServerConnection)
         stand_in.state = state
         stand_in.error = MCPSyncError("nothing accepted a connection")
-        stand_in.config = mock.Mock(reconnect=object())
+        stand_in.config = config
         return stand_in
 
     attempt, reconnector, ready = connection("failed"), mock.Mock(state="reconnecting"), connection("ready")

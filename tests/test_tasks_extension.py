@@ -907,11 +907,13 @@ def test_a_handle_waits_through_the_moment_a_dropped_connection_shows_disconnect
     from mcp_sync._hub.connection import ServerConnection
     from mcp_sync._hub.tasks import TaskHandle
 
+    config = mock.Mock(reconnect=object())  # one server's entry, whichever connection shows it
+
     def connection(state: str) -> Any:
         stand_in = mock.Mock(spec=ServerConnection)
         stand_in.state = state
         stand_in.error = ServerDisconnectedError("connection lost")
-        stand_in.config = mock.Mock(reconnect=object())
+        stand_in.config = config
         return stand_in
 
     dropped, ready = connection("disconnected"), connection("ready")

@@ -44,6 +44,7 @@ from .._values.scrubbed_errors import scrub_exception
 from .._values.secrets import register as register_secrets
 from .._values.tasks import TaskInfo
 from .._values.tool import Tool
+from .handovers import HandOvers
 from .registry import ServerLease, ToolRegistry
 
 __all__ = ["CLOSE_TIMEOUT", "ServerConnection", "ServerState"]
@@ -76,8 +77,14 @@ class ServerConnection:
         auth_factory: AuthFactory | None = None,
         features: ServerFeatures | None = None,
         hub_servers: Callable[[], Mapping[str, object]] | None = None,
+        handovers: HandOvers | None = None,
     ) -> None:
         self.config = config
+        self.handovers = handovers if handovers is not None else HandOvers()
+        """The hub's tasks handed over between connections of one server (`_hub.handovers`)."""
+        self._owned_tasks: set[str] = set()
+        """The tasks calls follow here as their own (`cancel_on_close`): this connection's end cancels them,
+        unless it hands them over."""
         self.hub_servers = hub_servers
         """The servers by name now of the hub that made this connection (None: made outside a hub): where
         a task of this server is followed across reconnects, whichever hub on a shared registry calls it."""
@@ -233,6 +240,11 @@ class ServerConnection:
             self._session.process.kill()
         if handing_over is not None:
             self.handing_over = handing_over
+            owned = frozenset(self._owned_tasks)
+            if handing_over:
+                self.handovers.add(self.name, owned, self.config)
+            elif owned and self.state == "ready":
+                self.handovers.cancel_sent(self.name, owned)  # the session's end sends them
         self.call_soon(self._session.request_stop, abort, handing_over)
 
     def wait(self, timeout: float) -> bool:
@@ -384,20 +396,26 @@ class ServerConnection:
         have reached `progress` when this returns (`updates`: those reported before, by this wait on
         an earlier connection; `raw_name`: the task's tool, whose output schema its result must meet;
         `cancel_on_close`: a call's own task, cancelled when the hub closes during the wait)."""
-        result: ToolResult = self._on_loop(
-            label,
-            timeout,
-            cancel,
-            self._session.follow_task,
-            task_id,
-            info,
-            label,
-            progress,
-            on_info,
-            updates,
-            raw_name,
-            cancel_on_close,
-        )
+        if cancel_on_close and not self._machine.is_final():  # an ended one cannot follow it: no claim
+            self._owned_tasks.add(task_id)
+            self.handovers.claim(self.name, task_id)
+        try:
+            result: ToolResult = self._on_loop(
+                label,
+                timeout,
+                cancel,
+                self._session.follow_task,
+                task_id,
+                info,
+                label,
+                progress,
+                on_info,
+                updates,
+                raw_name,
+                cancel_on_close,
+            )
+        finally:
+            self._owned_tasks.discard(task_id)
         if progress is not None and not self._dispatcher.flush():
             logger.warning(
                 "returning the result of %s before its progress callbacks ran: the callback thread is "
@@ -419,6 +437,7 @@ class ServerConnection:
         (its outcome is logged); False when this connection can no longer send it."""
         if self.forked_error() is not None or self._machine.is_final():
             return False
+        self.handovers.claim(self.name, task_id)  # cancelled here: nothing more to do about it
         return self.call_soon(self._session.cancel_task_soon, task_id, label)
 
     def _on_loop(

@@ -25,11 +25,19 @@ from types import MappingProxyType
 
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._config import HttpServerConfig, InvalidServerEntry, ServerConfig
+from .._config import HttpServerConfig, InvalidServerEntry, ServerConfig, StdioServerConfig
 from .._values.errors import ConfigError
 from .connection import ServerConnection
 
-__all__ = ["Generation", "ReloadPlan", "ReloadResult", "hands_over", "plan_reload", "same_server"]
+__all__ = [
+    "Generation",
+    "ReloadPlan",
+    "ReloadResult",
+    "hands_over",
+    "plan_reload",
+    "same_identity",
+    "same_server",
+]
 
 _RUNNING = ("connecting", "ready")  # the states a configuration error must not end
 
@@ -159,6 +167,22 @@ def same_server(old: ServerConfig, new: ServerConfig | None) -> bool:
     made through one can be followed through the other: a Streamable HTTP server at the same URL. (A stdio
     server's new connection is a new process, whose tasks are its own.)"""
     return isinstance(old, HttpServerConfig) and isinstance(new, HttpServerConfig) and old.url == new.url
+
+
+def same_identity(old: ServerConfig, new: ServerConfig) -> bool:
+    """Whether `new` names the server `old` named, so that a task made through one may be asked about
+    through the other: the same transport, and the same URL, or for stdio the same command, arguments,
+    working directory and environment (any other is another server, which never made that task)."""
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, StdioServerConfig) and isinstance(new, StdioServerConfig):
+        return (old.command, old.args, old.cwd, old.inherit_env) == (
+            new.command,
+            new.args,
+            new.cwd,
+            new.inherit_env,
+        ) and old.env == new.env
+    return getattr(old, "url", None) == getattr(new, "url", None)
 
 
 def hands_over(old: ServerConfig, new: ServerConfig | None, protocol_version: str | None) -> bool:

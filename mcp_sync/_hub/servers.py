@@ -51,9 +51,10 @@ from .._runtime.lifecycle import (
 from .._server.features import ServerFeatures
 from .._values.errors import ConfigError, MCPSyncError, ServerStartError, SignInRequiredError
 from .connection import CLOSE_TIMEOUT, ServerConnection
+from .handovers import HandOvers
 from .reconnect import Reconnector
 from .registry import ToolRegistry
-from .reload import Generation, ReloadResult, hands_over, plan_reload
+from .reload import Generation, ReloadResult, hands_over, plan_reload, same_server
 
 __all__ = ["ServerSet", "StateEvent"]
 
@@ -68,6 +69,9 @@ _START_GRACE = 5.0
 _EXIT_CLOSE_TIMEOUT = 4.0
 # How long close() waits for a reconnector's thread once told to stop (it only has to leave a wait).
 _RECONNECTOR_JOIN_TIMEOUT = 1.0
+# How long close(), or a reload that gives a server's name another server, waits for a connection to the
+# server of a handed-over task nobody re-attached to (connecting, or made for that alone), to cancel it.
+_HANDED_OVER_CONNECT_TIMEOUT = 2.0
 
 
 class ServerSet:
@@ -97,6 +101,8 @@ class ServerSet:
         # The process the hub was started in (None until then: a hub made before a fork starts in the child).
         self._fork_generation: int | None = None
         self._pid: int | None = None
+        self.handovers = HandOvers()
+        """Tasks handed over by a replaced connection to its successor that no call re-attached to yet."""
 
     # -- reading (any thread) --------------------------------------------------------------------
 
@@ -221,6 +227,7 @@ class ServerSet:
                 auth_factory=self._auth_factory,
                 features=self._features(config) if self._features is not None else None,
                 hub_servers=self._servers_now,
+                handovers=self.handovers,
             )
             try:
                 connection.reserve()
@@ -253,6 +260,9 @@ class ServerSet:
                 return ReloadResult()
             if self._machine.state not in ("starting", "running"):
                 raise MCPSyncError("this hub is closed; make a new one")
+        wanted = {config.server_name: config for config in configs if config.enabled}
+        for name in self.handovers.names():
+            self._cancel_handed_over(name, wanted.get(name))
         try:
             with self._machine.condition:
                 if self._machine.state not in ("starting", "running"):
@@ -318,6 +328,10 @@ class ServerSet:
                     abort=connection.state == "connecting",
                     handing_over=hands_over(connection.config, successor, connection.protocol_version),
                 )
+            elif connection.handing_over and not hands_over(
+                connection.config, self._generation.wanted.get(connection.name), connection.protocol_version
+            ):  # replaced again, by another server: what it was handing over is cancelled after all
+                connection.close(handing_over=False)
 
     def _ended(self, connection: ServerConnection) -> None:
         """A connection ended (its loop thread): if it was being replaced, launch its replacement."""
@@ -337,6 +351,9 @@ class ServerSet:
             self._machine.move("closing")
             connections = list(self._connections.values())
             reconnectors = self._stop_reconnectors()
+        if not abort:
+            for name in self.handovers.names():
+                self._cancel_handed_over(name, None)
         for connection in connections:  # nothing takes over: the tasks calls follow are cancelled
             connection.close(abort=abort or connection.state == "connecting", handing_over=False)
         self._stop(connections, abort=abort)
@@ -363,6 +380,56 @@ class ServerSet:
             connection.close(abort=connection.state == "connecting", handing_over=False)
         return connections
 
+    def _cancel_handed_over(self, name: str, keep: ServerConfig | None) -> None:
+        """Cancel the tasks of `name` handed over and not re-attached to, on each server that `keep` (the
+        entry the name runs on next; None: none) does not reach: through the connection to that server,
+        once ready (bounded), or through one made for that alone. Outside the condition."""
+        for origin in self.handovers.origins(name):
+            if keep is not None and same_server(origin, keep):
+                continue  # their calls re-attach there
+
+            def reaches(config: ServerConfig, origin: ServerConfig = origin) -> bool:
+                return same_server(config, origin)
+
+            current = self._connections.get(name)
+            usable = current is not None and current not in self._replaced and reaches(current.config)
+            if current is not None and usable and current.state == "connecting":
+                concurrent.futures.wait([current.ready], _HANDED_OVER_CONNECT_TIMEOUT)
+            if current is not None and usable and current.state == "ready":
+                task_ids = self.handovers.take(name, reaches)
+                _cancel_tasks(current, name, task_ids, self.handovers)
+            else:
+                self._cancel_through_new_connection(name, origin, reaches)
+
+    def _cancel_through_new_connection(
+        self, name: str, origin: ServerConfig, reaches: Callable[[ServerConfig], bool]
+    ) -> None:
+        """Connect to `origin`'s server on a registry of its own (its tools stay out of the hub's), send
+        `tasks/cancel` for the handed-over tasks of `name` there, and close that connection again."""
+        registry = ToolRegistry()
+        connection = ServerConnection(origin, registry)
+        try:
+            connection.reserve()
+            connection.start()
+            concurrent.futures.wait([connection.ready], _HANDED_OVER_CONNECT_TIMEOUT)
+            task_ids = self.handovers.take(name, reaches)
+            if connection.state == "ready":
+                _cancel_tasks(connection, name, task_ids, self.handovers)
+            elif task_ids:
+                logger.warning(
+                    "could not cancel task(s) %s of server %r handed over before it was closed or reloaded: "
+                    "its server could not be reached (%s); they may be left running",
+                    ", ".join(repr(task_id) for task_id in task_ids),
+                    name,
+                    connection.error or connection.state,
+                )
+        finally:
+            connection.close()
+            connection.join()
+            if connection.lease is not None:
+                connection.lease.release()
+            registry.close()
+
     def _stop(self, connections: list[ServerConnection], *, abort: bool) -> None:
         """Close `connections` (servers still connecting are killed, not awaited), wait for each within
         one shared deadline, then free their names."""
@@ -388,6 +455,12 @@ class ServerSet:
         # Its resources, prompts and tools went with the end state itself (`ServerConnection._set_state`).
         event: StateEvent = (connection.name, connection.state, connection.error)
         self.registry.dispatcher.post(self.state_listeners.snapshot(), event)
+        if connection.state == "ready" and self.handovers.waiting(connection.name):
+            # Tasks handed over to it whose callers gave up before they re-attached.
+            task_ids = self.handovers.take(
+                connection.name, lambda origin: same_server(origin, connection.config), abandoned_only=True
+            )
+            _cancel_tasks(connection, connection.name, task_ids, self.handovers)
         if connection.state in ("failed", "disconnected", "closed"):
             self._ended(connection)
         if (
@@ -510,6 +583,15 @@ def _wait_ready(connections: list[ServerConnection]) -> bool:
     timeout = max(connection.config.connect_timeout for connection in connections) + _START_GRACE
     futures = [connection.ready for connection in connections]
     return interruptible_wait(lambda seconds: not concurrent.futures.wait(futures, seconds)[1], timeout)
+
+
+def _cancel_tasks(connection: ServerConnection, name: str, task_ids: list[str], handovers: HandOvers) -> None:
+    """Have `tasks/cancel` sent through `connection` for handed-over tasks nobody waits for any more."""
+    for task_id in task_ids:
+        if connection.cancel_task_soon(task_id, f"task {task_id!r} on server {name!r}"):
+            handovers.cancel_sent(name, [task_id])
+        else:
+            logger.warning("could not cancel task %r of server %r; it may be left running", task_id, name)
 
 
 _open_sets: weakref.WeakSet[ServerSet] = weakref.WeakSet()

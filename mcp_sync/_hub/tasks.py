@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._config import HttpServerConfig, ServerConfig
+from .._config import ServerConfig
 from .._runtime.callbacks import ProgressCallback
 from .._runtime.calls import NO_LIMIT, resolve_timeout
 from .._runtime.lifecycle import fork_generation
@@ -41,7 +41,7 @@ from .._values.errors import (
 from .._values.results import ToolResult
 from .._values.tasks import TaskInfo
 from .connection import ServerConnection
-from .reload import same_server
+from .reload import same_identity
 
 __all__ = ["ServerLookup", "TaskHandle", "call_as_task", "submit_as_task", "task_wait_limit"]
 
@@ -257,19 +257,21 @@ class TaskHandle:
         )
 
     def _check_same_server(self, connection: ServerConnection) -> None:
-        """A task is on the server it was made on: once a reload gave the name another address, no request
-        about it goes there (a `ServerDisconnectedError` says where the task is)."""
+        """A task is on the server it was made on: once a reload made the name another server (another
+        address, transport or command), no request about it goes there (a `ServerDisconnectedError` says
+        where the task is)."""
         origin = self._origin
-        if not isinstance(origin, HttpServerConfig) or same_server(origin, connection.config):
+        if origin is None or same_identity(origin, connection.config):
             return
-        fate = (
-            "the hub sent tasks/cancel for it there when the reload closed that connection"
-            if self._owned_by_call
-            else "it keeps running there"
-        )
+        if not self._owned_by_call:
+            fate = "it keeps running there"
+        elif connection.handovers.was_cancelled(self.server, self.task_id):
+            fate = "the hub had tasks/cancel sent for it there"
+        else:
+            fate = "the hub could not send tasks/cancel for it there: it may still run"
         raise ServerDisconnectedError(
-            f"server {self.server!r} was reloaded with another address; {self._label} is on the server at "
-            f"its previous address, which this hub no longer reaches ({fate})",
+            f"server {self.server!r} was reloaded as another server; {self._label} is on the server of its "
+            f"previous entry, which this hub no longer reaches ({fate})",
             tool=self.tool,
             task_id=self.task_id,
         )
@@ -387,12 +389,16 @@ def call_as_task(
         return handle._follow(deadline, cancel, progress)
     except _WaitStopped as stopped:
         told = _cancel_quietly(handle)
+        if not told:  # stopped before it re-attached after a hand-over: the hub cancels it once it can
+            connection.handovers.abandon(connection.name, handle.task_id)
         raise _stopped_error(public_name, timeout, handle, cancelled=stopped.cancelled, told=told) from None
     except (TaskNotFoundError, ToolCallCancelledError):
         raise  # the task is gone or cancelled already: nothing to cancel
     except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
         if handle.info is None or not handle.info.done:  # given, say): nobody will fetch the task, so it
-            _cancel_quietly(handle)  # is cancelled too, unless it was seen to end (failed, say)
+            _cancel_quietly(handle) or connection.handovers.abandon(  # is cancelled too, unless it was
+                connection.name, handle.task_id  # seen to end (failed, say)
+            )
         raise
 
 

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
@@ -58,7 +59,7 @@ from .._values.tasks import TaskInfo
 from .._values.tool import Tool
 from .features import ServerFeatures
 from .leases import ToolLease
-from .stdio import StdioProcess
+from .stdio import SIGTERM_GRACE, STDIN_CLOSE_GRACE, StdioProcess
 from .tasks.extension import TasksExtension, server_offers_tasks
 from .tasks.legacy import LegacyTaskWire
 from .tasks.runner import (
@@ -83,8 +84,15 @@ logger = logging.getLogger("mcp_sync")
 # At the end, how long calls being cancelled get to send their cancellation before the transport closes.
 _CANCEL_FLUSH_TIMEOUT = 1.0
 # At the end, how long stopped task calls get to cancel their tasks (a task being created: once the server
-# gives its id) before the transport closes; within the connection's `CLOSE_TIMEOUT` (4 s) with room to spare.
+# gives its id) before the transport closes. On a stop, both flushes share what is left of the connection's
+# `CLOSE_TIMEOUT` (`_CLOSE_BUDGET`) once the transport's own stop is set aside (`_flush_deadline`).
 _AFTERCARE_FLUSH_TIMEOUT = 2.0
+# The bound `ServerConnection.join` gives a stop (`_hub.connection.CLOSE_TIMEOUT`, not importable here).
+_CLOSE_BUDGET = 4.0
+# What a stdio server's stop takes beyond its graces: killing and reaping one that ignored both.
+_STDIO_STOP_SLACK = 0.3
+# What an HTTP transport's close takes at most (ending its session, closing its client, the loop's exit).
+_HTTP_STOP_ALLOWANCE = 1.0
 # When a stdio server goes away by itself, how long to wait for its exit status and last stderr lines.
 _EXIT_DETAILS_TIMEOUT = 0.5
 # How long a call that lost its stdio server waits for the session to end with those details (the owner
@@ -158,6 +166,8 @@ class Session:
         """The task wire of the current client's protocol era, made at the first task."""
         self.aftercare = Aftercare()
         """The `tasks/cancel`s that stopped calls left to send; the session's end waits (bounded) for them."""
+        self._stop_requested_at: float | None = None
+        """When a stop was first asked for (monotonic): the end's flushes fit in what is left of its bound."""
         self._handing_over = False
         """Stopped to be replaced by a connection to the same server: the tasks calls follow go on there."""
 
@@ -297,6 +307,8 @@ class Session:
         """Stop gracefully, or (`abort`, or still connecting) kill the child and cancel the owner now.
         `handing_over`: a new connection to the same server replaces this one, and the calls following
         a task go on with it there: their tasks are not cancelled (None: as said before)."""
+        if not self._stopping:
+            self._stop_requested_at = time.monotonic()
         self._stopping = True
         if handing_over is not None:
             self._handing_over = handing_over
@@ -397,10 +409,23 @@ class Session:
     async def _flush_cancellations(self) -> None:
         """Give cancelled calls a moment to send their cancellation, and their tasks' `tasks/cancel`,
         before the transport closes."""
+        deadline = self._flush_deadline()
         tasks = self.calls.tasks()
         if tasks:
-            await asyncio.wait(tasks, timeout=_CANCEL_FLUSH_TIMEOUT)
-        await self.aftercare.flush(_AFTERCARE_FLUSH_TIMEOUT)
+            await asyncio.wait(tasks, timeout=min(_CANCEL_FLUSH_TIMEOUT, _left(deadline)))
+        await self.aftercare.flush(min(_AFTERCARE_FLUSH_TIMEOUT, _left(deadline)))
+
+    def _flush_deadline(self) -> float | None:
+        """On a stop, when the flushes must be over (monotonic) for the transport's stop to still fit in
+        the connection's close bound; None when the session ended by itself (nobody waits on a bound)."""
+        if self._stop_requested_at is None:
+            return None
+        stop = (
+            STDIN_CLOSE_GRACE + SIGTERM_GRACE + _STDIO_STOP_SLACK
+            if self.process.pid is not None
+            else _HTTP_STOP_ALLOWANCE
+        )
+        return self._stop_requested_at + _CLOSE_BUDGET - stop
 
     async def _on_message(self, message: Any) -> None:
         # Spawned off the read loop by the SDK: only mark dirty; the re-sync task does the work.
@@ -941,3 +966,8 @@ def _describe_failure(label: str, cause: BaseException | None, ended: str) -> Ba
     failure = ServerDisconnectedError(scrub(f"server {label} failed to connect: {describe(cause)}{ended}"))
     failure.__cause__ = cause
     return failure
+
+
+def _left(deadline: float | None) -> float:
+    """Seconds until `deadline` (monotonic), never below zero; no limit for None."""
+    return float("inf") if deadline is None else max(0.0, deadline - time.monotonic())

@@ -46,7 +46,9 @@ from .._values.secrets import scrub
 __all__ = [
     "NOT_MCP_LINE_LIMIT",
     "NOT_MCP_PATIENCE",
+    "SIGTERM_GRACE",
     "STDERR_TAIL_MARKER",
+    "STDIN_CLOSE_GRACE",
     "StdioProcess",
     "TransportStreams",
     "open_stdio",

@@ -377,13 +377,16 @@ async def cancel_task(wire: TaskWire, client: Client, task_id: str) -> None:
     # A 2025-11-25 server answers "invalid params" also for a task that ended meanwhile: not a refusal.
     ended_reads_as_refusal = isinstance(wire, LegacyTaskWire)
     sending.add_done_callback(functools.partial(_log_cancel_failure, task_id, ended_reads_as_refusal))
-    with contextlib.suppress(asyncio.CancelledError):
+    try:
         done, _pending = await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
-        if not done:
-            logger.warning(
-                "task %r: the server did not answer tasks/cancel within %g s", task_id, CANCEL_TIMEOUT
-            )
-            sending.cancel()
+    except asyncio.CancelledError:  # the session's end cut it off (`Aftercare.flush`)
+        done = set()
+        why = "the session ended before the server answered tasks/cancel"
+    else:
+        why = f"the server did not answer tasks/cancel within {CANCEL_TIMEOUT:g} s"
+    if not done:
+        logger.warning("task %r: %s; that task may be left running", task_id, why)
+        sending.cancel()
 
 
 def _log_cancel_failure(
