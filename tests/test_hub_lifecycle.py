@@ -103,6 +103,60 @@ def test_close_is_bounded_for_a_server_that_ignores_signals(
     assert new_threads() == []
 
 
+def _pipe_fds(pid: int | str, fd: str | None = None) -> set[str]:
+    """The pipes (``pipe:[inode]``) process `pid` (or ``self``) holds open, or only its descriptor `fd`."""
+    folder = Path(f"/proc/{pid}/fd")
+    links: set[str] = set()
+    for entry in folder.iterdir() if fd is None else [folder / fd]:
+        with contextlib.suppress(OSError):
+            links.add(os.readlink(entry))
+    return {link for link in links if link.startswith("pipe:")}
+
+
+@pytest.mark.real_processes  # the server's own process, and a helper that left its process group
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the open pipes from /proc")
+def test_a_second_close_of_a_connecting_server_lets_the_first_close_its_pipes(tmp_path: Path) -> None:
+    # A helper in a session of its own holds the server's stderr open, so that closing the transport waits
+    # for it (bounded) after the server has died: the second close comes while the first is at work.
+    events = EventLog(tmp_path / "slow.jsonl")
+    helper_file = tmp_path / "helper.pid"
+    server = stdio_config("slow", "--hold-start", str(tmp_path / "never"), events=events)
+    script = 'setsid sleep 120 </dev/null >/dev/null & echo $! > "$0"; exec "$@"'
+    config = {
+        **server,
+        "command": "sh",
+        "args": ["-c", script, str(helper_file), server["command"], *server["args"]],
+        "connect_timeout_ms": 120_000,
+    }
+    hub = MCPHub([config])
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # the close preempts it
+            hub.start()
+
+    starter = threading.Thread(target=start, name="test-start", daemon=True)
+    helper = 0
+    try:
+        starter.start()
+        server_pid = int(events.wait_for("holding")["pid"])
+        helper = int(wait_until(lambda: helper_file.exists() and helper_file.read_text().strip()))
+        stderr_pipe = _pipe_fds(helper, "2")
+        assert stderr_pipe, "the helper does not hold the server's stderr"
+        connection = hub._servers._connections["slow"]
+        connection.close(abort=True)
+        wait_until(lambda: not pid_alive(server_pid))  # killed: the transport is closing now
+        connection.close(abort=True)
+        hub.close()
+        starter.join(30)
+        assert not starter.is_alive()
+        assert not _pipe_fds("self") & stderr_pipe, "close() returned with the server's stderr pipe open"
+    finally:
+        hub.close()
+        if helper:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(helper, 9)
+
+
 def test_close_leaves_no_thread_and_no_child_process(new_threads: Callable[[], list[str]]) -> None:
     before = set(child_pids_of(os.getpid()))
     hub = MCPHub([stdio_config("a"), stdio_config("b", "--era", "legacy")]).start()

@@ -150,6 +150,9 @@ class Session:
         self.client: Client | None = None
         self._sync: ToolSync | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._owner_cancelled = False
+        """The owner was cancelled to end the session (`_end_owner`): a second cancel would cut short the
+        teardown it is doing, shielded only from anyio's own cancellation."""
         self._wake: asyncio.Event | None = None
         self._stopping = False
         self._output_ended = False
@@ -314,13 +317,21 @@ class Session:
             self._handing_over = handing_over
         if abort or self._connection.state == "connecting":
             self.process.kill()
-            if self._owner is not None:
-                self._owner.cancel()
+            self._end_owner()
         if self._wake is not None:
             self._wake.set()
 
     def cancel_owner(self) -> None:
+        """The last resort for a session whose end is stuck: cancel the owner, also in its teardown."""
         if self._owner is not None:
+            self._owner.cancel()
+
+    def _end_owner(self) -> None:
+        """Cancel the owner to end the session now, once: a later cause finds it ending already. Another
+        `Task.cancel()` would reach into the transport's shielded teardown (the shield holds off anyio's
+        cancellation only) and abandon the child before it is reaped and its pipes closed."""
+        if self._owner is not None and not self._owner_cancelled:
+            self._owner_cancelled = True
             self._owner.cancel()
 
     def check_alive(self) -> None:
@@ -334,8 +345,8 @@ class Session:
         if self._stopping:
             return
         self._end_cause = self._end_cause or error
-        if self._connection.state == "connecting" and self._owner is not None:
-            self._owner.cancel()
+        if self._connection.state == "connecting":
+            self._end_owner()
         elif self._wake is not None:
             self._wake.set()
 
@@ -348,7 +359,7 @@ class Session:
         self._end_cause = self._end_cause or ServerDisconnectedError(
             scrub(f"server {self._label} does not speak MCP on its stdout: {self.process.not_mcp_note()}")
         )
-        self._owner.cancel()
+        self._end_owner()
 
     def _transport_ended(self) -> None:
         self._output_ended = True
@@ -362,7 +373,7 @@ class Session:
             self._end_cause = self._end_cause or ServerDisconnectedError(
                 scrub(f"server {self._label} went away while connecting{ended}")
             )
-            self._owner.cancel()
+            self._end_owner()
         else:  # HTTP: nothing more to learn
             self._lose("closed its connection")
 
