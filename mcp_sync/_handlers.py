@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
@@ -193,8 +194,10 @@ def terminal_approval(
     It shows the tool's public name, its server and the arguments as JSON (control characters as
     `\\xNN`: a model's arguments cannot drive the terminal) and runs the call only on `y` or `yes`;
     anything else, or the end of input, denies it. Ctrl-C reaches the caller, as in any blocking call.
-    `input_function` replaces `input`.
+    `input_function` replaces `input`. Calls from several threads are asked one after another, so that
+    their questions do not interleave.
     """
+    one_at_a_time = threading.Lock()
 
     def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
         text = json.dumps(dict(arguments), ensure_ascii=False, indent=2, default=str)
@@ -204,7 +207,8 @@ def terminal_approval(
             f"it runs, with these arguments:\n{shown}\nRun it? [y/N] "
         )
         try:
-            answer = input_function(question)
+            with one_at_a_time:
+                answer = input_function(question)
         except EOFError:
             return False
         return answer.strip().lower() in ("y", "yes")

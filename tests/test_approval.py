@@ -4,8 +4,12 @@ ask about or that was refused never reaches the server, and tools without the po
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import sys
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,9 @@ from mcp_sync import (
     ToolApprovalDeniedError,
     ToolApprovalError,
     ToolApprovalRequiredError,
+    ToolCallCancelledError,
     ToolCallError,
+    ToolCallTimeoutError,
     load_config_entries,
     parse_server_entries,
     terminal_approval,
@@ -465,3 +471,166 @@ def test_with_a_shared_registry_each_hub_asks_with_its_own_callback() -> None:
         assert other.call_tool("mcp__plain__echo", {"text": "plain"}).text == "plain"
 
     assert [arguments for _, arguments in approver.asked] == [{"text": "asked"}]
+
+
+# --------------------------------------------------------------------------- what is asked is what is sent
+
+
+def call_arguments(events: EventLog, tool: str) -> list[Any]:
+    return [
+        e["arguments"] for e in events.events() if e.get("event") == "call_arguments" and e["tool"] == tool
+    ]
+
+
+def test_the_server_gets_exactly_the_arguments_the_approver_saw_whoever_changes_them_meanwhile(
+    events: EventLog,
+) -> None:
+    original = {"seconds": 0, "tag": "frozen", "argv": ["ls", "/tmp"], "env": {"A": "1"}}
+    seen: list[str] = []
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        seen.append(json.dumps(arguments))  # a plain JSON value, as a logger or a UI would show it
+        original["argv"].append("caller-edit")  # type: ignore[attr-defined]  # the caller, meanwhile
+        arguments["argv"].append("approver-edit")
+        arguments["env"]["A"] = "2"
+        return True
+
+    with MCPHub([stdio_config("fx", events=events, require_approval=True)], approve=approve) as hub:
+        hub.call_tool("mcp__fx__sleep", original)
+        hub.submit("mcp__fx__sleep", original).result(timeout=30)
+
+    asked = {"seconds": 0, "tag": "frozen", "argv": ["ls", "/tmp"], "env": {"A": "1"}}
+    assert json.loads(seen[0]) == asked
+    assert call_arguments(events, "sleep")[0] == asked
+
+
+def test_arguments_a_plain_call_would_refuse_are_refused_the_same_before_anyone_is_asked() -> None:
+    approver = Approver()
+    config = stdio_config("ask", require_approval=True)
+    with MCPHub([config, stdio_config("plain")], approve=approver) as hub:
+        for arguments in ({1: "x"}, "text", [("text", "x")], {"text": object()}):
+            with pytest.raises(Exception) as asking:  # the same as the plain tool's, below
+                hub.call_tool("mcp__ask__echo", arguments)  # type: ignore[arg-type]
+            with pytest.raises(Exception) as plain:
+                hub.call_tool("mcp__plain__echo", arguments)  # type: ignore[arg-type]
+            assert type(asking.value) is type(plain.value)
+            assert str(asking.value).replace("ask", "plain") == str(plain.value)
+
+    assert approver.asked == []
+
+
+def test_an_async_approver_is_refused_when_the_hub_is_made() -> None:
+    async def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        return True
+
+    class AsyncApprover:
+        async def __call__(self, tool: Tool, arguments: Mapping[str, Any]) -> bool:
+            return True
+
+    for approver in (approve, AsyncApprover()):
+        with pytest.raises(TypeError, match="async"):
+            MCPHub([stdio_config("fx", require_approval=True)], approve=approver)
+
+
+# --------------------------------------------------------------------------- cancel and timeout while asking
+
+
+def test_a_cancel_set_or_a_timeout_run_out_while_asking_stops_the_call_before_it_is_sent(
+    events: EventLog,
+) -> None:
+    cancel = threading.Event()
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        if tool.raw_name != "sleep":
+            return True
+        if arguments["tag"] == "cancelled":
+            cancel.set()  # the caller gave up while the person thought
+        else:
+            time.sleep(0.2)  # the person answers after the call's time ran out
+        return True
+
+    with MCPHub([stdio_config("fx", events=events, require_approval=True)], approve=approve) as hub:
+        with pytest.raises(ToolCallCancelledError, match="not sent"):
+            hub.call_tool("mcp__fx__sleep", {"seconds": 0, "tag": "cancelled"}, cancel=cancel)
+        with pytest.raises(ToolCallTimeoutError, match="not sent"):
+            hub.call_tool("mcp__fx__sleep", {"seconds": 0, "tag": "late"}, timeout=0.1)
+        with pytest.raises(ToolCallTimeoutError, match="not sent"):
+            hub.submit("mcp__fx__sleep", {"seconds": 0, "tag": "late"}, timeout=0.1)
+        assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+    assert call_arguments(events, "sleep") == [] and started_events(events) == []
+
+
+def test_an_async_call_cancelled_while_asking_is_not_sent_when_the_person_says_yes(events: EventLog) -> None:
+    from mcp_sync.integrations._common import acall
+
+    asked = threading.Event()
+    answer = threading.Event()
+    cancel = threading.Event()
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        asked.set()
+        return answer.wait(30)
+
+    async def cancelled_while_asking(hub: MCPHub, tag: str, by_event: bool) -> None:
+        call = asyncio.ensure_future(
+            acall(hub, "mcp__fx__sleep", {"seconds": 0, "tag": tag}, timeout=None, cancel=cancel)
+        )
+        await asyncio.to_thread(asked.wait, 30)
+        if by_event:
+            cancel.set()
+            with pytest.raises(ToolCallCancelledError, match="not sent"):
+                await call
+        else:
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        answer.set()  # the yes comes after the caller has gone; asyncio.run waits for the asking thread
+
+    with MCPHub([stdio_config("fx", events=events, require_approval=True)], approve=approve) as hub:
+        asyncio.run(cancelled_while_asking(hub, "task-cancelled", by_event=False))
+        asked.clear()
+        answer.clear()
+        asyncio.run(cancelled_while_asking(hub, "event-set", by_event=True))
+        assert hub.call_tool("mcp__fx__echo", {"text": "after"}).text == "after"
+
+    assert call_arguments(events, "sleep") == []
+
+
+# --------------------------------------------------------------------------- no lock across the question
+
+
+def test_two_calls_are_asked_at_the_same_time_not_one_after_the_other() -> None:
+    both_asked = threading.Barrier(2, timeout=30)
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        both_asked.wait()  # each question waits until the other is asked too
+        return True
+
+    with (
+        MCPHub([stdio_config("fx", require_approval=True)], approve=approve) as hub,
+        concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="mcp-sync:test") as pool,
+    ):
+        results = list(pool.map(lambda text: hub.call_tool("mcp__fx__echo", {"text": text}).text, "ab"))
+
+    assert results == ["a", "b"]
+
+
+def test_an_approver_that_calls_an_asking_tool_through_an_async_adapter_is_not_deadlocked() -> None:
+    from mcp_sync.integrations._common import acall
+
+    asked: list[str] = []
+    hubs: list[MCPHub] = []
+
+    def approve(tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        asked.append(tool.name)
+        if tool.raw_name == "add":  # asked again on the adapter's worker thread
+            lookup = asyncio.run(acall(hubs[0], "mcp__fx__echo", {"text": "lookup"}, timeout=30, cancel=None))
+            return lookup.text == "lookup"
+        return True
+
+    with MCPHub([stdio_config("fx", require_approval=True)], approve=approve) as hub:
+        hubs.append(hub)
+        assert hub.call_tool("mcp__fx__add", {"a": 1, "b": 2}, timeout=30).text == "3"
+
+    assert asked == ["mcp__fx__add", "mcp__fx__echo"]

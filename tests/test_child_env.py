@@ -219,10 +219,16 @@ def test_a_real_child_started_with_minimal_sees_only_those_variables(monkeypatch
         (["-y", "@supabase/mcp-server-supabase", "--access-token", "sbp-1", "--read-only"], ["sbp-1"]),
         (["--token", "t-1", "--password=p-1", "--db-pass", "d-1", "-k", "plain"], ["t-1", "p-1", "d-1"]),
         (["run", "-e", "GITHUB_TOKEN=ghp-1", "-e", "LOG_LEVEL=debug", "image"], ["ghp-1"]),
-        (["mcp-remote", "https://x/mcp", "--header", "Authorization: Bearer b-1"], ["Bearer b-1"]),
+        (["mcp-remote", "https://x/mcp", "--header", "Authorization: Bearer b-1"], ["Bearer b-1", "b-1"]),
+        (["--header=Authorization: Bearer b-2"], ["Bearer b-2", "b-2"]),
+        (
+            ["--env=GITHUB_TOKEN=ghp-2", "--db-pwd", "p-2", "--db.password", "p-3", "--apiKey", "k-2"],
+            ["ghp-2", "p-2", "p-3", "k-2"],
+        ),
         (["--header", "X-Api-Key:k-1", "--header", "Accept: text/plain"], ["k-1"]),
         (["--api-key", "--verbose", "--output", "out.txt"], []),  # a flag, not the key's value
-        (["--max-tokens", "1000", "--key-file", "/keys/id"], ["1000", "/keys/id"]),
+        (["--max-tokens", "1000", "--sort-key", "title", "--keyword", "python"], []),  # whole words only
+        (["--note", "Bearer of bad news", "--tokens", "5"], []),
         (["serve", "--port", "8080", "token"], []),
     ],
 )

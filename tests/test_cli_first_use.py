@@ -268,14 +268,14 @@ def test_call_starts_only_the_server_its_tool_belongs_to(tmp_path: Path) -> None
 def test_call_read_and_prompt_show_a_servers_control_characters_as_text(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
     path.write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
-    text = "\x1b[2Jcleared\r\nnext line\tand a tab\x07"
+    text = "\x1b[2Jcleared\r\nnext\rline\tand a tab\x07"  # CRLF is a line break, a lone CR is not
 
     called = mcp_sync("call", str(path), "mcp__fx__echo", json.dumps({"text": text}))
     as_json = mcp_sync("call", str(path), "mcp__fx__echo", json.dumps({"text": text}), "--json")
     prompted = mcp_sync("prompt", str(path), "mcp__fx__greet", json.dumps({"name": "\x1b]0;title\x07"}))
     read = mcp_sync("read", str(path), "fixture://items/%1B%5B31m", "--server", "fx")
 
-    assert called.stdout == "\\x1b[2Jcleared\\x0d\nnext line\tand a tab\\x07\n"
+    assert called.stdout == "\\x1b[2Jcleared\nnext\\x0dline\tand a tab\\x07\n"
     assert json.loads(as_json.stdout)["text"] == text  # JSON stays lossless
     assert "Hello, \\x1b]0;title\\x07!" in prompted.stdout
     assert read.stdout == "item \\x1b[31m\n"

@@ -59,6 +59,7 @@ RUNS: dict[str, list[str]] = {
     "media_saved": ["call", FX, "mcp__fx__media", "--save-images", "{tmp}/saved"],
     "media_json": ["call", FX, "mcp__fx__media", "--json"],
     "media_json_saved": ["call", FX, "mcp__fx__media", "--json", "--save-images", "{tmp}/saved-json"],
+    "crlf_text": ["call", FX, "mcp__fx__echo", '{"text": "Name,Total\\r\\nalpha,1\\r\\nbeta\\r2\\u0007"}'],
     "error_not_found": ["call", FX, "mcp__fx__nothing", "--json"],
     "error_timeout": ["call", FX, "mcp__fx__sleep", '{"seconds": 30}', "--timeout", "0.5", "--json"],
     "error_disconnected": ["call", FX, "mcp__fx__crash", "--json"],
@@ -179,6 +180,13 @@ def test_text_output_says_what_it_left_out(cli: tuple[Runs, Path]) -> None:
         "10 bytes), 1 audio clip (audio/wav 9 bytes), 1 embedded resource (application/pdf 9 bytes, "
         "fixture://blob/report); see them with --save-images DIR or --json\n"
     )
+
+
+def test_text_with_windows_line_breaks_prints_as_lines_and_a_lone_carriage_return_as_an_escape(
+    cli: tuple[Runs, Path],
+) -> None:
+    done = result(cli, "crlf_text")
+    assert (done.returncode, done.stdout) == (0, "Name,Total\nalpha,1\nbeta\\x0d2\\x07\n"), done.stderr
 
 
 def test_save_images_writes_each_binary_block_to_its_own_file_and_says_where(cli: tuple[Runs, Path]) -> None:

@@ -353,9 +353,12 @@ def test_the_values_of_credential_flags_in_args_are_secrets_and_hidden_in_the_re
     assert "2" not in secrets_of(config)
     assert not [key for key in ARG_SECRETS if key in repr(config)]
     assert "--figma-api-key=***" in repr(config)
-    ports_entry = stdio_config("p", "--port", "10000", "--max-tokens", "1000")
+    ports_entry = stdio_config(
+        "p", "--port", "11000", "--max-tokens", "1000", "--token", "1000", "--out", "/x/1000"
+    )
     [ports] = parse_server_entries([ports_entry], strict=True).configs
-    assert "'--port', '10000', '--max-tokens', '***'" in repr(ports)  # only the value is masked
+    # only the credential's own position is masked, not the same text elsewhere
+    assert "'--port', '11000', '--max-tokens', '1000', '--token', '***', '--out', '/x/1000'" in repr(ports)
 
 
 def test_a_server_refusing_a_key_in_its_args_shows_none_of_it_in_its_error_or_log_records(
@@ -387,3 +390,25 @@ def test_mcp_sync_servers_shows_no_key_from_the_args_of_a_server_that_echoes_the
     assert "fixture_server.py: error: unrecognized arguments" in runs[("-v",)].stderr  # its stderr, logged
     outputs = [run.stdout + run.stderr for run in runs.values()]
     assert not [text for text in outputs if any(key in text for key in ARG_SECRETS)]
+
+
+NUMERIC_ARGS = ["--db-password", "48213579", "--db-pwd", "59371246", "--env=MYSQL_PASS=62048193"]
+
+
+def test_numeric_credentials_in_args_and_env_stay_out_of_errors_and_log_records(records: Records) -> None:
+    """A credential is one by the name beside it, whatever its value looks like."""
+    numbers = ("48213579", "59371246", "62048193", "90417362")
+    texts = []
+    with MCPHub(
+        [stdio_config("db", *NUMERIC_ARGS), stdio_config("fx", env={"DB_PASSWORD": "90417362"})]
+    ) as hub:
+        error = hub.servers["db"].error
+        texts += exception_texts(error) if error is not None else []
+        with pytest.raises(ToolCallError) as refused:
+            hub.call_tool("mcp__fx__fail_with_env", {"name": "DB_PASSWORD"})
+        texts += exception_texts(refused.value)
+
+    assert "unrecognized arguments: --db-password ***" in "\n".join(texts)
+    assert "DB_PASSWORD=***" in "\n".join(texts)
+    assert not [text for text in texts if any(number in text for number in numbers)]
+    assert not [text for _, text in records.lines if any(number in text for number in numbers)]

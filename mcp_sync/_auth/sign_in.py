@@ -305,7 +305,7 @@ def sign_in(
 
     # The entry's own secrets (its headers' values, URL credentials), kept out of what the sign-in logs and
     # raises for its whole duration: a server may repeat them in its errors.
-    with register(secrets_of(config)):
+    with register(secrets_of(config), credential_name=True):
         thread = threading.Thread(target=run, name=f"mcp-sync:login:{config.server_name}", daemon=True)
         thread.start()
         try:

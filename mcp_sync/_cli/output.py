@@ -72,9 +72,11 @@ def printable(text: str) -> str:
 
 
 def printable_lines(text: str) -> str:
-    """`printable`, keeping line breaks and tabs: a server's multi-line text (a result, a resource, a
-    prompt's message) as lines, with every other control character (ESC, CR, BEL, ...) shown as \\xNN."""
-    return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
+    """`printable`, keeping line breaks (`\\n`, and `\\r\\n` as one) and tabs: a server's multi-line text (a
+    result, a resource, a prompt's message) as lines, with every other control character (ESC, a lone CR,
+    BEL, ...) shown as \\xNN."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    return "\n".join("\t".join(map(printable, line.split("\t"))) for line in lines)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

@@ -1,10 +1,12 @@
 """Which names say "this is a credential": one rule for environment variables, header names and the flags
 of a command line.
 
-`is_credential_name(name)` decides for a variable (`GITHUB_TOKEN`, `MYSQL_PASS`), a header
-(`X-Api-Key`) or a flag without its dashes (`api-key`, `figmaApiKey`). The child environment filter
-(`child_env`), the secret registry (`secrets_of`) and `${VAR}` interpolation all ask it, so a name is a
-credential everywhere or nowhere.
+`is_credential_name(name)` decides for a variable (`GITHUB_TOKEN`, `MYSQL_PASS`) or a header
+(`X-Api-Key`). The child environment filter (`child_env`), the secret registry (`secrets_of`) and `${VAR}`
+interpolation all ask it, so a name is a credential everywhere or nowhere. A flag without its dashes
+(`api-key`, `db-pwd`, `figmaApiKey`) needs a credential word as a word of its own (`is_credential_flag`):
+a flag's value registered as a secret is masked in every log line of the process, and `--sort-key title`
+must not make "title" one.
 
 `credential_arguments(args)` applies it to a stdio server's `args`: the value after or inside a flag
 with such a name (`--api-key X`, `--figma-api-key=X`, `--access-token X`, `--password X`), a
@@ -17,13 +19,16 @@ README.md), mcp-remote's `--header` (geelen/mcp-remote, README.md).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 
 __all__ = [
     "CREDENTIAL_NAME_PATTERNS",
     "CREDENTIAL_NAME_WORDS",
+    "credential_argument_values",
     "credential_arguments",
+    "is_credential_flag",
     "is_credential_name",
 ]
 
@@ -65,6 +70,7 @@ _WORD_SEPARATORS = re.compile(r"[_.\-\s]+")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
 _HEADER = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]*):\s*(\S.*)", re.DOTALL)
 _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization"})
+_AUTH_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\s+(\S.*)", re.DOTALL)  # "Bearer <token>"
 
 
 def is_credential_name(name: str) -> bool:
@@ -76,36 +82,99 @@ def is_credential_name(name: str) -> bool:
     return not CREDENTIAL_NAME_WORDS.isdisjoint(_WORD_SEPARATORS.split(upper))
 
 
-def credential_arguments(args: Sequence[str]) -> Iterator[str]:
-    """The values in a command line's arguments that are credentials by the name beside them.
+# The words of a flag's name (split at `-`, `_`, `.` and camelCase) that make its value a credential.
+# Whole words only: a flag is named for what it sets, and a word inside another (`--sort-key`,
+# `--keyword`, `--max-tokens`) names an ordinary setting whose value must not become a process-wide
+# secret.
+_FLAG_WORDS = frozenset(
+    {
+        "SECRET",
+        "SECRETS",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "PWD",
+        "PASS",
+        "AUTH",
+        "AUTHORIZATION",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "BEARER",
+        "APIKEY",
+        "JWT",
+        "PAT",
+        "DSN",
+        "COOKIE",
+        "COOKIES",
+    }
+)
+# Two words in a row that do (`--api-key`, `--figma-api-key`, `--access-key`).
+_FLAG_PAIRS = frozenset({("API", "KEY"), ("ACCESS", "KEY"), ("PRIVATE", "KEY"), ("CONNECTION", "STRING")})
 
-    A flag (one or two dashes) whose name is a credential's (`is_credential_name`) marks its value:
-    after `=` (`--figma-api-key=X`), else the next argument unless that is another flag
-    (`--api-key X`). So do `NAME=value` with such a name and a header argument
-    (`Authorization: Bearer X`, `X-Api-Key: X`).
+
+def is_credential_flag(flag: str) -> bool:
+    """True when a flag's name (without its dashes) has a credential word as a word of its own
+    (`api-key`, `db-pwd`, `access.token`, `figmaApiKey`), not inside another (`sort-key`, `max-tokens`)."""
+    words = [word for word in _WORD_SEPARATORS.split(_CAMEL_BOUNDARY.sub("_", flag).upper()) if word]
+    return not _FLAG_WORDS.isdisjoint(words) or not _FLAG_PAIRS.isdisjoint(itertools.pairwise(words))
+
+
+def credential_argument_values(args: Sequence[str]) -> Iterator[tuple[int, str, bool]]:
+    """Each credential in a command line: the argument's index, the value (always the end of that
+    argument) and whether it is a header's value.
+
+    A flag (one or two dashes) with a credential word in its name (`is_credential_flag`) marks its value:
+    after `=` (`--figma-api-key=X`), else the next argument unless that is another flag (`--api-key X`).
+    So do `NAME=value` with a credential's name (`is_credential_name`) and a header argument
+    (`Authorization: Bearer X`, `X-Api-Key: X`), standing alone or as the `=` value of any flag
+    (`--env=GITHUB_TOKEN=X`, `--header=Authorization: Bearer X`).
     """
     pending = False  # the previous argument was a credential flag without its value
-    for arg in args:
+    for index, arg in enumerate(args):
         if pending:
             pending = False
             if not arg.startswith("-"):
-                yield arg
+                yield index, arg, False
                 continue
         if arg.startswith("-"):
             flag, equals, value = arg.lstrip("-").partition("=")
-            if flag and is_credential_name(flag):
+            if flag and is_credential_flag(flag):
                 if equals:
-                    yield value
+                    yield index, value, False
                 else:
                     pending = True
+            elif equals:
+                found = _named_value(value)
+                if found is not None:
+                    yield index, *found
             continue
-        assignment = _ASSIGNMENT.fullmatch(arg)
-        if assignment is not None:
-            if is_credential_name(assignment.group(1)):
-                yield assignment.group(2)
-            continue
-        header = _HEADER.fullmatch(arg)
-        if header is not None and (
-            header.group(1).lower() in _CREDENTIAL_HEADERS or is_credential_name(header.group(1))
-        ):
-            yield header.group(2)
+        found = _named_value(arg)
+        if found is not None:
+            yield index, *found
+
+
+def _named_value(text: str) -> tuple[str, bool] | None:
+    """The credential in `NAME=value` or `Header: value` when the name is a credential's, and whether it
+    is a header's value."""
+    assignment = _ASSIGNMENT.fullmatch(text)
+    if assignment is not None:
+        return (assignment.group(2), False) if is_credential_name(assignment.group(1)) else None
+    header = _HEADER.fullmatch(text)
+    if header is not None and (
+        header.group(1).lower() in _CREDENTIAL_HEADERS or is_credential_name(header.group(1))
+    ):
+        return header.group(2), True
+    return None
+
+
+def credential_arguments(args: Sequence[str]) -> Iterator[str]:
+    """The credential values in a command line's arguments (see `credential_argument_values`); for a
+    header's value (`Bearer X`) also its token alone."""
+    for _index, value, header in credential_argument_values(args):
+        yield value
+        if header:
+            scheme = _AUTH_SCHEME_RE.fullmatch(value.strip())
+            if scheme is not None:
+                yield scheme.group(1)

@@ -26,7 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from .._values.naming import public_tool_name
 from .auth import AuthConfig
-from .credentials import credential_arguments
+from .credentials import credential_argument_values
 from .fields import (
     HEADER_NAME_RE,
     HEADER_VALUE_RE,
@@ -206,15 +206,13 @@ class StdioServerConfig(ServerConfigBase):
 
 
 def _masked_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
-    """`args` with the values of credential flags (`--api-key X`, `--token=X`) as `***`."""
-    secrets = sorted({value for value in credential_arguments(args) if value}, key=len, reverse=True)
-    if not secrets:
-        return args
-    masked = []
-    for arg in args:  # the value is the whole argument or its end (`--key=X`, `NAME=X`, `Header: X`)
-        secret = next((secret for secret in secrets if arg.endswith(secret)), None)
-        masked.append(arg if secret is None else arg[: len(arg) - len(secret)] + "***")
-    return tuple(masked)
+    """`args` with the values of credential flags (`--api-key X`, `--token=X`) as `***`, by position: the
+    same text elsewhere (`--port 1`) is not a credential."""
+    masked = list(args)
+    for index, value, _header in credential_argument_values(args):
+        if value:  # the value is the whole argument or its end (`--key=X`, `NAME=X`, `Header: X`)
+            masked[index] = args[index][: len(args[index]) - len(value)] + "***"
+    return tuple(masked) if masked != list(args) else args
 
 ReplayPolicy: TypeAlias = Literal["hints", "never", "always"]
 """Whether a call whose connection broke after it was sent is sent again: by the tool's hints (read-only

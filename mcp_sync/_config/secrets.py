@@ -84,8 +84,9 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
     credential-named flag marks (`--api-key X`, `--figma-api-key=X`; see `credential_arguments`), and
     URL credentials (in the URL, `args` and `env` values): the password or bare user-info, query values with
     credential-like names (`api_key`, `token`, `sig`, ...), and path segments that look like a key (20
-    or more letters and digits mixed, `.../s/<key>/mcp`), also percent-encoded. Values
-    `register` would skip are left out.
+    or more letters and digits mixed, `.../s/<key>/mcp`), also percent-encoded. Values too short or
+    common to be secrets are left out, except those marked as credentials by a name: register the result
+    with `register(..., credential_name=True)`, which keeps them.
     """
     found: set[str] = set()
 
@@ -116,8 +117,9 @@ def secrets_of(config: StdioServerConfig | HttpServerConfig | SseServerConfig) -
                 add([value], credential_name=True)
             elif "://" in value:
                 add(_url_secrets(value), credential_name=True)
-        for value in credential_arguments(config.args):  # `--api-key X`, `--token=X`, `API_KEY=X`
-            add(_header_secrets(value))
+        # `--api-key X`, `--token=X`, `API_KEY=X`, `Authorization: Bearer X`: credentials by the name
+        # beside them, whatever they look like (`--db-password 48213579`).
+        add(credential_arguments(config.args), credential_name=True)
         for arg in config.args:
             if "://" in arg:
                 add(_url_secrets(arg), credential_name=True)

@@ -224,7 +224,7 @@ class ServerConnection:
     def start(self) -> None:
         """Start the loop thread; call after `reserve()`. The config's secrets stay registered (kept
         out of every error and log record) until the loop thread ends."""
-        self._session.secrets = register_secrets(secrets_of(self.config))
+        self._session.secrets = register_secrets(secrets_of(self.config), credential_name=True)
         self._thread.start()
 
     def fail_without_starting(self, error: BaseException) -> None:

@@ -25,16 +25,20 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import inspect
+import json
 import logging
 import math
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping
-from types import MappingProxyType, TracebackType
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx2
+import pydantic_core
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._auth.sign_in import auth_factory, forget_tokens, sign_in
@@ -52,7 +56,15 @@ from .._config import (
     remembered,
 )
 from .._runtime.callbacks import ProgressCallback
-from .._runtime.calls import NO_LIMIT, resolve_timeout, timed_out, wait_released, was_cancelled, watch
+from .._runtime.calls import (
+    NO_LIMIT,
+    checked_arguments,
+    resolve_timeout,
+    timed_out,
+    wait_released,
+    was_cancelled,
+    watch,
+)
 from .._runtime.lifecycle import HubState
 from .._server.server_requests import (
     DEFAULT_HANDLER_TIMEOUT,
@@ -66,6 +78,8 @@ from .._values.errors import (
     ServerDisconnectedError,
     ToolApprovalDeniedError,
     ToolApprovalRequiredError,
+    ToolCallCancelledError,
+    ToolCallTimeoutError,
     ToolNotFoundError,
     UnsupportedFeatureError,
 )
@@ -159,9 +173,12 @@ class MCPHub(FeatureHub):
         self._tracing = _tracing_of(tracing)
         if approve is not None and not callable(approve):
             raise TypeError(f"approve must be a callable or None, not {type(approve).__name__}")
+        if approve is not None and _is_async(approve):  # its coroutine would be neither awaited nor a yes
+            raise TypeError(
+                "approve must be a plain function returning True to run the call; an async one cannot be "
+                "awaited by a blocking call: wrap it, e.g. with asyncio.run_coroutine_threadsafe"
+            )
         self._approve = approve
-        # One question to a person at a time; reentrant, for an approver that calls a tool itself.
-        self._approval_lock = threading.RLock()
         self._reload_lock = threading.Lock()
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
@@ -441,7 +458,7 @@ class MCPHub(FeatureHub):
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
         if tool.requires_approval:  # once the call is known to be valid: a person is not asked in vain
-            arguments = self._approved(tool, arguments)
+            arguments, seconds = self._approved(tool, arguments, seconds, cancel)
         if as_task or (task is None and _may_become_task(tool, target)):
             call = functools.partial(
                 call_as_task,
@@ -474,6 +491,21 @@ class MCPHub(FeatureHub):
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
         call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`; `replay` and the
         default `timeout` of a task as in `call_tool`)."""
+        return self._submit(name, arguments, timeout=timeout, progress=progress, task=task, replay=replay)
+
+    def _submit(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        task: bool | None,
+        replay: bool | None = None,
+        cancel: threading.Event | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """`submit`; `cancel` set while a person is asked stops the call before it is sent (the async
+        adapters' way to drop a call whose awaiting task is gone)."""
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
@@ -483,7 +515,7 @@ class MCPHub(FeatureHub):
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         as_task = _as_task(tool, task)
         if tool.requires_approval:
-            arguments = self._approved(tool, arguments)
+            arguments, seconds = self._approved(tool, arguments, seconds, cancel)
         followed = as_task or (task is None and _may_become_task(tool, target))
         # Followed as call_tool does: across a reconnect, and as long as its task lives if no timeout given.
         if followed and (target.config.reconnect is not None or timeout is None):
@@ -526,7 +558,7 @@ class MCPHub(FeatureHub):
             raise ValueError(f"ttl must be a positive, finite number of seconds or None, not {ttl!r}")
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
         if tool.requires_approval:
-            arguments = self._approved(tool, arguments)
+            arguments, seconds = self._approved(tool, arguments, seconds, None)
         started = target.start_task(raw_name, arguments, public_name=name, ttl=ttl, timeout=seconds)
         servers = _servers_of(target)
         if isinstance(started, ToolResult):  # the server answered at once: a handle that has the result
@@ -597,10 +629,20 @@ class MCPHub(FeatureHub):
                 return tool, target
         raise ToolNotFoundError(name, self._why_missing(name))
 
-    def _approved(self, tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The arguments to send, once `approve` said yes to them; else the typed refusal. The arguments
-        are shown to the approver only: neither the log nor the error holds them."""
+    def _approved(
+        self,
+        tool: Tool,
+        arguments: Mapping[str, Any] | None,
+        seconds: float,
+        cancel: threading.Event | None,
+    ) -> tuple[dict[str, Any], float]:
+        """The arguments to send, once `approve` said yes to them, and what is left of the call's
+        `seconds`; else the typed refusal. The arguments are checked as for any call first, then frozen:
+        the approver sees a copy of exactly what is sent, and nobody can change it after the answer.
+        They are shown to the approver only: neither the log nor the error holds them. No lock is held
+        while the person is asked (an approver may call a tool that asks first, from any thread)."""
         approve = self._approve
+        frozen = pydantic_core.to_json(checked_arguments(arguments, tool.name))
         if approve is None:
             raise ToolApprovalRequiredError(
                 f"tool {tool.name} was not run: its server {tool.server_name!r} is configured to have a "
@@ -609,21 +651,40 @@ class MCPHub(FeatureHub):
                 "MCPHub(..., approve=terminal_approval()) or a function of your own",
                 tool=tool.name,
             )
-        sent = dict(arguments or {})
-        with self._approval_lock:
-            try:
-                answer = approve(tool, MappingProxyType(sent))
-            except Exception as exc:
-                raise ToolApprovalDeniedError(
-                    f"tool {tool.name} was not run: its approve callback raised {type(exc).__name__}",
-                    tool=tool.name,
-                ) from exc
+        started = time.monotonic()
+        try:
+            answer = approve(tool, json.loads(frozen))
+        except Exception as exc:
+            raise ToolApprovalDeniedError(
+                f"tool {tool.name} was not run: its approve callback raised {type(exc).__name__}",
+                tool=tool.name,
+            ) from exc
+        if inspect.isawaitable(answer):
+            if inspect.iscoroutine(answer):
+                answer.close()  # never awaited: no "never awaited" warning
+            raise ToolApprovalDeniedError(
+                f"tool {tool.name} was not run: its approve callback returned an awaitable, not True; "
+                "an approve callback must answer without being awaited",
+                tool=tool.name,
+            )
         if answer is not True:
             logger.info("call to %s refused by the approve callback", tool.name)
             raise ToolApprovalDeniedError(
                 f"tool {tool.name} was not run: the approve callback refused the call", tool=tool.name
             )
-        return sent
+        if cancel is not None and cancel.is_set():
+            raise ToolCallCancelledError(
+                f"call to {tool.name} was cancelled while its approval was asked; it was not sent",
+                tool=tool.name,
+            )
+        left = seconds - (time.monotonic() - started)
+        if not left > 0:  # the timeout covers the whole call, the question too
+            raise ToolCallTimeoutError(
+                f"call to {tool.name} did not finish within {seconds:g} s: the time ran out while its "
+                "approval was asked; it was not sent",
+                tool=tool.name,
+            )
+        return json.loads(frozen), left
 
     def _why_missing(self, name: str) -> str | None:
         """Why no tool answers to `name`, in words that say what to do about it."""
@@ -711,6 +772,13 @@ class MCPHub(FeatureHub):
     def _repr_html_(self) -> str:
         """The servers (state, tool count, error) and the tools as HTML tables, for notebooks."""
         return hub_html(list(self._servers.servers.values()), self.tools(), self.resources(), self.prompts())
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    """Whether calling `function` makes a coroutine: an `async def`, or an object whose `__call__` is one."""
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        type(function).__call__  # an instance whose class defines `async def __call__`
+    )
 
 
 def _as_task(tool: Tool, task: bool | None) -> bool:

@@ -142,13 +142,15 @@ class SecretHandle:
         return f"<SecretHandle holding {held} value(s)>"
 
 
-def register(values: Iterable[str]) -> SecretHandle:
+def register(values: Iterable[str], *, credential_name: bool = False) -> SecretHandle:
     """Treat `values` as secrets until the handle is released; installs the log scrubber once.
 
-    Values too short or too common to be secrets (see the module docstring) are skipped.
-    Registering a value twice (two hubs, one token) keeps it until both handles are released.
+    Values too short or too common to be secrets (see the module docstring) are skipped; with
+    `credential_name` (values a credential's name marked, as `secrets_of` gives them) only the short ones:
+    `DB_PASSWORD=48213579` is a secret. Registering a value twice (two hubs, one token) keeps it until
+    both handles are released.
     """
-    kept = frozenset(value for value in values if plausible_secret(value))
+    kept = frozenset(value for value in values if plausible_secret(value, credential_name=credential_name))
     install_log_scrubber()
     if kept:
         _registry.add(kept)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import concurrent.futures
 import copy
 import os
 import re
@@ -176,7 +177,7 @@ async def acall(
     """
     tool = hub.registry.get(name)
     if tool is not None and tool.requires_approval:  # a person is asked first: not on the event loop
-        future = await asyncio.to_thread(hub.submit, name, arguments, timeout=timeout)
+        future = await _asked_then_submitted(hub, name, arguments, timeout, cancel)
     else:
         future = hub.submit(name, arguments, timeout=timeout)
     waiter = asyncio.wrap_future(future)
@@ -192,6 +193,56 @@ async def acall(
     except asyncio.CancelledError:
         future.cancel()
         raise
+
+
+async def _asked_then_submitted(
+    hub: MCPHub,
+    name: str,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    cancel: threading.Event | None,
+) -> concurrent.futures.Future[ToolResult]:
+    """`hub.submit` for a tool that asks a person first, asked on a worker thread. A call whose awaiting
+    task is cancelled, or whose `cancel` is set, while the person is asked is not sent (one sent at that
+    very moment is cancelled): the question cannot be taken back, but its yes runs nothing."""
+    stop = threading.Event()
+    lock = threading.Lock()
+    handed: list[concurrent.futures.Future[ToolResult]] = []
+
+    def ask_then_submit() -> concurrent.futures.Future[ToolResult]:
+        future = hub._submit(name, arguments, timeout=timeout, progress=None, task=None, cancel=stop)
+        with lock:
+            handed.append(future)
+            if stop.is_set():
+                future.cancel()
+        return future
+
+    def give_up() -> None:
+        with lock:
+            stop.set()
+            for future in handed:
+                future.cancel()
+
+    asking = asyncio.ensure_future(asyncio.to_thread(ask_then_submit))
+    asking.add_done_callback(_retrieved)  # a refusal nobody awaits any more is nobody's error
+    try:
+        while True:
+            done, _ = await asyncio.wait({asking}, timeout=None if cancel is None else _CANCEL_POLL)
+            if done:
+                return asking.result()
+            if cancel is not None and cancel.is_set():
+                give_up()
+                raise ToolCallCancelledError(
+                    f"call to {name} cancelled while its approval was asked; it was not sent", tool=name
+                )
+    except asyncio.CancelledError:
+        give_up()
+        raise
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 PartKind = Literal["text", "image", "audio", "file"]

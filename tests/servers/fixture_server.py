@@ -382,9 +382,11 @@ class FixtureMiddleware:
             self._events.write("method_failed", method=ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message=f"{ctx.method} failed on purpose")
 
-        if self._options.record_calls and ctx.method == "tools/call":
+        if ctx.method == "tools/call":  # what reached the server, exactly as sent
             params = ctx.params or {}
-            self._events.write("called", tool=params.get("name"), arguments=params.get("arguments"))
+            self._events.write("call_arguments", tool=params.get("name"), arguments=params.get("arguments"))
+            if self._options.record_calls:
+                self._events.write("called", tool=params.get("name"), arguments=params.get("arguments"))
         if self._options.hold_subscriptions and _names_resources(ctx):
             self._events.write("listen_held")
             await anyio.sleep_forever()
