@@ -24,18 +24,23 @@ https://modelcontextprotocol.io/specification/2025-03-26/basic/transports). What
 the failure proves:
 
 - the connection could not be made (refused, unreachable): the request was not sent, so it waits
-  and tries again, for as long as the server has been unreachable less than `BLIP_GRACE`;
+  and tries again, for as long as no HTTP response has come for less than `BLIP_GRACE` (a caller's
+  `notifications/cancelled` stops it: it is never sent after that);
   past it the failure goes through, the SDK's client ends, and the server is disconnected as any
   lost server is (`reconnect:` then applies);
 - the connection broke after the request was written (reset, closed, a response cut short): the
-  server may have it. A request other than `tools/call` (a listing, a read, a poll of a task, a
-  notification) is sent once more: asking twice changes nothing. A `tools/call` is answered with a
+  server may have it. Any message other than a `tools/call` (a listing, a read, a poll of a task, a
+  notification, an answer to the server) is sent once more at once, then again within the same grace:
+  asking twice changes nothing. A `tools/call` is answered with a
   JSON-RPC error (`CONNECTION_CLOSED`, `ANSWER_LOST`), so that the session decides by its replay
   policy whether the call is sent again;
 - a JSON response body is read here, so that a break in it is contained the same way; a broken
   event stream is the SDK's to handle (it answers the request with `CONNECTION_CLOSED`), and a
   broken GET stream (server messages of a 2025 session) ends as if the server closed it, so the
   SDK opens it again rather than count it toward giving up.
+
+A 404 to a request that carried the session id says the server no longer knows the session: it
+ends, so that `reconnect:` starts a new one ("Session Management", same page).
 
 Nothing of this runs on a call whose connection holds: the plain path is the SDK's.
 """
