@@ -347,6 +347,8 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
         """Whether a response ever came: a server never reached fails at once (its first connect)."""
         self._failing_since: float | None = None
         """Since when no request has had a response (None: the last one had)."""
+        self._failed_last = 0.0
+        """When a request last failed: a failure long after the one before starts the clock anew."""
         self._retrying: dict[Any, anyio.Event] = {}
         """The requests waiting to be tried again, by id: set once the caller cancelled it."""
         self._gone = False
@@ -359,6 +361,7 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
         resent = False
         try:
             while True:
+                tried = time.monotonic()
                 try:
                     response = await httpx2.AsyncHTTPTransport.handle_async_request(self, request)
                     if request.method == "POST" and response.headers.get("content-type", "").startswith(
@@ -374,7 +377,7 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                         raise  # not a message of the session (a sign-in's own request): it fails as it did
                     if broke and method == "tools/call":
                         # The server may have it: the session's replay policy decides on sending it again.
-                        self._failing()
+                        self._failing(tried)
                         logger.info("server %r: the connection broke during tools/call", self._server)
                         return _stand_in(request, message)
                     if broke and not resent:
@@ -385,9 +388,9 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                             method or f"a {request.method}",
                             type(failed).__name__,
                         )
-                        self._failing()
+                        self._failing(tried)
                         continue
-                    pause = self._failing(broke)
+                    pause = self._failing(tried, broke)
                     if pause is None:
                         self._observations.saw_refusal(request)
                         if self._reached:
@@ -448,13 +451,17 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
         self._reached = True
         self._failing_since = None
 
-    def _failing(self, broke: bool = True) -> float | None:
-        """How long to wait before trying again; None once no response has come for `BLIP_GRACE` (or the
-        server was never reached: a first connection that fails is not a blip)."""
+    def _failing(self, tried: float, broke: bool = True) -> float | None:
+        """How long to wait before trying again a request tried at `tried`; None once no response has come
+        for `BLIP_GRACE` (or the server was never reached: a first connection that fails is not a blip)."""
         if not self._reached:
             return None
         now = time.monotonic()
-        if self._failing_since is None:
+        # A retry is tried within `_BLIP_RETRY_LAST` of the failure before: a longer quiet means nothing
+        # was tried meanwhile (a lost call's answer, then no request for a while), not a lasting outage.
+        quiet = tried - self._failed_last > BLIP_GRACE
+        self._failed_last = now
+        if self._failing_since is None or quiet:
             self._failing_since = now
             logger.info(
                 "server %r %s; waiting up to %g s for it to answer again",
@@ -490,15 +497,15 @@ def _message_of(request: httpx2.Request) -> dict[str, Any] | None:
 
 
 def _stand_in(request: httpx2.Request, message: dict[str, Any]) -> httpx2.Response:
-    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error for a
-    request, "202 Accepted" for a notification or a response (nobody waits for an answer to those)."""
-    method = message.get("method")
-    if not isinstance(method, str) or "id" not in message:
-        return httpx2.Response(202, request=request)
+    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error."""
     error = {
         "jsonrpc": "2.0",
-        "id": message["id"],
-        "error": {"code": types.CONNECTION_CLOSED, "message": ANSWER_LOST, "data": {"method": method}},
+        "id": message.get("id"),
+        "error": {
+            "code": types.CONNECTION_CLOSED,
+            "message": ANSWER_LOST,
+            "data": {"method": message["method"]},
+        },
     }
     return httpx2.Response(200, json=error, request=request)
 
