@@ -93,6 +93,9 @@ ANSWER_LOST = "the connection broke before the answer came"
 # How the SDK answers a request whose event stream ended before its response (`_handle_sse_response`
 # and `_handle_reconnection` in mcp/client/streamable_http.py); "Connection closed" is the session's end.
 _SDK_STREAM_ENDED = "SSE stream ended"
+# How many times a GET answered 409 (the server still holds the stream that broke) is asked again,
+# after a pause doubling from twice `_BLIP_RETRY_FIRST`: 0.1 + 0.2 + 0.4 + 0.8 s, within `BLIP_GRACE`.
+_GET_CONFLICTS = 4
 # Failures that prove the request was not sent: no connection was made.
 _NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
 # Failures of a connection after the request may have been written: the server may have it.
@@ -359,6 +362,7 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
         message: dict[str, Any] | None = None
         cancelled: anyio.Event | None = None
         resent = False
+        conflicts = 0
         try:
             while True:
                 tried = time.monotonic()
@@ -413,6 +417,14 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                         return httpx2.Response(202, request=request)
                     continue
                 self._answered()
+                if request.method == "GET" and response.status_code == 409 and conflicts < _GET_CONFLICTS:
+                    # The server still holds the event stream that just broke (it learns of the break a
+                    # moment later): ask again after a pause, rather than let it count toward the SDK's
+                    # giving the stream up (`handle_get_stream` in mcp/client/streamable_http.py).
+                    await response.aclose()
+                    conflicts += 1
+                    await anyio.sleep(_BLIP_RETRY_FIRST * 2**conflicts)
+                    continue
                 self._observations.saw_response(request, response)
                 if response.status_code == 404 and request.headers.get("mcp-session-id"):
                     # The server no longer knows this session (it restarted): the client must start a new
