@@ -374,6 +374,8 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                         await response.aread()  # a break in the body is this request's, not the session's
                 except (*_NOT_SENT, *_BROKEN) as failed:
                     broke = isinstance(failed, _BROKEN)
+                    if request.method == "DELETE":
+                        raise  # the session's end at close: not worth waiting for (the SDK logs it)
                     if message is None:
                         message = _message_of(request) or {}
                     method = message.get("method")
@@ -396,7 +398,8 @@ class _BlipProofHTTPTransport(_ObservedHTTPTransport):
                         continue
                     pause = self._failing(tried, broke)
                     if pause is None:
-                        self._observations.saw_refusal(request)
+                        if not broke:
+                            self._observations.saw_refusal(request)
                         if self._reached:
                             logger.warning(
                                 "server %r: no answer for %g s; it is gone", self._server, BLIP_GRACE
