@@ -463,3 +463,14 @@ def test_a_2025_answer_to_the_servers_question_whose_connection_breaks_is_sent_a
         assert b.hub.call_tool("mcp__srv__ask_name", {}, timeout=30).text
         assert fault.fired_count == 2
         b.assert_untouched()
+
+
+def test_a_server_that_resets_every_connection_is_not_said_to_refuse_them(tmp_path: Path) -> None:
+    policy = {"reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 1000}}
+    errors: list[str] = []
+    with blips(tmp_path, "legacy", **policy) as b:
+        b.hub.on_server_state(lambda name, state, error: state == "failed" and errors.append(str(error)))
+        b.proxy.add(Fault(response_bytes=None, times=None))  # accepted, then reset: every connection
+        b.proxy.reset_all()
+        b.states.wait_for("failed", timeout=4 * BLIP_GRACE + 10)
+        assert errors and "nothing accepted a connection" not in errors[0]
