@@ -132,6 +132,8 @@ class HttpObservations:
             return
         advice = _STATUS_ADVICE.get(status, "the server failed" if status >= 500 else "")
         advice = advice.replace("/mcp", self.usual_path)
+        if status == 404 and request.headers.get("mcp-session-id"):
+            advice = "the server no longer knows this session (did it restart?)"
         self.problem = (
             f"HTTP {status} {response.reason_phrase} from {request.method} {_endpoint(request.url)}"
             + (f": {advice}" if advice else "")
