@@ -382,3 +382,95 @@ def test_close_while_a_call_waits_for_a_refusing_server_returns_promptly(tmp_pat
         with pytest.raises(ServerDisconnectedError):
             future.result(timeout=5)
         assert b.hub.state == "closed"
+
+
+# -- what the grace and the session's end cover --------------------------------------------------------
+
+
+def test_a_2025_call_timed_out_while_connections_are_refused_never_reaches_the_server(tmp_path: Path) -> None:
+    with blips(tmp_path, "legacy") as b, logged("was cancelled before it was sent") as dropped:
+        b.proxy.refuse()
+        with pytest.raises(ToolCallTimeoutError):
+            b.hub.call_tool("mcp__srv__sleep", {"seconds": 0, "tag": "late"}, timeout=BLIP_GRACE / 4)
+        assert dropped.wait(10), "the cancelled call was still waiting to be sent"
+        b.proxy.accept()
+        assert b.hub.call_tool("mcp__srv__echo", {"text": "ok"}).text == "ok"
+        assert b.calls_of("sleep", tag="late") == 0
+        b.assert_untouched()
+
+
+def test_a_2025_server_restarted_within_the_grace_is_reconnected_with_a_new_session(tmp_path: Path) -> None:
+    policy = {"reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 100}}
+    with (
+        HttpServer("--era", "legacy", events=EventLog(tmp_path / "new.jsonl")) as restarted,
+        blips(tmp_path, "legacy", **policy) as b,
+    ):
+        session = b.hub.servers["srv"].session_id
+        b.proxy.upstream_port = restarted.port  # the new process knows nothing of the old session
+        b.proxy.reset_all()
+        with contextlib.suppress(ServerDisconnectedError):  # the call that met the 404
+            b.hub.call_tool("mcp__srv__echo", {"text": "first"}, timeout=10)
+        b.states.wait_for("disconnected")
+        b.states.wait_for("ready")
+        assert b.hub.call_tool("mcp__srv__echo", {"text": "after"}).text == "after"
+        assert b.hub.servers["srv"].session_id not in (None, session)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_server_gone_behind_a_proxy_that_still_accepts_is_disconnected(era: str, tmp_path: Path) -> None:
+    with blips(tmp_path, era) as b:
+        b.proxy.add(Fault(response_bytes=None, times=None))  # accepted, then reset: every connection
+        b.proxy.reset_all()
+        with contextlib.suppress(ServerDisconnectedError, ToolNotFoundError):
+            b.hub.call_tool("mcp__srv__echo", {"text": "lost"}, timeout=4 * BLIP_GRACE + 10)
+        b.states.wait_for("disconnected", timeout=4 * BLIP_GRACE + 10)
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("what", ["resources/read", "prompts/get"])
+def test_a_read_or_prompt_whose_event_stream_is_cut_is_sent_again(
+    era: str, what: str, tmp_path: Path
+) -> None:
+    with blips(tmp_path, era) as b:
+        fault = b.proxy.add(Fault(match=(f'"{what}"'.encode(),), response_bytes=300))
+        if what == "resources/read":
+            assert b.hub.read_resource("fixture://text/readme", server="srv").text
+        else:
+            assert b.hub.get_prompt(b.hub.prompts()[0].name, {"name": "x"}).messages
+        assert fault.fired.is_set()
+        b.assert_untouched()
+
+
+def test_a_2025_event_stream_reset_before_its_answer_is_opened_again(tmp_path: Path) -> None:
+    with blips(tmp_path, "legacy") as b:
+        wait_until(lambda: b.proxy.count("GET") >= 1)
+        fault = b.proxy.add(Fault(match=(b"GET /",), response_bytes=None, times=4))
+        b.proxy.reset_all()
+        wait_until(lambda: fault.fired_count >= 4, timeout=15)
+        b.proxy.remove(fault)
+        opened = b.proxy.count("GET")
+        wait_until(
+            lambda: b.proxy.count("GET") > opened, timeout=15, message="the stream was not opened again"
+        )
+        b.hub.call_tool("mcp__srv__add_tool", {"name": "fresh"})
+        b.tools.wait_for(("added", "mcp__srv__fresh"))
+        assert b.hub.servers["srv"].state == "ready" and b.states.seen == []
+
+
+def test_a_2025_answer_to_the_servers_question_whose_connection_breaks_is_sent_again(tmp_path: Path) -> None:
+    with blips(tmp_path, "legacy") as b:
+        fault = b.proxy.add(Fault(match=(b'"action"',), response_bytes=None, times=2))
+        assert b.hub.call_tool("mcp__srv__ask_name", {}, timeout=30).text
+        assert fault.fired_count == 2
+        b.assert_untouched()
+
+
+def test_a_server_that_resets_every_connection_is_not_said_to_refuse_them(tmp_path: Path) -> None:
+    policy = {"reconnect": {"initial_delay_ms": 50, "max_delay_ms": 200, "max_attempts": 1000}}
+    errors: list[str] = []
+    with blips(tmp_path, "legacy", **policy) as b:
+        b.hub.on_server_state(lambda name, state, error: state == "failed" and errors.append(str(error)))
+        b.proxy.add(Fault(response_bytes=None, times=None))  # accepted, then reset: every connection
+        b.proxy.reset_all()
+        b.states.wait_for("failed", timeout=4 * BLIP_GRACE + 10)
+        assert errors and "nothing accepted a connection" not in errors[0]

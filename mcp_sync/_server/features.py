@@ -46,6 +46,7 @@ from .catalog_sync import CatalogSync
 from .leases import CatalogLease, CatalogOpener
 from .request_tasks import RequestTasks
 from .server_requests import RequestHandlers, ServerRequestBridge
+from .transports import answer_lost
 
 __all__ = ["ResourceUpdateCallback", "ServerFeatures"]
 
@@ -254,7 +255,15 @@ class ServerFeatures:
                 f"server {self.name!r} is not connected; cannot {label}", tool=label
             )
         try:
-            return await make(client)
+            try:
+                return await make(client)
+            except MCPError as lost:
+                # The connection broke after the request was sent (see `transports`): asking again
+                # changes nothing for a read, a prompt, a completion or a subscription, so it is.
+                if not answer_lost(lost) or self._ended or self.client is not client:
+                    raise
+                logger.info("server %r: the connection broke during %s; sending it again", self.name, label)
+                return await make(client)
         except ToolCallError:
             raise
         except Exception as exc:

@@ -24,18 +24,23 @@ https://modelcontextprotocol.io/specification/2025-03-26/basic/transports). What
 the failure proves:
 
 - the connection could not be made (refused, unreachable): the request was not sent, so it waits
-  and tries again, for as long as the server has been unreachable less than `BLIP_GRACE`;
+  and tries again, for as long as no HTTP response has come for less than `BLIP_GRACE` (a caller's
+  `notifications/cancelled` stops it: it is never sent after that);
   past it the failure goes through, the SDK's client ends, and the server is disconnected as any
   lost server is (`reconnect:` then applies);
 - the connection broke after the request was written (reset, closed, a response cut short): the
-  server may have it. A request other than `tools/call` (a listing, a read, a poll of a task, a
-  notification) is sent once more: asking twice changes nothing. A `tools/call` is answered with a
+  server may have it. Any message other than a `tools/call` (a listing, a read, a poll of a task, a
+  notification, an answer to the server) is sent once more at once, then again within the same grace:
+  asking twice changes nothing. A `tools/call` is answered with a
   JSON-RPC error (`CONNECTION_CLOSED`, `ANSWER_LOST`), so that the session decides by its replay
   policy whether the call is sent again;
 - a JSON response body is read here, so that a break in it is contained the same way; a broken
   event stream is the SDK's to handle (it answers the request with `CONNECTION_CLOSED`), and a
   broken GET stream (server messages of a 2025 session) ends as if the server closed it, so the
   SDK opens it again rather than count it toward giving up.
+
+A 404 to a request that carried the session id says the server no longer knows the session: it
+ends, so that `reconnect:` starts a new one ("Session Management", same page).
 
 Nothing of this runs on a call whose connection holds: the plain path is the SDK's.
 """
@@ -88,6 +93,9 @@ ANSWER_LOST = "the connection broke before the answer came"
 # How the SDK answers a request whose event stream ended before its response (`_handle_sse_response`
 # and `_handle_reconnection` in mcp/client/streamable_http.py); "Connection closed" is the session's end.
 _SDK_STREAM_ENDED = "SSE stream ended"
+# How many times a GET answered 409 (the server still holds the stream that broke) is asked again,
+# after a pause doubling from twice `_BLIP_RETRY_FIRST`: 0.1 + 0.2 + 0.4 + 0.8 s, within `BLIP_GRACE`.
+_GET_CONFLICTS = 4
 # Failures that prove the request was not sent: no connection was made.
 _NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout)
 # Failures of a connection after the request may have been written: the server may have it.
@@ -124,6 +132,8 @@ class HttpObservations:
             return
         advice = _STATUS_ADVICE.get(status, "the server failed" if status >= 500 else "")
         advice = advice.replace("/mcp", self.usual_path)
+        if status == 404 and request.headers.get("mcp-session-id"):
+            advice = "the server no longer knows this session (did it restart?)"
         self.problem = (
             f"HTTP {status} {response.reason_phrase} from {request.method} {_endpoint(request.url)}"
             + (f": {advice}" if advice else "")
@@ -179,7 +189,7 @@ async def open_transport(
         headers=dict(config.headers),
         auth=auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_STREAM_READ_TIMEOUT),
-        transport=_BlipProofHTTPTransport(http, on_refused, config.server_name),
+        transport=_BlipProofHTTPTransport(http, on_refused, on_end, config.server_name),
     )
     async with http_client, streamable_http_client(config.url, http_client=http_client) as streams:
         read_stream, write_stream = streams
@@ -324,90 +334,163 @@ class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
 
 class _BlipProofHTTPTransport(_ObservedHTTPTransport):
     """The Streamable HTTP transport that keeps a network blip inside the request it hit (see the module
-    docstring): refused connections are tried again within `BLIP_GRACE`, a broken one fails only
-    its request (sent once more unless it is a `tools/call`)."""
+    docstring): while no HTTP response has come for less than `BLIP_GRACE`, a request that could not be
+    sent, or whose connection broke, is tried again (a broken `tools/call` is answered `ANSWER_LOST`);
+    past it, or when the server no longer knows the session, `on_gone` ends the session."""
 
-    def __init__(self, observations: HttpObservations, on_refused: Callable[[], None], server: str) -> None:
+    def __init__(
+        self,
+        observations: HttpObservations,
+        on_refused: Callable[[], None],
+        on_gone: Callable[[], None],
+        server: str,
+    ) -> None:
         super().__init__(observations, on_refused)
         self._server = server
+        self._on_gone = on_gone
         self._reached = False
-        """Whether a connection was ever made: a server never reached fails at once (its first connect)."""
-        self._unreachable_since: float | None = None
+        """Whether a response ever came: a server never reached fails at once (its first connect)."""
+        self._failing_since: float | None = None
+        """Since when no request has had a response (None: the last one had)."""
+        self._failed_last = 0.0
+        """When a request last failed: a failure long after the one before starts the clock anew."""
+        self._retrying: dict[Any, anyio.Event] = {}
+        """The requests waiting to be tried again, by id: set once the caller cancelled it."""
+        self._gone = False
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if self._retrying:
+            self._note_cancel(request)
+        message: dict[str, Any] | None = None
+        cancelled: anyio.Event | None = None
         resent = False
-        while True:
-            try:
-                response = await httpx2.AsyncHTTPTransport.handle_async_request(self, request)
-                if request.method == "POST" and response.headers.get("content-type", "").startswith(
-                    "application/json"
-                ):
-                    await response.aread()  # a break in the body is this request's, not the session's
-            except _NOT_SENT:
-                pause = self._pause_while_unreachable()
-                if pause is None:
-                    self._observations.saw_refusal(request)
-                    self._on_refused()
-                    raise
-                await anyio.sleep(pause)
-                continue
-            except _BROKEN as broke:
-                self._reached_now()
-                message = _message_of(request)
-                method = message.get("method") if message is not None else None
-                # Sent once more: any message but a tool call (its replay is the session's decision), and a
-                # GET (the event stream); what is not a message of the session (a sign-in's own request)
-                # fails as it did.
-                if not resent and method != "tools/call" and (message is not None or request.method == "GET"):
-                    logger.info(
-                        "server %r: the connection broke during %s (%s); sending it again",
-                        self._server,
-                        method or f"a {request.method}",
-                        type(broke).__name__,
-                    )
-                    resent = True
+        conflicts = 0
+        try:
+            while True:
+                tried = time.monotonic()
+                try:
+                    response = await httpx2.AsyncHTTPTransport.handle_async_request(self, request)
+                    if request.method == "POST" and response.headers.get("content-type", "").startswith(
+                        "application/json"
+                    ):
+                        await response.aread()  # a break in the body is this request's, not the session's
+                except (*_NOT_SENT, *_BROKEN) as failed:
+                    broke = isinstance(failed, _BROKEN)
+                    if request.method == "DELETE":
+                        raise  # the session's end at close: not worth waiting for (the SDK logs it)
+                    if message is None:
+                        message = _message_of(request) or {}
+                    method = message.get("method")
+                    if broke and not message and request.method != "GET":
+                        raise  # not a message of the session (a sign-in's own request): it fails as it did
+                    if broke and method == "tools/call":
+                        # The server may have it: the session's replay policy decides on sending it again.
+                        self._failing(tried)
+                        logger.info("server %r: the connection broke during tools/call", self._server)
+                        return _stand_in(request, message)
+                    if broke and not resent:
+                        resent = True  # once at once: a reset that was the last of a blip costs no pause
+                        logger.info(
+                            "server %r: the connection broke during %s (%s); sending it again",
+                            self._server,
+                            method or f"a {request.method}",
+                            type(failed).__name__,
+                        )
+                        self._failing(tried)
+                        continue
+                    pause = self._failing(tried, broke)
+                    if pause is None:
+                        if not broke:
+                            self._observations.saw_refusal(request)
+                        if self._reached:
+                            logger.warning(
+                                "server %r: no answer for %g s; it is gone", self._server, BLIP_GRACE
+                            )
+                            self._on_gone()
+                        self._on_refused()
+                        raise
+                    if cancelled is None and "id" in message and isinstance(method, str):
+                        cancelled = self._retrying.setdefault(message["id"], anyio.Event())
+                    if cancelled is None:
+                        await anyio.sleep(pause)
+                        continue
+                    with anyio.move_on_after(pause):
+                        await cancelled.wait()
+                    if cancelled.is_set():
+                        # Its caller was told it was cancelled: it must not reach the server now.
+                        logger.info("server %r: %s was cancelled before it was sent", self._server, method)
+                        return httpx2.Response(202, request=request)
                     continue
-                if message is None:
-                    raise
-                logger.info(
-                    "server %r: the connection broke during %s (%s)",
-                    self._server,
-                    method or "a message",
-                    type(broke).__name__,
-                )
-                return _stand_in(request, message)
-            self._reached_now()
-            self._observations.saw_response(request, response)
-            if (
-                request.method == "GET"
-                and isinstance(response.stream, httpx2.AsyncByteStream)
-                and response.headers.get("content-type", "").startswith("text/event-stream")
-            ):
-                response.stream = _EndsQuietly(response.stream)
-            return response
+                self._answered()
+                if request.method == "GET" and response.status_code == 409 and conflicts < _GET_CONFLICTS:
+                    # The server still holds the event stream that just broke (it learns of the break a
+                    # moment later): ask again after a pause, rather than let it count toward the SDK's
+                    # giving the stream up (`handle_get_stream` in mcp/client/streamable_http.py).
+                    await response.aclose()
+                    conflicts += 1
+                    await anyio.sleep(_BLIP_RETRY_FIRST * 2**conflicts)
+                    continue
+                self._observations.saw_response(request, response)
+                if response.status_code == 404 and request.headers.get("mcp-session-id"):
+                    # The server no longer knows this session (it restarted): the client must start a new
+                    # one ("Session Management" in the transports page of the 2025-03-26 specification).
+                    if not self._gone:
+                        self._gone = True
+                        logger.warning("server %r no longer knows its session (HTTP 404)", self._server)
+                    self._on_gone()
+                elif (
+                    request.method == "GET"
+                    and isinstance(response.stream, httpx2.AsyncByteStream)
+                    and response.headers.get("content-type", "").startswith("text/event-stream")
+                ):
+                    response.stream = _EndsQuietly(response.stream)
+                return response
+        finally:
+            if cancelled is not None and message is not None:
+                self._retrying.pop(message["id"], None)
 
-    def _reached_now(self) -> None:
+    def _note_cancel(self, request: httpx2.Request) -> None:
+        """A `notifications/cancelled` for a request waiting to be tried again: it is not tried again."""
+        try:
+            if request.method != "POST" or b"notifications/cancelled" not in request.content:
+                return
+        except httpx2.RequestNotRead:
+            return
+        message = _message_of(request)
+        params = message.get("params") if message is not None else None
+        cancel = message is not None and message["method"] == "notifications/cancelled"
+        if cancel and isinstance(params, dict):
+            waiting = self._retrying.get(params.get("requestId"))
+            if waiting is not None:
+                waiting.set()
+
+    def _answered(self) -> None:
         self._reached = True
-        self._unreachable_since = None
+        self._failing_since = None
 
-    def _pause_while_unreachable(self) -> float | None:
-        """How long to wait before trying to connect again; None once the grace has run out (or the
-        server was never reached: a first connection that fails is not a blip)."""
+    def _failing(self, tried: float, broke: bool = True) -> float | None:
+        """How long to wait before trying again a request tried at `tried`; None once no response has come
+        for `BLIP_GRACE` (or the server was never reached: a first connection that fails is not a blip)."""
         if not self._reached:
             return None
         now = time.monotonic()
-        if self._unreachable_since is None:
-            self._unreachable_since = now
+        # A retry is tried within `_BLIP_RETRY_LAST` of the failure before: a longer quiet means nothing
+        # was tried meanwhile (a lost call's answer, then no request for a while), not a lasting outage.
+        quiet = tried - self._failed_last > BLIP_GRACE
+        self._failed_last = now
+        if self._failing_since is None or quiet:
+            self._failing_since = now
             logger.info(
-                "server %r refused a connection; waiting up to %g s for it to accept again",
+                "server %r %s; waiting up to %g s for it to answer again",
                 self._server,
+                "broke a connection" if broke else "refused a connection",
                 BLIP_GRACE,
             )
             return _BLIP_RETRY_FIRST
-        left = self._unreachable_since + BLIP_GRACE - now
+        left = self._failing_since + BLIP_GRACE - now
         if left <= 0:
             return None
-        waited = now - self._unreachable_since
+        waited = now - self._failing_since
         return min(max(_BLIP_RETRY_FIRST, waited), _BLIP_RETRY_LAST, left)
 
 
@@ -431,15 +514,15 @@ def _message_of(request: httpx2.Request) -> dict[str, Any] | None:
 
 
 def _stand_in(request: httpx2.Request, message: dict[str, Any]) -> httpx2.Response:
-    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error for a
-    request, "202 Accepted" for a notification or a response (nobody waits for an answer to those)."""
-    method = message.get("method")
-    if not isinstance(method, str) or "id" not in message:
-        return httpx2.Response(202, request=request)
+    """The answer that stands in for the one a broken connection lost: a `CONNECTION_CLOSED` error."""
     error = {
         "jsonrpc": "2.0",
-        "id": message["id"],
-        "error": {"code": types.CONNECTION_CLOSED, "message": ANSWER_LOST, "data": {"method": method}},
+        "id": message.get("id"),
+        "error": {
+            "code": types.CONNECTION_CLOSED,
+            "message": ANSWER_LOST,
+            "data": {"method": message["method"]},
+        },
     }
     return httpx2.Response(200, json=error, request=request)
 
