@@ -24,59 +24,6 @@ HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 
 
-class RedactedMapping(Mapping[str, str]):
-    """An immutable, hashable `str -> str` mapping whose repr shows keys and masks values.
-
-    The type of `env` and `headers`: the config stays hashable for `reload()`'s diff,
-    and printing a config (or a traceback's locals) never shows a secret.
-    Read it like a dict; `dict(mapping)` gives the real values.
-    """
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
-        self._data: dict[str, str] = dict(data)
-
-    def __getitem__(self, key: str) -> str:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._data.items()))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RedactedMapping):
-            return self._data == other._data
-        if isinstance(other, Mapping):
-            return self._data == dict(other.items())
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return repr(dict.fromkeys(self._data, MASK))
-
-
-class _Redacted:
-    """Annotation marker: validate as a `str -> str` mapping, store a `RedactedMapping`, dump a dict.
-
-    The field stays typed `Mapping[str, str]`, so callers pass an ordinary dict.
-    """
-
-    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(
-            RedactedMapping,
-            handler(source_type),
-            serialization=core_schema.plain_serializer_function_ser_schema(dict),
-        )
-
-
-SecretMapping = Annotated[Mapping[str, str], _Redacted()]
-
-
 _V = TypeVar("_V")
 
 
@@ -109,15 +56,36 @@ class FrozenMapping(Mapping[str, _V]):
         return repr(self._data)
 
 
-class _Frozen:
-    """Annotation marker: validate as the annotated mapping, store a `FrozenMapping`, dump a dict."""
+class RedactedMapping(FrozenMapping[str]):
+    """An immutable, hashable `str -> str` mapping whose repr shows keys and masks values.
+
+    The type of `env` and `headers`: the config stays hashable for `reload()`'s diff,
+    and printing a config (or a traceback's locals) never shows a secret.
+    Read it like a dict; `dict(mapping)` gives the real values.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(dict.fromkeys(self._data, MASK))
+
+
+class _StoredAs:
+    """Annotation marker: validate as the annotated mapping, store it as `kind` (immutable, hashable),
+    dump a plain dict. The field stays typed as a `Mapping`, so callers pass an ordinary dict."""
+
+    def __init__(self, kind: type[FrozenMapping[Any]]) -> None:
+        self.kind = kind
 
     def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         return core_schema.no_info_after_validator_function(
-            FrozenMapping,
+            self.kind,
             handler(source_type),
             serialization=core_schema.plain_serializer_function_ser_schema(dict),
         )
+
+
+SecretMapping = Annotated[Mapping[str, str], _StoredAs(RedactedMapping)]
 
 
 ApprovalMode = Literal["never", "always", "writes"]
@@ -135,7 +103,7 @@ def _approval_mode(value: Any) -> Any:
 
 
 Approval = Annotated[ApprovalMode, BeforeValidator(_approval_mode)]
-ToolApprovals = Annotated[Mapping[str, Approval], _Frozen()]
+ToolApprovals = Annotated[Mapping[str, Approval], _StoredAs(FrozenMapping)]
 
 
 def _reject_bool(value: Any) -> Any:
