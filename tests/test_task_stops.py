@@ -531,3 +531,32 @@ def test_a_handle_never_asks_a_server_reloaded_as_another_about_its_task(
         with pytest.raises(ServerDisconnectedError, match="another server"):
             handle.refresh(timeout=BOUND)
         assert not [event for event in http_events.find("get") if event["task_id"] == handle.task_id]
+
+
+@pytest.mark.parametrize("route", ["call_tool", "submit"])
+def test_a_task_call_stopped_while_its_server_reconnects_has_its_task_cancelled_once_the_server_is_back(
+    events: EventLog, route: str
+) -> None:
+    with HttpServer(script=TASKS_SERVER, events=events) as server, Relay(server.port) as relay:
+        entry = http_config("t", relay.url, reconnect={**RECONNECT, "max_attempts": 500})
+        with MCPHub([entry]) as hub:
+            cancel = threading.Event()
+            if route == "call_tool":
+                thread, outcome = _in_thread(
+                    lambda: hub.call_tool("mcp__t__stages", LONG, timeout=4 * BOUND, task=True, cancel=cancel)
+                )
+            else:
+                future = hub.submit("mcp__t__stages", LONG, timeout=4 * BOUND, task=True)
+            created = events.wait_for("get", timeout=BOUND)
+            relay.go_down()
+            wait_until(lambda: getattr(hub.servers.get("t"), "state", None) == "reconnecting", timeout=BOUND)
+            # Stopped while no connection can send tasks/cancel: the hub sends it once the server is back.
+            if route == "call_tool":
+                cancel.set()
+                thread.join(BOUND)
+                assert len(outcome) == 1 and isinstance(outcome[0], ToolCallCancelledError)
+            else:
+                assert future.cancel()
+            relay.come_back()
+            events.wait_for("cancelled", timeout=2 * BOUND)
+            assert created["task_id"] in _cancelled_ids(events)

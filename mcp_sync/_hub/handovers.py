@@ -50,13 +50,20 @@ class HandOvers:
         with self._lock:
             self._pending.get(name, {}).pop(task_id, None)
 
-    def abandon(self, name: str, task_id: str) -> bool:
-        """The call gave up before it re-attached: its task is to be cancelled once the successor is ready.
-        True if the task was handed over (and is now left to the hub)."""
+    def abandon(self, name: str, task_id: str, origin: ServerConfig | None = None) -> bool:
+        """The call gave up before it could reach its task (before it re-attached after a hand-over, or
+        while its server reconnects): the task is to be cancelled once a connection of `name` to the
+        task's server is ready (or by `close()`). A task not handed over is recorded too when its
+        `origin` is given. True if the task is now left to the hub."""
         with self._lock:
-            handed = self._pending.get(name, {}).get(task_id)
+            pending = self._pending.setdefault(name, {})
+            handed = pending.get(task_id)
+            if handed is None and origin is not None:
+                handed = pending[task_id] = _HandedOver(origin)
             if handed is not None:
                 handed.abandoned = True
+            elif not pending:
+                del self._pending[name]
             return handed is not None
 
     def waiting(self, name: str) -> bool:

@@ -389,15 +389,17 @@ def call_as_task(
         return handle._follow(deadline, cancel, progress)
     except _WaitStopped as stopped:
         told = _cancel_quietly(handle)
-        if not told:  # stopped before it re-attached after a hand-over: the hub cancels it once it can
-            connection.handovers.abandon(connection.name, handle.task_id)
+        if not told:  # stopped before it could reach its task (a hand-over, a reconnect): the hub cancels
+            connection.handovers.abandon(  # it once a connection to its server is ready
+                connection.name, handle.task_id, handle._origin or connection.config
+            )
         raise _stopped_error(public_name, timeout, handle, cancelled=stopped.cancelled, told=told) from None
     except (TaskNotFoundError, ToolCallCancelledError):
         raise  # the task is gone or cancelled already: nothing to cancel
     except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
         if handle.info is None or not handle.info.done:  # given, say): nobody will fetch the task, so it
             _cancel_quietly(handle) or connection.handovers.abandon(  # is cancelled too, unless it was
-                connection.name, handle.task_id  # seen to end (failed, say)
+                connection.name, handle.task_id, handle._origin or connection.config  # seen to end
             )
         raise
 
