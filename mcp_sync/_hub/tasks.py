@@ -396,11 +396,17 @@ def call_as_task(
         raise _stopped_error(public_name, timeout, handle, cancelled=stopped.cancelled, told=told) from None
     except (TaskNotFoundError, ToolCallCancelledError):
         raise  # the task is gone or cancelled already: nothing to cancel
-    except BaseException:  # Ctrl-C in the waiting thread, or the wait failed (its input could not be
-        if handle.info is None or not handle.info.done:  # given, say): nobody will fetch the task, so it
-            _cancel_quietly(handle) or connection.handovers.abandon(  # is cancelled too, unless it was
-                connection.name, handle.task_id, handle._origin or connection.config  # seen to end
-            )
+    except BaseException as failed:  # Ctrl-C in the waiting thread, or the wait failed (its input
+        # could not be given, say): nobody will fetch the task, so it is cancelled too, unless it was
+        # seen to end; where no connection can send that now, the hub sends it once one can.
+        if (handle.info is None or not handle.info.done) and not _cancel_quietly(handle):
+            connection.handovers.abandon(connection.name, handle.task_id, handle._origin or connection.config)
+            if isinstance(failed, ServerDisconnectedError) and failed.args:  # say what became of it
+                failed.args = (
+                    f"{failed.args[0]}; the server could not be told to cancel {handle._label}, "
+                    "which may still run there",
+                    *failed.args[1:],
+                )
         raise
 
 
