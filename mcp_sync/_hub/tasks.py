@@ -401,7 +401,8 @@ def call_as_task(
         # seen to end; where no connection can send that now, the hub sends it once one can.
         if (handle.info is None or not handle.info.done) and not _cancel_quietly(handle):
             connection.handovers.abandon(connection.name, handle.task_id, handle._origin or connection.config)
-            if isinstance(failed, ServerDisconnectedError) and failed.args:  # say what became of it
+            told_by_hub = connection.handovers.was_cancelled(connection.name, handle.task_id)
+            if isinstance(failed, ServerDisconnectedError) and failed.args and not told_by_hub:
                 failed.args = (
                     f"{failed.args[0]}; the server could not be told to cancel {handle._label}, "
                     "which may still run there",
