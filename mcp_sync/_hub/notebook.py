@@ -107,9 +107,11 @@ def _clear_own_frames(error: BaseException) -> None:
             if frame.f_code.co_filename.startswith(_PACKAGE_DIR):
                 with contextlib.suppress(RuntimeError):  # a frame still running cannot be cleared
                     frame.clear()
-                    # The traceback's display may have made the frame's locals a dict, which
-                    # `clear()` leaves as it was.
-                    frame.f_locals.clear()
+                    # Before Python 3.13 the traceback's display may have made the frame's locals a
+                    # dict, which `clear()` leaves as it was (3.13's `f_locals` is a view of the frame).
+                    snapshot = frame.f_locals
+                    if isinstance(snapshot, dict):
+                        snapshot.clear()
             traceback = traceback.tb_next
 
 
