@@ -172,9 +172,13 @@ class FaultProxy:
     async def _refuse(self) -> None:
         server, self._server = self._server, None
         if server is not None:
-            server.close()
-            await server.wait_closed()
+            server.close()  # stops listening: new connections are refused
         await self._reset_all()
+        if server is not None:
+            # Since Python 3.12.1 wait_closed() also waits for the connections' handlers, which end once
+            # their connections are reset: so it comes after the reset (bounded all the same).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(server.wait_closed(), _COMMAND_TIMEOUT / 2)
 
     async def _shutdown(self) -> None:
         await self._refuse()
