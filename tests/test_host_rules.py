@@ -9,6 +9,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -24,7 +25,7 @@ from mcp_sync import (
 )
 from mcp_sync._cli.inputs import _ask
 from mcp_sync._config.hosts.claude import local_scope
-from tests.support import FIXTURE_SERVER, PYTHON, Records
+from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
 
 
 def write(path: Path, text: str) -> Path:
@@ -835,3 +836,43 @@ def test_the_editors_short_path_separator_is_the_path_separator(
 
     assert isinstance(config, StdioServerConfig)
     assert config.args == (f"a{os.sep}b",)
+
+
+def test_the_host_files_parse_cache_is_left_unset_by_loads_that_fail_or_succeed_in_a_fresh_interpreter(
+    tmp_path: Path,
+) -> None:
+    # `_config.hosts.locations._parsed` (a ContextVar) lives for one load: after a good load, a load
+    # of a broken file and a load that raises, the caller, another thread and a forked child see none.
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import json, os, sys, threading\n"
+        "from pathlib import Path\n"
+        "from mcp_sync import ConfigError, load_host_entries\n"
+        "from mcp_sync._config.hosts import locations\n"
+        "project = Path(sys.argv[1])\n"
+        "(project / '.cursor').mkdir()\n"
+        "(project / '.cursor' / 'mcp.json').write_text(json.dumps({'mcpServers': {'a': {'command': 'x'}}}))\n"
+        "load_host_entries('cursor', project, home=project)\n"
+        "(project / '.cursor' / 'mcp.json').write_text('{not json')\n"
+        "load_host_entries('cursor', project, home=project)\n"
+        "try:\n"
+        "    load_host_entries('cursor', project / 'missing', home=project)\n"
+        "except ConfigError:\n"
+        "    pass\n"
+        "seen = [locations._parsed.get()]\n"
+        "t = threading.Thread(target=lambda: seen.append(locations._parsed.get())); t.start(); t.join(10)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if locations._parsed.get() is None else 1)\n"
+        "seen.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+        "print(seen)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[None, None, 0]", done.stdout
