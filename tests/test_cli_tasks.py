@@ -14,13 +14,20 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support import REPO_ROOT, SERVERS_DIR, HttpServer, ReferenceServers, python_path, run_in_repo
+from tests.support import (
+    REPO_ROOT,
+    SERVERS_DIR,
+    HttpServer,
+    ReferenceServers,
+    cli_command,
+    python_path,
+    run_in_repo,
+)
 from tests.tasks_harness import EverythingHttp
 
 RUN_TIMEOUT = 120.0
@@ -31,7 +38,7 @@ STAGES = ("Gathering sources...", "Analyzing content...", "Synthesizing findings
 
 
 def mcp_sync(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_in_repo([sys.executable, "-m", "mcp_sync", *args], timeout=RUN_TIMEOUT)
+    return run_in_repo(cli_command(*args), timeout=RUN_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +98,7 @@ def show(config: str, task_id: str) -> dict[str, Any]:
 def popen(*args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PATH=python_path(os.environ.get("PATH", "")))
     return subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", *args],
+        cli_command(*args),
         cwd=REPO_ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
