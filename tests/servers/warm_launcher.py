@@ -67,6 +67,12 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # `PRELOAD_SCRIPTS`).
 PRELOAD_MODULES = (
     "anyio",
+    "anyio._backends._asyncio",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "pkgutil",
+    "rich.console",
+    "rich.logging",
     "uvicorn",
     "uvicorn.lifespan.on",
     "uvicorn.loops.asyncio",
@@ -93,7 +99,15 @@ PRELOAD_CLI_MODULES = (
 )
 # The servers whose top-level imports are run here (only the imports: a module body may configure
 # logging or other process state the server must set up itself).
-PRELOAD_SCRIPTS = ("fixture_server.py", "oauth_server.py", "../../examples/demo_server.py")
+PRELOAD_SCRIPTS = (
+    "fixture_server.py",
+    "oauth_server.py",
+    "tasks_server.py",
+    "raw_tasks_server.py",
+    "task_requests_server.py",
+    "status_server.py",
+    "../../examples/demo_server.py",
+)
 # Signals a server starts with as a fresh interpreter has them (unless its shim was started with one
 # ignored): the launcher's own handlers are not the server's.
 _RESET_SIGNALS = (
