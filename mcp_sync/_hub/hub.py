@@ -519,7 +519,8 @@ class MCPHub(FeatureHub):
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a call and return at once; `future.cancel()` cancels the request on the server (for a
         call run as a task, `task` as in `call_tool`: the task, with `tasks/cancel`; `replay` and the
-        default `timeout` of a task as in `call_tool`)."""
+        default `timeout` of a task as in `call_tool`). The discovery tools run here too, as in `call_tool`.
+        """
         return self._submit(name, arguments, timeout=timeout, progress=progress, task=task, replay=replay)
 
     def _submit(
@@ -793,10 +794,8 @@ class MCPHub(FeatureHub):
         names; an unknown one raises `ToolNotFoundError`). `discovery=N` (an int) gives the discovery set
         only while every tool's definitions together cost more than N tokens (`context_tokens`, default
         estimate). `call_tool` and `call_tool_safe` run the two discovery tools by name."""
-        chosen = check_pinned(pinned, self.registry.get, self._why_missing)
-        if not check_discovery(discovery, self._all_tools_cost):
-            return self.registry.function_specs()
-        return function_specs([SEARCH_TOOL, CALL_TOOL, *chosen])
+        offered = self._discovery_set(discovery, pinned)
+        return self.registry.function_specs() if offered is None else function_specs(offered)
 
     def search_tools(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[Tool]:
         """The registry's tools that best match `query` (plain words: "create a github issue"), best
@@ -814,6 +813,14 @@ class MCPHub(FeatureHub):
             server = tool.server_name or ""
             totals[server] = totals.get(server, 0) + tool.context_tokens(tokenizer)
         return totals
+
+    def _discovery_set(self, discovery: bool | int, pinned: Iterable[str]) -> list[Tool] | None:
+        """The discovery tools and the pinned ones when `discovery` asks for them now, else None (all
+        tools); the pinned names are checked either way. The framework adapters offer the same."""
+        chosen = check_pinned(pinned, self.registry.get, self._why_missing)
+        if not check_discovery(discovery, self._all_tools_cost):
+            return None
+        return [SEARCH_TOOL, CALL_TOOL, *chosen]
 
     def _all_tools_cost(self) -> int:
         """Every tool's estimated tokens, summed; counted once per registry snapshot."""
