@@ -1,4 +1,4 @@
-"""Tool search, token budgets and progressive discovery, against the demo and fixture servers.
+"""Tool search, token budgets and progressive discovery, against the demo, fixture and reference servers.
 
 `search_tools` ranks the registry as it is at each call; `context_tokens` prices tool definitions;
 `function_specs(discovery=...)` offers two tools (search, call) instead of all, and `call_tool` /
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_sync import MCPHub, Tool, ToolCallTimeoutError, ToolNotFoundError, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT, stdio_config
+from tests.support import PYTHON, REPO_ROOT, ReferenceServers, stdio_config
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 SEARCH = "mcp__search_tools"
@@ -32,6 +32,21 @@ def hub() -> Iterator[MCPHub]:
     """The demo server and the fixture server in one hub, shared by tests that do not change them."""
     with MCPHub([demo_config(), stdio_config("fx")]) as hub:
         assert {name: s.state for name, s in hub.servers.items()} == {"demo": "ready", "fx": "ready"}
+        yield hub
+
+
+@pytest.fixture(scope="module")
+def reference_hub(
+    reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MCPHub]:
+    """The official reference servers everything and filesystem (over an empty folder) in one hub."""
+    folder = tmp_path_factory.mktemp("served")
+    configs = [
+        reference_servers.everything_config("everything"),
+        reference_servers.filesystem_config("fs", folder),
+    ]
+    with MCPHub(configs) as hub:
+        assert {name: s.state for name, s in hub.servers.items()} == {"everything": "ready", "fs": "ready"}
         yield hub
 
 
@@ -71,6 +86,23 @@ def test_search_ranks_the_tool_that_does_what_the_query_says_first(
     hub: MCPHub, query: str, best: str
 ) -> None:
     assert names(hub.search_tools(query))[0] == best
+
+
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("read a file", "mcp__fs__read_file"),
+        ("list the files in a folder", "mcp__fs__list_directory"),
+        ("move or rename a file", "mcp__fs__move_file"),
+        ("get file size and modification time", "mcp__fs__get_file_info"),
+        ("which directories am I allowed to access", "mcp__fs__list_allowed_directories"),
+        ("print an environment variable", "mcp__everything__get-env"),
+        ("long running operation with progress", "mcp__everything__trigger-long-running-operation"),
+        ("return an image", "mcp__everything__get-tiny-image"),
+    ],
+)
+def test_search_ranks_the_reference_servers_tools(reference_hub: MCPHub, query: str, best: str) -> None:
+    assert names(reference_hub.search_tools(query))[0] == best
 
 
 def test_search_returns_at_most_limit_tools_best_first(hub: MCPHub) -> None:
@@ -427,3 +459,19 @@ def test_submit_runs_the_discovery_tools_too(hub: MCPHub) -> None:
 def test_an_invalid_timeout_is_the_callers_error_for_the_discovery_tools_too(hub: MCPHub) -> None:
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         hub.call_tool_safe(SEARCH, {"query": "echo"}, timeout=0)
+
+
+def test_the_call_tool_asks_for_the_approval_its_tool_needs() -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def approve(tool: Tool, arguments: Any) -> bool:
+        asked.append((tool.name, dict(arguments)))
+        return len(asked) > 1  # no to the first call, yes to the second
+
+    with MCPHub([stdio_config("fx", require_approval=True)], approve=approve) as hub:
+        arguments = {"name": "mcp__fx__echo", "arguments": {"text": "x"}}
+        denied = hub.call_tool_safe(CALL, arguments)
+        approved = hub.call_tool_safe(CALL, arguments)
+    assert asked == [("mcp__fx__echo", {"text": "x"})] * 2
+    assert denied.is_error and "said no (mcp__fx__echo)" in denied.text
+    assert (approved.text, approved.is_error) == ("x", False)
