@@ -21,17 +21,16 @@ from .._values.tool import Tool, function_spec
 from .agent import parse_arguments
 
 __all__ = [
-    "CALL_TOOL",
     "CALL_TOOL_NAME",
     "DEFAULT_SEARCH_LIMIT",
     "DISCOVERY_TOOL_NAMES",
     "MAX_SEARCH_LIMIT",
-    "SEARCH_TOOL",
     "SEARCH_TOOL_NAME",
     "call_request",
     "check_discovery",
     "check_pinned",
     "check_search",
+    "discovery_tools",
     "found_result",
     "search_request",
 ]
@@ -44,37 +43,40 @@ DEFAULT_SEARCH_LIMIT = 5
 # The most tools one search hands a model: each comes with its whole schema.
 MAX_SEARCH_LIMIT = 20
 
-SEARCH_TOOL = Tool(
-    SEARCH_TOOL_NAME,
-    "Search the available tools by what they do. Returns the best matches as JSON: each tool's name, "
-    f"description and input schema. Then call one with {CALL_TOOL_NAME}.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "what the tool should do, in a few words"},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SEARCH_LIMIT,
-                "description": f"how many tools to return (default {DEFAULT_SEARCH_LIMIT})",
+def discovery_tools() -> list[Tool]:
+    """The search tool and the call tool, made anew at each call (their schemas are dicts a caller may
+    change)."""
+    search = Tool(
+        SEARCH_TOOL_NAME,
+        "Search the available tools by what they do. Returns the best matches as JSON: each tool's name, "
+        f"description and input schema. Then call one with {CALL_TOOL_NAME}.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what the tool should do, in a few words"},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_SEARCH_LIMIT,
+                    "description": f"how many tools to return (default {DEFAULT_SEARCH_LIMIT})",
+                },
             },
+            "required": ["query"],
         },
-        "required": ["query"],
-    },
-)
-
-CALL_TOOL = Tool(
-    CALL_TOOL_NAME,
-    f"Call a tool found with {SEARCH_TOOL_NAME}, by its name, with arguments as its input schema says.",
-    {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": f"the tool's name, as {SEARCH_TOOL_NAME} gave it"},
-            "arguments": {"type": "object", "description": "the tool's arguments"},
+    )
+    call = Tool(
+        CALL_TOOL_NAME,
+        f"Call a tool found with {SEARCH_TOOL_NAME}, by its name, with arguments as its input schema says.",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": f"the tool's name, as {SEARCH_TOOL_NAME} gave it"},
+                "arguments": {"type": "object", "description": "the tool's arguments"},
+            },
+            "required": ["name"],
         },
-        "required": ["name"],
-    },
-)
+    )
+    return [search, call]
 
 
 def check_search(query: object, limit: object) -> None:

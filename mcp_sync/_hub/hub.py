@@ -93,15 +93,14 @@ from . import notebook
 from .agent import call_tool_safe
 from .connection import ServerConnection
 from .discovery import (
-    CALL_TOOL,
     DEFAULT_SEARCH_LIMIT,
     DISCOVERY_TOOL_NAMES,
-    SEARCH_TOOL,
     SEARCH_TOOL_NAME,
     call_request,
     check_discovery,
     check_pinned,
     check_search,
+    discovery_tools,
     found_result,
     search_request,
 )
@@ -820,7 +819,7 @@ class MCPHub(FeatureHub):
         chosen = check_pinned(pinned, self.registry.get, self._why_missing)
         if not check_discovery(discovery, self._all_tools_cost):
             return None
-        return [SEARCH_TOOL, CALL_TOOL, *chosen]
+        return [*discovery_tools(), *chosen]
 
     def _all_tools_cost(self) -> int:
         """Every tool's estimated tokens, summed; counted once per registry snapshot."""
