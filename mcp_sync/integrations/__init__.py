@@ -10,7 +10,8 @@ Each module imports its framework when it is imported itself (install it with th
 e.g. `pip install 'mcp-syncio[langchain]'`); importing `mcp_sync` or this package imports none.
 Every adapter keeps the hub's guarantees: per-call timeouts and cancellation that reach the server,
 public names `mcp__<server>__<tool>` (or raw names on request, refused when two tools would share one),
-and a fresh tool list each time it is asked, so agents see tools that come and go.
+and a fresh tool list each time it is asked, so agents see tools that come and go. With `discovery=True`
+each offers the hub's search and call tools (and the `pinned` ones) in place of all.
 """
 
 from ._common import ExposedTool, ToolFilter, ToolResultError

@@ -30,11 +30,13 @@ from mcp_sync import (
     MCPHub,
     ToolCallCancelledError,
     ToolCallError,
+    ToolResult,
 )
 from mcp_sync._hub.agent import message_for_model
+from mcp_sync._hub.discovery import CALL_TOOL_NAME, call_request
 
 if TYPE_CHECKING:
-    from mcp_sync import Tool, ToolResult
+    from mcp_sync import Tool
 
 __all__ = [
     "ContentPart",
@@ -107,13 +109,24 @@ def exposed_tools(
     raw_names: bool = False,
     include: ToolFilter | None = None,
     fix_name: Callable[[str], str] = openai_safe_name,
+    discovery: bool | int = False,
+    pinned: Iterable[str] = (),
 ) -> list[ExposedTool]:
     """The hub's tools as of now, named for `framework`; two tools that would share a name: `ConfigError`.
 
     Names are the public `mcp__<server>__<tool>` names, or with `raw_names` the servers' own names (native
-    tools keep theirs); `fix_name` then makes each one valid for the framework.
+    tools keep theirs); `fix_name` then makes each one valid for the framework. `discovery` and `pinned`
+    are `MCPHub.function_specs`'s: the search and call tools (which the hub runs by name) and the pinned
+    tools in place of all. `include` cannot narrow what the search and call tools reach: with a
+    `discovery` other than False it is a `ValueError`.
     """
-    chosen = [tool for tool in hub.tools() if include is None or include(tool)]
+    if include is not None and discovery is not False:
+        raise ValueError(
+            f"{framework}: include= cannot be combined with discovery=: the search and call tools reach "
+            "every tool of the hub's registry; pin the tools to offer beside them with pinned=[...]"
+        )
+    offered = hub._discovery_set(discovery, pinned)
+    chosen = offered if offered is not None else [t for t in hub.tools() if include is None or include(t)]
     exposed = [ExposedTool(fix_name(_wanted_name(tool, raw_names)), tool) for tool in chosen]
     by_name: dict[str, list[str]] = {}
     for item in exposed:
@@ -174,7 +187,13 @@ async def acall(
     Cancelling the awaiting task, the call's timeout and setting `cancel` all cancel the request on the
     server (the hub's `Future` does that), and raise `CancelledError`, `ToolCallTimeoutError` and
     `ToolCallCancelledError` respectively. A tool that asks a person first is asked on a worker thread.
+    The discovery call tool is resolved here, to the tool it names, so that its tool is asked for too.
     """
+    while name == CALL_TOOL_NAME:
+        request = call_request(arguments)
+        if isinstance(request, ToolResult):
+            return request
+        name, arguments = request
     tool = hub.registry.get(name)
     if tool is not None and tool.requires_approval:  # a person is asked first: not on the event loop
         future = await _asked_then_submitted(hub, name, arguments, timeout, cancel)

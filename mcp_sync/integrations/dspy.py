@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
@@ -60,6 +61,8 @@ def dspy_tools(
     cancel: threading.Event | None = None,
     raw_names: bool = False,
     include: ToolFilter | None = None,
+    discovery: bool | int = False,
+    pinned: Iterable[str] = (),
 ) -> list[dspy.Tool]:
     """Every tool in the hub's registry now, as DSPy tools; call it again for each `dspy.ReAct` you build
     (each question) to follow tools that appear or disappear.
@@ -67,8 +70,13 @@ def dspy_tools(
     `timeout` (seconds) bounds each call (default: the server's); setting `cancel` cancels the running
     call. Names are `mcp__<server>__<tool>`; `raw_names=True` uses the servers' own names and raises
     `ConfigError` if two tools would share one. `include` keeps only the tools it returns True for.
+    `discovery=True` gives the hub's search and call tools (`mcp__search_tools`, `mcp__call_tool`) and
+    the `pinned` tools in place of all; `discovery=N` does so while all tools' definitions cost more than
+    N tokens (see `MCPHub.function_specs`).
     """
-    exposed = exposed_tools(hub, framework="dspy", raw_names=raw_names, include=include)
+    exposed = exposed_tools(
+        hub, framework="dspy", raw_names=raw_names, include=include, discovery=discovery, pinned=pinned
+    )
     return [_HubTool.build(hub, item, timeout, cancel) for item in exposed]
 
 

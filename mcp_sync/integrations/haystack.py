@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
@@ -73,6 +73,9 @@ class HubToolset(Toolset):
     `raw_names=True` uses the servers' own names and raises `ConfigError` if two tools would share one.
     `include` keeps only the tools it returns True for. Add tools of your own to the hub's registry
     (`hub.registry.register_function`), or pass them beside the toolset: `tools=[toolset, my_tool]`.
+    `discovery=True` gives the hub's search and call tools (`mcp__search_tools`, `mcp__call_tool`) and
+    the `pinned` tools in place of all; `discovery=N` does so while all tools' definitions cost more than
+    N tokens (see `MCPHub.function_specs`).
     """
 
     def __init__(
@@ -83,6 +86,8 @@ class HubToolset(Toolset):
         cancel: threading.Event | None = None,
         raw_names: bool = False,
         include: ToolFilter | None = None,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         # Toolset's own fields are not used: `tools` is computed from the registry.
         self.hub = hub
@@ -90,6 +95,8 @@ class HubToolset(Toolset):
         self.cancel = cancel
         self.raw_names = raw_names
         self.include = include
+        self.discovery = discovery
+        self.pinned = tuple(pinned) if not isinstance(pinned, str) else pinned
         self._config_file: str | None = None
         self._made: dict[tuple[str, Tool], HaystackTool | None] = {}
         self._lock = threading.Lock()
@@ -108,7 +115,12 @@ class HubToolset(Toolset):
     def tools(self) -> list[HaystackTool]:
         """The hub's tools now, as Haystack tools (unchanged ones are the same objects as last time)."""
         exposed = exposed_tools(
-            self.hub, framework="haystack", raw_names=self.raw_names, include=self.include
+            self.hub,
+            framework="haystack",
+            raw_names=self.raw_names,
+            include=self.include,
+            discovery=self.discovery,
+            pinned=self.pinned,
         )
         with self._lock:
             made: dict[tuple[str, Tool], HaystackTool | None] = {}

@@ -23,7 +23,7 @@ its own: pass `timeout=`, or the server's `tool_call_timeout_ms` applies.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp_sync import MCPHub, MCPSyncError, ToolCallCancelledError, ToolNotFoundError, ToolResult
@@ -79,6 +79,8 @@ def langchain_tools(
     raw_names: bool = False,
     include: ToolFilter | None = None,
     handle_tool_error: ErrorHandler = True,
+    discovery: bool | int = False,
+    pinned: Iterable[str] = (),
 ) -> list[BaseTool]:
     """Every tool in the hub's registry now, as LangChain tools; call it again for each agent you build
     (each turn) to follow tools that appear or disappear.
@@ -86,8 +88,13 @@ def langchain_tools(
     `timeout` (seconds) bounds each call (default: the server's); setting `cancel` cancels blocking calls.
     Names are `mcp__<server>__<tool>`; `raw_names=True` uses the servers' own names and raises
     `ConfigError` if two tools would share one. `include` keeps only the tools it returns True for.
+    `discovery=True` gives the hub's search and call tools (`mcp__search_tools`, `mcp__call_tool`) and
+    the `pinned` tools in place of all; `discovery=N` does so while all tools' definitions cost more than
+    N tokens (see `MCPHub.function_specs`).
     """
-    exposed = exposed_tools(hub, framework="langchain", raw_names=raw_names, include=include)
+    exposed = exposed_tools(
+        hub, framework="langchain", raw_names=raw_names, include=include, discovery=discovery, pinned=pinned
+    )
     return [_structured_tool(hub, item, timeout, cancel, handle_tool_error) for item in exposed]
 
 

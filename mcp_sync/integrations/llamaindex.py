@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mcp_sync import MCPHub, Tool, ToolNotFoundError, ToolResult
@@ -64,14 +64,21 @@ def llamaindex_tools(
     cancel: threading.Event | None = None,
     raw_names: bool = False,
     include: ToolFilter | None = None,
+    discovery: bool | int = False,
+    pinned: Iterable[str] = (),
 ) -> list[FunctionTool]:
     """Every tool in the hub's registry now, as LlamaIndex tools (`HubToolRetriever` follows changes).
 
     `timeout` (seconds) bounds each call (default: the server's); setting `cancel` cancels the running
     call. Names are `mcp__<server>__<tool>`; `raw_names=True` uses the servers' own names (made valid
     function names) and raises `ConfigError` if two tools would share one.
+    `discovery=True` gives the hub's search and call tools (`mcp__search_tools`, `mcp__call_tool`) and
+    the `pinned` tools in place of all; `discovery=N` does so while all tools' definitions cost more than
+    N tokens (see `MCPHub.function_specs`).
     """
-    exposed = exposed_tools(hub, framework="llamaindex", raw_names=raw_names, include=include)
+    exposed = exposed_tools(
+        hub, framework="llamaindex", raw_names=raw_names, include=include, discovery=discovery, pinned=pinned
+    )
     return [_function_tool(hub, item, timeout, cancel) for item in exposed]
 
 
@@ -93,7 +100,8 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
     """Gives an agent the hub's current tools at each step.
 
     `FunctionAgent(llm=..., tool_retriever=HubToolRetriever(hub))`. The query is ignored: every tool
-    is returned (narrow them with `include=`).
+    is returned (narrow them with `include=`), or with `discovery=` and `pinned=` (as `llamaindex_tools`)
+    the search and call tools and the pinned ones.
     """
 
     def __init__(
@@ -104,6 +112,8 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
         cancel: threading.Event | None = None,
         raw_names: bool = False,
         include: ToolFilter | None = None,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         # No retriever or node mapping underneath: the registry is the index.
         self.hub = hub
@@ -112,6 +122,8 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
             "cancel": cancel,
             "raw_names": raw_names,
             "include": include,
+            "discovery": discovery,
+            "pinned": tuple(pinned) if not isinstance(pinned, str) else pinned,
         }
 
     def retrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:

@@ -32,7 +32,7 @@ import re
 import threading
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -81,6 +81,8 @@ def smolagents_tools(
     raw_names: bool = False,
     include: ToolFilter | None = None,
     structured_output: bool = False,
+    discovery: bool | int = False,
+    pinned: Iterable[str] = (),
 ) -> list[smolagents.Tool]:
     """Every tool in the hub's registry now, as smolagents tools (see `HubToolCollection` to follow changes).
 
@@ -88,9 +90,18 @@ def smolagents_tools(
     call. Names are `mcp__<server>__<tool>` ("-" becomes "_": smolagents wants Python identifiers);
     `raw_names=True` uses the servers' own names and raises `ConfigError` if two tools would share one.
     `structured_output=True` makes tools with an output schema return the structured content (a dict).
+    `discovery=True` gives the hub's search and call tools (`mcp__search_tools`, `mcp__call_tool`) and
+    the `pinned` tools in place of all; `discovery=N` does so while all tools' definitions cost more than
+    N tokens (see `MCPHub.function_specs`).
     """
     exposed = exposed_tools(
-        hub, framework="smolagents", raw_names=raw_names, include=include, fix_name=_identifier
+        hub,
+        framework="smolagents",
+        raw_names=raw_names,
+        include=include,
+        fix_name=_identifier,
+        discovery=discovery,
+        pinned=pinned,
     )
     return [_HubTool(hub, item, timeout, cancel, structured_output, None) for item in exposed]
 
@@ -118,7 +129,8 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
     given: call `update_agent(agent)` before each `agent.run(...)`, or pass the collection in
     `step_callbacks=[...]`, so that the agent is offered the current tools at every step of a run and
     the model sees the images its tools return. One collection serves one agent at a time: the images
-    of a call go to the next step the collection is called back for.
+    of a call go to the next step the collection is called back for. `discovery=` and `pinned=` are
+    `smolagents_tools`'s.
     """
 
     def __init__(
@@ -130,6 +142,8 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         raw_names: bool = False,
         include: ToolFilter | None = None,
         structured_output: bool = False,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         # No `super().__init__()`: it would store a fixed list where `tools` is read from the hub.
         self.hub = hub
@@ -137,6 +151,8 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         self._cancel = cancel
         self._raw_names = raw_names
         self._include = include
+        self._discovery = discovery
+        self._pinned = tuple(pinned) if not isinstance(pinned, str) else pinned
         self._structured_output = structured_output
         self._owns_hub = False
         self._images_lock = threading.Lock()
@@ -177,6 +193,8 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
             raw_names=self._raw_names,
             include=self._include,
             fix_name=_identifier,
+            discovery=self._discovery,
+            pinned=self._pinned,
         )
         return [
             _HubTool(self.hub, item, self._timeout, self._cancel, self._structured_output, self)

@@ -1,16 +1,20 @@
 """What the adapters share: no framework is imported until its adapter is, `$ref`s are inlined for
-frameworks that take each argument's schema on its own, and a result's content becomes parts in order."""
+frameworks that take each argument's schema on its own, a result's content becomes parts in order, and the
+discovery set (search and call tools, pinned tools) is offered and run alike for every framework."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 import sys
 
 import mcp_types as types
+import pytest
 
-from mcp_sync import ToolImage, ToolResult
-from mcp_sync.integrations._common import content_parts, inline_refs
-from tests.integrations.support import MEDIA_CONTENT, PNG, PNG_BASE64, RICH_SCHEMA, WAV
+from mcp_sync import MCPHub, ToolImage, ToolNotFoundError, ToolResult
+from mcp_sync.integrations._common import acall, content_parts, exposed_tools, inline_refs
+from tests.integrations.support import MEDIA_CONTENT, PNG, PNG_BASE64, RICH_ARGUMENTS, RICH_SCHEMA, WAV
 from tests.support import REPO_ROOT
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "smolagents", "llama_index", "dspy", "haystack")
@@ -80,3 +84,29 @@ def test_an_image_that_is_not_base64_is_named_as_left_out() -> None:
     broken = types.ImageContent(type="image", data="not base64!", mime_type="image/png")
     [part] = content_parts(ToolResult(text="", content=(broken,)))
     assert (part.kind, part.text) == ("text", "[left out: image, image/png: not valid base64]")
+
+
+def test_exposed_tools_with_discovery_are_the_search_and_call_tools_then_the_pinned(rich_hub: MCPHub) -> None:
+    exposed = exposed_tools(rich_hub, framework="test", discovery=True, pinned=["book_trip"])
+    assert [item.name for item in exposed] == ["mcp__search_tools", "mcp__call_tool", "book_trip"]
+    everything = sum(rich_hub.context_tokens().values())
+    assert [item.name for item in exposed_tools(rich_hub, framework="test", discovery=everything)] == [
+        "book_trip"
+    ]
+
+
+def test_exposed_tools_refuse_include_with_discovery_and_an_unknown_pinned_name(rich_hub: MCPHub) -> None:
+    with pytest.raises(ValueError, match="include= cannot be combined with discovery="):
+        exposed_tools(rich_hub, framework="test", discovery=True, include=lambda tool: True)
+    with pytest.raises(ToolNotFoundError, match="book_trap"):
+        exposed_tools(rich_hub, framework="test", discovery=True, pinned=["book_trap"])
+
+
+def test_acall_runs_the_call_tool_and_answers_its_bad_arguments(rich_hub: MCPHub) -> None:
+    arguments = {"name": "book_trip", "arguments": RICH_ARGUMENTS}
+    result = asyncio.run(acall(rich_hub, "mcp__call_tool", arguments, timeout=10, cancel=None))
+    assert json.loads(result.text) == RICH_ARGUMENTS
+    refused = asyncio.run(acall(rich_hub, "mcp__call_tool", {"arguments": {}}, timeout=10, cancel=None))
+    assert refused.is_error and "name must be the name of a tool" in refused.text
+    searched = asyncio.run(acall(rich_hub, "mcp__search_tools", {"query": "trip"}, timeout=10, cancel=None))
+    assert [tool["name"] for tool in json.loads(searched.text)] == ["book_trip"]

@@ -8,6 +8,7 @@ import base64
 import copy
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import dspy
@@ -105,6 +106,34 @@ def test_react_built_per_question_offers_a_tool_that_appeared(servers: TwoServer
     servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
     prediction = run_react(scripted((f"mcp__a__{late}", {"text": "fresh"})), dspy_tools(servers.hub))
     assert observations(prediction) == ["fresh"]
+
+
+def test_react_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
+    servers: TwoServers,
+) -> None:
+    late = unique("zeppelin_dspy_")
+
+    def steps() -> Iterator[dict[str, Any]]:
+        """The model's answers, one per step; DummyLM takes the next when the step asks."""
+        add = {"name": "mcp__a__add_tool", "arguments": {"name": late}}
+        yield {"next_thought": "add", "next_tool_name": "mcp__call_tool", "next_tool_args": add}
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        yield {
+            "next_thought": "search",
+            "next_tool_name": "mcp__search_tools",
+            "next_tool_args": {"query": late},
+        }
+        call = {"name": f"mcp__a__{late}", "arguments": {"text": "fresh"}}
+        yield {"next_thought": "call", "next_tool_name": "mcp__call_tool", "next_tool_args": call}
+        yield {"next_thought": "enough", "next_tool_name": "finish", "next_tool_args": {}}
+        yield {"reasoning": "read the observations", "answer": "done"}
+
+    tools = dspy_tools(servers.hub, discovery=True)
+    assert [tool.name for tool in tools] == ["mcp__search_tools", "mcp__call_tool"]
+    added, searched, called = observations(run_react(DummyLM(steps()), tools))
+    assert added == f"added {late}"
+    assert f"mcp__a__{late}" in [tool["name"] for tool in json.loads(searched)]
+    assert called == "fresh"
 
 
 def test_react_built_before_a_tool_appeared_cannot_call_it(servers: TwoServers) -> None:

@@ -50,11 +50,13 @@ class ScriptedChatGenerator:
     def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         self.offered: list[list[HaystackTool]] = []
+        self.received: list[list[ChatMessage]] = []
 
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
         offered = list(tools or [])
         self.offered.append(offered)
+        self.received.append(list(messages))
         last_user = max(i for i, message in enumerate(messages) if message.is_from(ChatRole.USER))
         turn = sum(message.is_from(ChatRole.ASSISTANT) for message in messages[last_user:])
         step = self.steps[turn] if turn < len(self.steps) else "done"
@@ -152,6 +154,38 @@ def test_agent_is_offered_a_tool_that_appeared_mid_run(servers: TwoServers) -> N
     messages = run_agent(generator, HubToolset(servers.hub))
     assert tool_results(messages)[-1].result == "fresh"
     assert f"mcp__a__{late}" not in [tool.name for tool in generator.offered[0]]
+
+
+def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
+    servers: TwoServers,
+) -> None:
+    late = unique("zeppelin_hs_")
+
+    def search_once_listed(offered: list[str]) -> Calls:
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__search_tools", {"query": late})]
+
+    def call_what_was_found(offered: list[str]) -> Calls:
+        found = json.loads(tool_results(generator.received[-1])[-1].result)
+        name = next(tool["name"] for tool in found if tool["name"] == f"mcp__a__{late}")
+        return [("mcp__call_tool", {"name": name, "arguments": {"text": "fresh"}})]
+
+    generator = ScriptedChatGenerator(
+        [
+            [("mcp__call_tool", {"name": "mcp__a__add_tool", "arguments": {"name": late}})],
+            search_once_listed,
+            call_what_was_found,
+            "done",
+        ]
+    )
+    results = tool_results(run_agent(generator, HubToolset(servers.hub, discovery=True)))
+    assert [tool.name for tool in generator.offered[0]] == ["mcp__search_tools", "mcp__call_tool"]
+    assert [result.origin.tool_name for result in results] == [
+        "mcp__call_tool",
+        "mcp__search_tools",
+        "mcp__call_tool",
+    ]
+    assert (results[-1].result, results[-1].error) == ("fresh", False)
 
 
 def test_a_removed_tool_is_no_longer_offered(servers: TwoServers) -> None:

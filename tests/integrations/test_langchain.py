@@ -206,6 +206,32 @@ def test_agent_built_per_turn_sees_a_tool_that_appeared_mid_run(servers: TwoServ
     assert tool_messages(second)[-1].content == "fresh"
 
 
+def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
+    servers: TwoServers,
+) -> None:
+    late = unique("zeppelin_lc_")
+
+    def search_once_listed(offered: list[str]) -> Calls:
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__search_tools", {"query": late})]
+
+    def call_what_was_found(offered: list[str]) -> Calls:
+        found = json.loads(str(tool_messages(model.received[-1])[-1].content))
+        name = next(tool["name"] for tool in found if tool["name"] == f"mcp__a__{late}")
+        return [("mcp__call_tool", {"name": name, "arguments": {"text": "fresh"}})]
+
+    model = scripted(
+        [("mcp__call_tool", {"name": "mcp__a__add_tool", "arguments": {"name": late}})],
+        search_once_listed,
+        call_what_was_found,
+        "done",
+    )
+    results = tool_messages(run_agent(model, langchain_tools(servers.hub, discovery=True)))
+    assert [spec["function"]["name"] for spec in model.offered[0]] == ["mcp__search_tools", "mcp__call_tool"]
+    assert [result.name for result in results] == ["mcp__call_tool", "mcp__search_tools", "mcp__call_tool"]
+    assert (results[-1].content, results[-1].status) == ("fresh", "success")
+
+
 def test_ainvoke_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
     tag = unique("lc-cancel-")
     agent = create_agent(

@@ -175,6 +175,36 @@ def test_tool_retriever_offers_a_tool_that_appeared_mid_run(servers: TwoServers)
     assert results[-1].tool_output.content == "fresh"
 
 
+def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
+    servers: TwoServers,
+) -> None:
+    late = unique("zeppelin_li_")
+
+    def search_once_listed(offered: list[str]) -> Calls:
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__search_tools", {"query": late})]
+
+    def call_what_was_found(offered: list[str]) -> Calls:
+        answer = next(m for m in reversed(script.received[-1]) if m.role == MessageRole.TOOL)
+        found = json.loads(str(answer.content))
+        name = next(tool["name"] for tool in found if tool["name"] == f"mcp__a__{late}")
+        return [("mcp__call_tool", {"name": name, "arguments": {"text": "fresh"}})]
+
+    script = Script(
+        [("mcp__call_tool", {"name": "mcp__a__add_tool", "arguments": {"name": late}})],
+        search_once_listed,
+        call_what_was_found,
+    )
+    _, results = run(script, llamaindex_tools(servers.hub, discovery=True))
+    assert [spec["function"]["name"] for spec in script.offered[0]] == ["mcp__search_tools", "mcp__call_tool"]
+    assert [result.tool_name for result in results] == [
+        "mcp__call_tool",
+        "mcp__search_tools",
+        "mcp__call_tool",
+    ]
+    assert (results[-1].tool_output.content, results[-1].tool_output.is_error) == ("fresh", False)
+
+
 def test_cancelling_the_run_cancels_on_the_server(servers: TwoServers) -> None:
     tag = unique("li-cancel-")
     script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])

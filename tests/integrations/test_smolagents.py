@@ -227,6 +227,34 @@ def test_step_callback_offers_a_tool_that_appeared_mid_run(servers: TwoServers) 
     assert action_steps(agent)[1].observations == "fresh"
 
 
+def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
+    servers: TwoServers,
+) -> None:
+    late = unique("zeppelin_smol_")
+
+    def search_once_listed(offered: list[str]) -> Calls:
+        servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
+        return [("mcp__search_tools", {"query": late})]
+
+    def call_what_was_found(offered: list[str]) -> Calls:
+        found = json.loads(str(action_steps(agent)[-1].observations))
+        name = next(tool["name"] for tool in found if tool["name"] == f"mcp__a__{late}")
+        return [("mcp__call_tool", {"name": name, "arguments": {"text": "fresh"}})]
+
+    model = ScriptedModel(
+        [("mcp__call_tool", {"name": "mcp__a__add_tool", "arguments": {"name": late}})],
+        search_once_listed,
+        call_what_was_found,
+    )
+    agent = make_agent(model, smolagents_tools(servers.hub, discovery=True))
+    assert agent.run("go") == "done"
+    offered = [spec["function"]["name"] for spec in model.offered[0]]
+    assert {"mcp__search_tools", "mcp__call_tool"} <= set(offered)
+    assert not [name for name in offered if name.startswith("mcp__a__")]
+    assert [step.error for step in action_steps(agent)[:3]] == [None, None, None]
+    assert action_steps(agent)[2].observations == "fresh"
+
+
 class ScriptedCoder(Model):
     """A code-writing model for `CodeAgent`: step n of a run answers with the code of step n.
 
