@@ -97,7 +97,10 @@ def call_tool_safe(
 
 
 def message_for_model(name: str, exc: MCPSyncError) -> str:
-    """Why a call produced no result, in words a model can act on."""
+    """Why a call produced no result, in words a model can act on. The tool is the one the error names,
+    if it names one: the tool a discovery call tool called, rather than the call tool itself."""
+    named = exc.name if isinstance(exc, ToolNotFoundError) else getattr(exc, "tool", None)
+    name = named if isinstance(named, str) and named else name
     if isinstance(exc, ToolNotFoundError):
         return f"error: there is no tool named {name!r} (it may have been removed); use a tool on offer"
     if isinstance(exc, ToolCallTimeoutError):

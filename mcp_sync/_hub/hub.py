@@ -33,7 +33,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -85,11 +85,26 @@ from .._values.errors import (
 )
 from .._values.html import hub_html
 from .._values.results import ToolResult
+from .._values.search import ToolSearch
 from .._values.suggestions import public_name_hint
 from .._values.tasks import TaskInfo
+from .._values.tool import Tokenizer, count_tokens, function_spec_json, function_specs
 from . import notebook
 from .agent import call_tool_safe
 from .connection import ServerConnection
+from .discovery import (
+    CALL_TOOL,
+    DEFAULT_SEARCH_LIMIT,
+    DISCOVERY_TOOL_NAMES,
+    SEARCH_TOOL,
+    SEARCH_TOOL_NAME,
+    call_request,
+    check_discovery,
+    check_pinned,
+    check_search,
+    found_result,
+    search_request,
+)
 from .hub_features import FeatureHub
 from .native import start_native_call
 from .reconnect import Reconnector
@@ -180,6 +195,8 @@ class MCPHub(FeatureHub):
             )
         self._approve = approve
         self._reload_lock = threading.Lock()
+        self._search = ToolSearch()
+        self._full_cost: tuple[Mapping[str, Tool], int] | None = None  # all tools' tokens, per snapshot
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
         # quietly in a notebook, where rebinding a variable is how a hub is replaced.
@@ -448,7 +465,19 @@ class MCPHub(FeatureHub):
         `replay_calls`, by default the tool's hints (read-only or idempotent, and not destructive). A
         call run as a task follows its task instead; one whose task was not created yet when its
         connection broke raises `ToolCallMayHaveRunError`.
+
+        The discovery tools (`function_specs(discovery=True)`) run here too: `mcp__search_tools` answers
+        with the tools its query finds, `mcp__call_tool` calls the tool it names with its arguments and
+        this call's options; an argument a model got wrong is an error result.
         """
+        if name in DISCOVERY_TOOL_NAMES:
+            found = self._discovery_call(name, arguments, timeout)
+            if isinstance(found, ToolResult):
+                return found
+            name, arguments = found
+            return self.call_tool(
+                name, arguments, timeout=timeout, cancel=cancel, progress=progress, task=task, replay=replay
+            )
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             _as_task(tool, task)  # a native tool is never a task: task=True is refused, as `submit` does
@@ -506,6 +535,16 @@ class MCPHub(FeatureHub):
     ) -> concurrent.futures.Future[ToolResult]:
         """`submit`; `cancel` set while a person is asked stops the call before it is sent (the async
         adapters' way to drop a call whose awaiting task is gone)."""
+        if name in DISCOVERY_TOOL_NAMES:
+            found = self._discovery_call(name, arguments, timeout)
+            if isinstance(found, ToolResult):
+                done = concurrent.futures.Future[ToolResult]()
+                done.set_result(found)
+                return done
+            name, arguments = found
+            return self._submit(
+                name, arguments, timeout=timeout, progress=progress, task=task, replay=replay, cancel=cancel
+            )
         tool, target = self._resolve(name)
         if isinstance(target, NativeTool):
             _as_task(tool, task)
@@ -745,9 +784,60 @@ class MCPHub(FeatureHub):
 
     # -- agent-loop helpers and display ----
 
-    def function_specs(self) -> list[dict[str, Any]]:
-        """Every tool in the registry as an OpenAI-style function spec, sorted by name."""
-        return self.registry.function_specs()
+    def function_specs(
+        self, *, discovery: bool | int = False, pinned: Iterable[str] = ()
+    ) -> list[dict[str, Any]]:
+        """The tools to offer a model, as OpenAI-style function specs: every tool in the registry, sorted
+        by name, or with `discovery=True` the discovery set: `mcp__search_tools` and `mcp__call_tool`,
+        which find and call any tool of the registry as it is at each call, then the `pinned` tools (public
+        names; an unknown one raises `ToolNotFoundError`). `discovery=N` (an int) gives the discovery set
+        only while every tool's definitions together cost more than N tokens (`context_tokens`, default
+        estimate). `call_tool` and `call_tool_safe` run the two discovery tools by name."""
+        chosen = check_pinned(pinned, self.registry.get, self._why_missing)
+        if not check_discovery(discovery, self._all_tools_cost):
+            return self.registry.function_specs()
+        return function_specs([SEARCH_TOOL, CALL_TOOL, *chosen])
+
+    def search_tools(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[Tool]:
+        """The registry's tools that best match `query` (plain words: "create a github issue"), best
+        first, at most `limit`; tools sharing no word with it are left out. Ranked with BM25 over each
+        tool's name, title, description and arguments (weighted in that order), read from the registry
+        as it is now. An empty query or a `limit` below 1 is a `ValueError`, a non-str query a `TypeError`."""
+        check_search(query, limit)
+        return self._search.search(self.registry.snapshot(), query, limit)
+
+    def context_tokens(self, *, tokenizer: Tokenizer | None = None) -> dict[str, int]:
+        """What the registry's tool definitions cost in a model's context, in tokens, per server name
+        (the host's own tools under ""): each tool's `Tool.context_tokens(tokenizer)`, summed."""
+        totals: dict[str, int] = {}
+        for tool in self.registry.tools():
+            server = tool.server_name or ""
+            totals[server] = totals.get(server, 0) + tool.context_tokens(tokenizer)
+        return totals
+
+    def _all_tools_cost(self) -> int:
+        """Every tool's estimated tokens, summed; counted once per registry snapshot."""
+        snapshot, known = self.registry.snapshot(), self._full_cost
+        if known is not None and known[0] is snapshot:
+            return known[1]
+        cost = sum(count_tokens(function_spec_json(tool), None) for tool in snapshot.values())
+        self._full_cost = (snapshot, cost)
+        return cost
+
+    def _discovery_call(
+        self, name: str, arguments: Mapping[str, Any] | str | None, timeout: float | None
+    ) -> ToolResult | tuple[str, dict[str, Any]]:
+        """A discovery tool's answer (the search's result, or an error result for a model's bad arguments),
+        or the tool and arguments the call tool names."""
+        self._servers.check_usable()
+        resolve_timeout(timeout, NO_LIMIT)  # an invalid timeout is the caller's error, as for any tool
+        if name != SEARCH_TOOL_NAME:
+            return call_request(arguments)
+        request = search_request(arguments)
+        if isinstance(request, ToolResult):
+            return request
+        query, limit = request
+        return found_result(self.search_tools(query, limit=limit))
 
     def call_tool_safe(
         self,

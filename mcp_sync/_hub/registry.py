@@ -144,6 +144,11 @@ class ToolRegistry:
         """A snapshot of every tool, sorted by public name."""
         return sorted(self._tools.values(), key=lambda tool: tool.name)
 
+    def snapshot(self) -> Mapping[str, Tool]:
+        """Every tool by public name, as of now. Read-only: a change replaces the mapping rather than
+        editing it, so a snapshot that `is` the previous one means nothing changed in between."""
+        return self._tools
+
     def server_tools(self, server_name: str) -> list[Tool]:
         """The tools of one server, sorted by public name ([] for a server with none)."""
         return sorted(self._by_server.get(server_name, {}).values(), key=lambda tool: tool.name)

@@ -8,23 +8,36 @@ no knowledge of servers, hubs or threads.
 from __future__ import annotations
 
 import copy
+import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "CHARACTERS_PER_TOKEN",
     "NativeFunction",
     "TaskSupport",
+    "Tokenizer",
     "Tool",
     "ToolAnnotations",
     "ToolChanges",
+    "count_tokens",
     "function_spec",
+    "function_spec_json",
     "function_specs",
     "sorted_tools",
 ]
 
 NativeFunction = Callable[..., Any]
 """A host function: called with the tool's arguments as keyword arguments."""
+
+Tokenizer = Callable[[str], int]
+"""Counts a text's tokens for a model: `lambda text: len(encoding.encode(text))` with tiktoken, say."""
+
+CHARACTERS_PER_TOKEN = 4
+"""The default token estimate's rule of thumb: a token is about 4 characters of English text (OpenAI,
+https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them)."""
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool runs as a task: never, when the caller asks, or always (a long-running call)."""
@@ -90,6 +103,14 @@ class Tool:
         """Whether this is a host function registered as a tool, not a server's tool."""
         return self.server_name is None
 
+    def context_tokens(self, tokenizer: Tokenizer | None = None) -> int:
+        """About how many tokens this tool's definition takes in a model's context: the tokens of its
+        `function_spec` as compact JSON. The default estimate is characters / 4, rounded up (OpenAI's rule
+        of thumb, https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them);
+        `tokenizer` counts them instead (a function of a text to its number of tokens). Providers wrap
+        tool definitions in text of their own, so this is the definition's share, not the request's."""
+        return count_tokens(function_spec_json(self), tokenizer)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolChanges:
@@ -126,3 +147,20 @@ def function_spec(tool: Tool) -> dict[str, Any]:
 
 def function_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     return [function_spec(tool) for tool in tools]
+
+
+def function_spec_json(tool: Tool) -> str:
+    """The tool's `function_spec` as compact JSON (no spaces, non-ASCII as is): what its cost counts."""
+    return json.dumps(function_spec(tool), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def count_tokens(text: str, tokenizer: Tokenizer | None) -> int:
+    """`tokenizer(text)`, checked to be a count; without one, characters / 4 rounded up."""
+    if tokenizer is None:
+        return math.ceil(len(text) / CHARACTERS_PER_TOKEN)
+    if not callable(tokenizer):
+        raise TypeError(f"tokenizer must be a function of a text to its token count, not {tokenizer!r}")
+    count = tokenizer(text)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise TypeError(f"tokenizer must return a count of tokens (an int >= 0), it returned {count!r}")
+    return count

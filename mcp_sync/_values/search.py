@@ -1,0 +1,191 @@
+"""Tool search: the registry's tools ranked for a query in plain words, with BM25 over weighted fields.
+
+Each tool is a bag of words from four fields, weighted name > title > description > arguments
+(BM25F's way: a word's count in a field is multiplied by the field's weight before BM25's saturation).
+Words are split at snake_case, camelCase and kebab-case boundaries, lowercased, stop words dropped,
+and cut by a light suffix stemmer ("files", "listing" and "listed" meet "file" and "list"). No model,
+no network: a query costs a few dictionary look-ups per word over an inverted index.
+
+`ToolSearch` keeps one index per registry snapshot: the registry replaces its map of tools on every
+change (never edits it), so an index built for that map object is current as long as the registry
+hands out the same object. Each tool's words are kept across rebuilds, keyed by the tool (equal
+definitions, equal words), so a change costs only the new tools' tokenising and a pass over postings.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .tool import Tool
+
+__all__ = ["ToolSearch", "words"]
+
+# BM25's usual constants (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+# Beyond", 2009): term-frequency saturation and length normalisation.
+_K1 = 1.2
+_B = 0.75
+
+# How much one occurrence of a word counts in each field.
+_NAME_WEIGHT = 3.0
+_TITLE_WEIGHT = 2.0
+_DESCRIPTION_WEIGHT = 1.0
+_ARGUMENT_WEIGHT = 0.5
+
+# How deep argument names and descriptions are read in a nested input schema.
+_SCHEMA_DEPTH = 3
+
+_CHUNK = re.compile(r"[^\W_]+")
+# One word of an ASCII chunk: "HTTPServer" -> HTTP, Server; "createIssue2" -> create, Issue, 2.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+_STOP_WORDS = frozenset(
+    {
+        "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could", "do", "does",
+        "for", "from", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
+        "please", "should", "so", "some", "that", "the", "their", "them", "then", "there", "these", "this",
+        "those", "to", "use", "using", "want", "was", "we", "what", "when", "where", "which", "who", "will",
+        "with", "would", "you", "your", "mcp",
+    }
+)
+"""English function words and query filler; "mcp" starts every server tool's public name."""
+
+
+def words(text: str, stems: dict[str, str] | None = None) -> list[str]:
+    """The search words of `text`: split at case and punctuation, lowercased, stop words out, stemmed.
+    `stems` remembers each word's stem across the calls of one index build (most words recur)."""
+    if stems is None:
+        stems = {}
+    if text.isascii():  # the usual case: one pass, the camel-case pattern skips punctuation itself
+        parts = _CAMEL.findall(text)
+    else:
+        chunks = _CHUNK.findall(text)
+        parts = [p for chunk in chunks for p in (_CAMEL.findall(chunk) if chunk.isascii() else [chunk])]
+    found = []
+    for part in parts:
+        word = part.lower()
+        if word in _STOP_WORDS:
+            continue
+        stem = stems.get(word)
+        if stem is None:
+            stem = stems[word] = _stem(word)
+        found.append(stem)
+    return found
+
+
+def _stem(word: str) -> str:
+    """A light suffix stemmer: plurals, -ing, -ed and a final -e, so that inflections of one word meet."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3 and any(c in "aeiouy" for c in stem):
+            word = stem
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # running -> run, but not spelled -> spel
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """One tool's weighted word counts and their sum (its BM25 length)."""
+
+    counts: Mapping[str, float]
+    length: float
+
+
+def _document(tool: Tool, stems: dict[str, str]) -> _Document:
+    counts: dict[str, float] = {}
+
+    def add(text: str | None, weight: float) -> None:
+        for word in words(text or "", stems):
+            counts[word] = counts.get(word, 0.0) + weight
+
+    add(tool.name, _NAME_WEIGHT)
+    add(tool.title, _TITLE_WEIGHT)
+    add(tool.description, _DESCRIPTION_WEIGHT)
+    for name, description in _arguments(tool.input_schema, _SCHEMA_DEPTH):
+        add(name, _ARGUMENT_WEIGHT)
+        add(description, _ARGUMENT_WEIGHT)
+    return _Document(counts, sum(counts.values()))
+
+
+def _arguments(schema: Any, depth: int) -> Iterator[tuple[str, str | None]]:
+    """(name, description) of each property of `schema`, and of nested objects' and arrays' properties."""
+    if depth <= 0 or not isinstance(schema, Mapping):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, value in properties.items():
+            description = value.get("description") if isinstance(value, Mapping) else None
+            yield str(name), description if isinstance(description, str) else None
+            yield from _arguments(value, depth - 1)
+    yield from _arguments(schema.get("items"), depth - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """The postings of one snapshot of tools: for each word, (tool position, BM25 term weight) pairs."""
+
+    source: Mapping[str, Tool]
+    tools: tuple[Tool, ...]
+    documents: Mapping[Tool, _Document]
+    postings: Mapping[str, tuple[tuple[int, float], ...]]
+
+
+def _build(source: Mapping[str, Tool], previous: _Index | None) -> _Index:
+    tools = tuple(sorted(source.values(), key=lambda tool: tool.name))
+    known = previous.documents if previous is not None else {}
+    stems: dict[str, str] = {}
+    documents = {tool: known.get(tool) or _document(tool, stems) for tool in tools}
+    average = sum(d.length for d in documents.values()) / len(tools) if tools else 1.0
+    average = average or 1.0
+    lists: dict[str, list[tuple[int, float]]] = {}
+    for position, tool in enumerate(tools):
+        document = documents[tool]
+        norm = _K1 * (1 - _B + _B * document.length / average)
+        for word, count in document.counts.items():
+            lists.setdefault(word, []).append((position, count * (_K1 + 1) / (count + norm)))
+    total = len(tools)
+    postings = {}
+    for word, entries in lists.items():
+        # BM25's inverse document frequency, in the form that stays positive for a word in most tools.
+        idf = math.log(1 + (total - len(entries) + 0.5) / (len(entries) + 0.5))
+        postings[word] = tuple((position, idf * weight) for position, weight in entries)
+    return _Index(source, tools, documents, postings)
+
+
+class ToolSearch:
+    """Ranks the tools of a registry snapshot for a query; rebuilds its index when the snapshot changes.
+
+    Safe from any thread: an index is immutable, and two threads that rebuild at once build equal ones.
+    """
+
+    def __init__(self) -> None:
+        self._index: _Index | None = None
+
+    def search(self, tools: Mapping[str, Tool], query: str, limit: int) -> list[Tool]:
+        """The best `limit` tools of `tools` (a registry snapshot) for `query`, best first; ties by name.
+        Tools that share no word with the query are left out."""
+        index = self._index
+        if index is None or index.source is not tools:
+            index = self._index = _build(tools, index)
+        scores: dict[int, float] = {}
+        for word in set(words(query)):
+            for position, weight in index.postings.get(word, ()):
+                scores[position] = scores.get(position, 0.0) + weight
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [index.tools[position] for position, _score in best]
