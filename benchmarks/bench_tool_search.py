@@ -224,15 +224,17 @@ def quality(hub: Any, queries: list[dict[str, Any]], results: c.Results) -> None
 # (c) speed on 1,000 tools
 
 
-def scaled_hub(tools: Sequence[Any], count: int) -> Any:
+def scaled_hub(tools: Sequence[Any], count: int) -> tuple[Any, list[Any]]:
     """A hub without servers whose registry holds `count` tools: `tools` again and again, each copy
-    under its own server name (`c2_<server>`, ...), as a hub of many servers would have them."""
+    under its own server name (`c2_<server>`, ...), as a hub of many servers would have them; and the
+    leases through which each copy's tools are written."""
     from mcp_sync import MCPHub, ToolRegistry
 
     registry = ToolRegistry()
     by_server: dict[str, list[Any]] = {}
     for tool in tools:
         by_server.setdefault(tool.server_name, []).append(tool)
+    leases = []
     left = count
     copy = 1
     while left > 0:
@@ -241,6 +243,7 @@ def scaled_hub(tools: Sequence[Any], count: int) -> Any:
                 break
             name = f"c{copy}_{server}"
             lease = registry.reserve_server(name, None)
+            leases.append(lease)
             chosen = own[:left]
             lease.replace_tools(
                 [
@@ -250,11 +253,11 @@ def scaled_hub(tools: Sequence[Any], count: int) -> Any:
             )
             left -= len(chosen)
         copy += 1
-    return MCPHub(registry=registry)
+    return MCPHub(registry=registry), leases
 
 
 def speed(tools: Sequence[Any], queries: list[dict[str, Any]], quick: bool, results: c.Results) -> None:
-    big = scaled_hub(tools, TOOLS_AT_SCALE)
+    big, leases = scaled_hub(tools, TOOLS_AT_SCALE)
     try:
         assert len(big.tools()) == TOOLS_AT_SCALE, len(big.tools())
         texts = [q["query"] for q in queries]
@@ -282,9 +285,17 @@ def speed(tools: Sequence[Any], queries: list[dict[str, Any]], quick: bool, resu
         big.search_tools(texts[0], limit=5)
         first = clock() - t0
         c.alternate(sides, rounds, progress="(c) timing")
+        # One server's tool list changes (a tool goes): the next search sees the new registry.
+        changed = leases[0]
+        kept = big.registry.server_tools(changed.server_name)[1:]
+        t0 = clock()
+        changed.replace_tools(kept)
+        big.search_tools(texts[0], limit=5)
+        after_change = clock() - t0
         ours, naive, plain = (side.samples for side in sides)
         c.note(f"(c) one search over {TOOLS_AT_SCALE} tools, {len(texts)} queries x {rounds} rounds")
         c.note(f"    first search on a fresh registry (builds its index): {c.ms(first)}")
+        c.note(f"    first search after one server's tools change (a tool removed): {c.ms(after_change)}")
         for side in sides:
             c.note(f"    {side.name:<13} {c.summary(side.samples, 1e6, ' µs')}")
         median, p95 = c.median(ours), c.percentile(ours, 95)
