@@ -98,7 +98,7 @@ def configs(installed: Installed, workdir: Path) -> list[dict[str, Any]]:
         # Python, 2.x SDK: https://github.com/modelcontextprotocol/servers and the packages' pages
         _stdio("time", published_bin / "mcp-server-time", "--local-timezone", "UTC"),
         _stdio("fetch", published_bin / "mcp-server-fetch"),
-        _stdio("git", published_bin / "mcp-server-git", "--repository", str(REPO_ROOT)),
+        _stdio("git", published_bin / "mcp-server-git"),
         _stdio("excel", published_bin / "excel-mcp-server", "stdio", EXCEL_FILES_PATH=str(files)),
         _stdio("duckduckgo", published_bin / "duckduckgo-mcp-server"),
         # Python, 1.x SDK
