@@ -78,7 +78,7 @@ def print_header(title: str, quick: bool) -> None:
     print(f"# {title}{' (--quick)' if quick else ''}")
     print(
         f"# python {platform.python_version()} | nproc {os.cpu_count()} | cpu {cpu_model()} | "
-        f"mcp {package_version('mcp')} | mcp-sync {package_version('mcp-sync')}"
+        f"mcp {package_version('mcp')} | mcp-syncio {package_version('mcp-syncio')}"
     )
     sys.stdout.flush()
 
