@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,19 @@ DEFAULT_WORKERS = 3
 """Test processes when none are asked for. The CI machine has 2 cores; with the servers warm-launched
 (tests/servers/warm_launcher.py) most of a test's time is waiting on its servers and subprocesses, so a
 third worker fills the cores (measured: 3:38 against 4:54 with two, on the same machine)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the suite's subprocesses as it reaches a program started from a terminal.
+
+    A non-interactive shell starts a command in the background (`pytest &`, as some CI runners do) with
+    SIGINT ignored, and an ignored signal stays ignored in every process started from it: Python then
+    installs no KeyboardInterrupt handler, and each test that interrupts a host or a command line would
+    fail. A handler of our own is reset to the default at exec, so the test processes and what they start
+    get the interpreter's usual handler.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -193,6 +193,17 @@ def python_command(
     return [os.fspath(python), "-I", "-S", os.fspath(WARM_SHIM), socket_path, os.fspath(script), *args]
 
 
+def cli_command(*args: str) -> list[str]:
+    """``python -m mcp_sync ARGS``: through the warm launcher where warm launching is on (a fresh
+    interpreter spends ~1 s of CPU importing the SDK before the command line can start; the launcher has
+    it imported), else a real interpreter. The run is a process of its own either way: its own pipes,
+    exit status and signals (see `python_command`)."""
+    socket_path = launcher_socket() if warm_launching else None
+    if socket_path is None:
+        return [PYTHON, "-m", "mcp_sync", *args]
+    return [PYTHON, "-I", "-S", os.fspath(WARM_SHIM), socket_path, "-m", "mcp_sync", *args]
+
+
 def stdio_config(
     name: str,
     *flags: str,
@@ -660,6 +671,7 @@ __all__: Sequence[str] = [
     "ReferenceServers",
     "assert_stopped_if_started",
     "child_pids_of",
+    "cli_command",
     "exception_texts",
     "fixture_flags",
     "http_config",

@@ -36,6 +36,7 @@ from tests.support import (
     EventLog,
     HttpServer,
     Records,
+    cli_command,
     http_config,
     python_path,
     run_in_repo,
@@ -362,7 +363,7 @@ def approval_file(tmp_path: Path) -> Path:
 
 def test_mcp_sync_call_refuses_a_tool_that_asks_first_when_stdin_is_not_a_terminal(tmp_path: Path) -> None:
     path = approval_file(tmp_path)
-    argv = [sys.executable, "-m", "mcp_sync", "call", str(path), "mcp__fx__echo", '{"text": "x"}']
+    argv = cli_command("call", str(path), "mcp__fx__echo", '{"text": "x"}')
 
     plain = run_in_repo(argv, timeout=120)
     as_json = run_in_repo([*argv, "--json"], timeout=120)
@@ -382,7 +383,7 @@ def test_mcp_sync_call_asks_on_a_terminal_and_runs_the_tool_only_on_yes(
     import subprocess
 
     path = approval_file(tmp_path)
-    argv = [sys.executable, "-m", "mcp_sync", "call", str(path), "mcp__fx__echo", '{"text": "hello"}']
+    argv = cli_command("call", str(path), "mcp__fx__echo", '{"text": "hello"}')
     controller, terminal = pty.openpty()
     os.write(controller, answer.encode())  # typed ahead: read when the question is asked
     try:
@@ -439,7 +440,7 @@ def test_the_langchain_adapter_asks_off_the_event_loop_when_called_asynchronousl
 
 def test_mcp_sync_tools_json_says_which_tools_ask_first(tmp_path: Path) -> None:
     path = approval_file(tmp_path)
-    done = run_in_repo([sys.executable, "-m", "mcp_sync", "tools", str(path), "--json"], timeout=120)
+    done = run_in_repo(cli_command("tools", str(path), "--json"), timeout=120)
 
     asking = {tool["name"] for tool in json.loads(done.stdout) if tool["requires_approval"]}
     assert done.returncode == 0 and asking == {"mcp__fx__echo"}

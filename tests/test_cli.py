@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import run_in_repo
+from tests.support import cli_command, run_in_repo
 
 BIN = Path(sys.executable).parent
 CONSOLE_SCRIPT = shutil.which("mcp-sync", path=str(BIN))
@@ -170,7 +170,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = {}
         for name, args in RUNS.items():
-            program = [sys.executable, "-m", "mcp_sync"]
+            program = cli_command()
             if name == "console_script":
                 if CONSOLE_SCRIPT is None:
                     continue

@@ -17,7 +17,7 @@ import pytest
 
 from mcp_sync._cli.listings import error_summary
 from mcp_sync._server.stdio import STDERR_TAIL_MARKER
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT
+from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, cli_command
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -74,7 +74,7 @@ def on_terminal(home: Path, argv: list[str], exchanges: list[tuple[str, str]]) -
     master, slave = os.openpty()
     deadline = time.monotonic() + RUN_TIMEOUT
     with subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", *argv],
+        cli_command(*argv),
         cwd=REPO_ROOT,
         env=cli_environment(home),
         stdin=slave,
@@ -136,7 +136,7 @@ def test_a_pick_string_input_is_chosen_by_number_on_the_terminal(tmp_path: Path)
 def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
     home = vscode_home(tmp_path, VSCODE_FILE)
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscode", "--json"],
+        cli_command("servers", "--from", "vscode", "--json"),
         cwd=REPO_ROOT,
         env=cli_environment(home),
         stdin=subprocess.DEVNULL,
@@ -152,7 +152,7 @@ def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
 
 def test_a_misspelt_host_gets_a_did_you_mean(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_sync", "servers", "--from", "vscod"],
+        cli_command("servers", "--from", "vscod"),
         cwd=REPO_ROOT,
         env=cli_environment(tmp_path),
         stdin=subprocess.DEVNULL,
@@ -206,7 +206,7 @@ def test_an_error_with_a_stderr_tail_is_summed_up_by_the_line_that_says_why(tail
 
 def mcp_sync(*argv: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_sync", *argv],
+        cli_command(*argv),
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from mcp_sync._cli.parser import HOST_NAMES
 from mcp_sync._config import HOSTS
 from mcp_sync._values.naming import server_name_from_host
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT
+from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, cli_command
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -25,7 +24,7 @@ def mcp_sync_cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": os.fspath(home), "USERPROFILE": os.fspath(home)}
     env.pop("XDG_CONFIG_HOME", None)
     return subprocess.run(
-        [sys.executable, "-m", "mcp_sync", *argv],
+        cli_command(*argv),
         cwd=REPO_ROOT,
         env=env,
         stdin=subprocess.DEVNULL,

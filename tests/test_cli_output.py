@@ -13,7 +13,6 @@ import json
 import os
 import select
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +24,7 @@ import pytest
 import yaml
 
 from tests.servers.fixture_server import TINY_PNG
-from tests.support import REPO_ROOT, python_path, run_in_repo, stdio_config
+from tests.support import REPO_ROOT, cli_command, python_path, run_in_repo, stdio_config
 
 PNG_SIZE = len(base64.b64decode(TINY_PNG))
 SECRET = "s3cr3t-cli-value-4242"
@@ -76,7 +75,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Runs, Path]]
         runs = {
             name: pool.submit(
                 run_in_repo,
-                [sys.executable, "-m", "mcp_sync", *(arg.replace("{tmp}", str(tmp)) for arg in args)],
+                cli_command(*(arg.replace("{tmp}", str(tmp)) for arg in args)),
                 RUN_TIMEOUT,
             )
             for name, args in RUNS.items()
@@ -123,7 +122,7 @@ def _run_with_stderr_on_a_terminal(argv: list[str]) -> tuple[int, str, str]:
     env = dict(os.environ, COLUMNS="80")
     env["PATH"] = python_path(env.get("PATH", ""))
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", *argv],
+        cli_command(*argv),
         cwd=REPO_ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -252,8 +251,8 @@ def test_save_images_never_overwrites_a_file_that_is_there(tmp_path: Path) -> No
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "mcp__fx__media-1.png").write_bytes(b"mine")
     done = run_in_repo(
-        [sys.executable, "-m", "mcp_sync", "call", str(config), "mcp__fx__media", "--save-images",
-         str(tmp_path / "out"), "--json"],
+        cli_command("call", str(config), "mcp__fx__media", "--save-images",
+         str(tmp_path / "out"), "--json"),
         timeout=RUN_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr

@@ -14,24 +14,30 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support import REPO_ROOT, SERVERS_DIR, HttpServer, ReferenceServers, python_path, run_in_repo
+from tests.support import (
+    REPO_ROOT,
+    SERVERS_DIR,
+    HttpServer,
+    ReferenceServers,
+    cli_command,
+    python_path,
+    run_in_repo,
+)
 from tests.tasks_harness import EverythingHttp
 
 RUN_TIMEOUT = 120.0
 pytestmark = pytest.mark.timeout(RUN_TIMEOUT * 4)
 
 RESEARCH = "mcp__ref__simulate-research-query"
-STAGES = ("Gathering sources...", "Analyzing content...", "Synthesizing findings...", "Generating report...")
 
 
 def mcp_sync(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_in_repo([sys.executable, "-m", "mcp_sync", *args], timeout=RUN_TIMEOUT)
+    return run_in_repo(cli_command(*args), timeout=RUN_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +97,7 @@ def show(config: str, task_id: str) -> dict[str, Any]:
 def popen(*args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PATH=python_path(os.environ.get("PATH", "")))
     return subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", *args],
+        cli_command(*args),
         cwd=REPO_ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -128,28 +134,29 @@ def test_call_runs_a_tool_that_requires_a_task_and_prints_its_result(reference_c
     assert done.stdout.startswith("# Research Report: tides"), done.stdout
 
 
-def test_call_shows_each_status_message_of_a_task_as_a_progress_line(reference_config: str) -> None:
-    done = mcp_sync("call", reference_config, RESEARCH, '{"topic": "tides"}')
+def test_call_shows_each_status_message_of_a_task_as_a_progress_line(tasks_config: str) -> None:
+    # `lockstep`: a stage ends only once a poll has seen it, so every status message is shown, in order;
+    # the message of the last stage stays with the completed task.
+    done = mcp_sync("call", tasks_config, "mcp__tasks__stages", '{"count": 3, "delay": 0, "lockstep": true}')
     assert done.returncode == 0, done.stderr
     messages = [line.partition(": ")[2].partition(": ")[2] for line in progress_lines(done.stderr)]
-    # Polled once a second while each stage lasts a second: a stage may pass unseen, never out of order;
-    # the message of the last stage stays with the completed task.
-    assert messages and set(messages) <= set(STAGES), done.stderr
-    stages = [STAGES.index(message) for message in messages]
-    assert stages == sorted(stages) and messages[-1] == STAGES[-1], done.stderr
+    stages = [message for message in messages if message.startswith("stage ")]
+    assert stages == ["stage 1 of 3", "stage 2 of 3", "stage 3 of 3"], done.stderr
+    assert messages[-1] == "all stages done", done.stderr
 
 
-def test_call_json_of_a_task_prints_only_the_result_object(reference_config: str) -> None:
-    done = mcp_sync("call", reference_config, RESEARCH, '{"topic": "tides"}', "--json")
+def test_call_json_of_a_task_prints_only_the_result_object(tasks_config: str) -> None:
+    tool = "mcp__tasks__stages"
+    done = mcp_sync("call", tasks_config, tool, '{"count": 2, "delay": 0, "tag": "json-call"}', "--json")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
-    assert (record["tool"], record["is_error"]) == (RESEARCH, False)
-    assert record["text"].startswith("# Research Report: tides")
+    assert (record["tool"], record["is_error"], record["text"]) == (tool, False, "done 2 stages json-call")
     assert done.stderr == ""
 
 
-def test_call_of_a_task_that_times_out_exits_4(reference_config: str) -> None:
-    done = mcp_sync("call", reference_config, RESEARCH, '{"topic": "tides"}', "--timeout", "1")
+def test_call_of_a_task_that_times_out_exits_4(tasks_config: str) -> None:
+    arguments = '{"count": 200, "delay": 0.5, "tag": "timeout"}'
+    done = mcp_sync("call", tasks_config, "mcp__tasks__stages", arguments, "--timeout", "0.5")
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
 

@@ -10,7 +10,6 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from mcp_sync import (
     MCPHub,
     SignInRequiredError,
 )
-from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config
+from tests.support import REPO_ROOT, SERVERS_DIR, EventLog, HttpServer, cli_command, http_config, stdio_config
 
 OAUTH_SERVER = SERVERS_DIR / "oauth_server.py"
 MACHINE_ID = "reporting-service"
@@ -306,7 +305,7 @@ def test_cli_login_prints_the_address_and_stores_the_token(oauth_server: HttpSer
     config.write_text(json.dumps({"servers": [remote(oauth_server)]}))
     env = {**os.environ, "MCP_SYNC_TOKEN_DIR": os.fspath(tmp_path / "tokens")}
     env.pop("DISPLAY", None)
-    command = [sys.executable, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    command = cli_command("login", os.fspath(config), "remote", "--no-browser")
     process = subprocess.Popen(
         [*command, "--timeout", "30"],
         stdin=subprocess.DEVNULL,

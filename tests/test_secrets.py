@@ -18,7 +18,7 @@ from mcp_sync import MCPHub, ToolCallError
 from mcp_sync._config import HttpServerConfig, StdioServerConfig, parse_server_entries
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.secrets import register, registered_count, scrub
-from tests.support import HttpServer, Records, exception_texts, run_in_repo, stdio_config
+from tests.support import HttpServer, Records, cli_command, exception_texts, run_in_repo, stdio_config
 
 TOKEN = "tok-7Hq2-never-print-this"
 PASSWORD = "pw-Zx81-never-print-this"
@@ -380,7 +380,7 @@ def test_mcp_sync_servers_shows_no_key_from_the_args_of_a_server_that_echoes_the
     path.write_text(json.dumps({"mcpServers": {"ctx": {"command": entry["command"], "args": entry["args"]}}}))
 
     runs = {
-        extra: run_in_repo([sys.executable, "-m", "mcp_sync", "servers", str(path), *extra], timeout=120)
+        extra: run_in_repo(cli_command("servers", str(path), *extra), timeout=120)
         for extra in ((), ("--json",), ("-v",))
     }
 

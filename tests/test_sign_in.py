@@ -26,7 +26,7 @@ import pytest
 
 from mcp_sync import AuthError, MCPHub
 from mcp_sync._os import waits
-from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, wait_until
+from tests.support import PYTHON, REPO_ROOT, EventLog, HttpServer, cli_command, wait_until
 from tests.test_remote_oauth import (
     OAUTH_SERVER,
     browser,
@@ -175,7 +175,7 @@ def test_cli_refreshing_beside_a_running_hub_does_not_sign_the_hub_out(
         control(oauth_server, "expire-access-tokens")
         arguments = ["mcp__remote__echo", '{"text": "cli"}']
         cli = subprocess.run(
-            [PYTHON, "-m", "mcp_sync", "call", os.fspath(config), *arguments],
+            cli_command("call", os.fspath(config), *arguments),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -229,7 +229,7 @@ def test_re_login_interrupted_with_ctrl_c_keeps_the_working_tokens(
     signed_in(oauth_server)
     before = stored_record(token_dir)
     config = write_config(tmp_path, oauth_server)
-    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    command = cli_command("login", os.fspath(config), "remote", "--no-browser")
     process = subprocess.Popen(
         [*command, "--timeout", "60"],
         stdin=subprocess.DEVNULL,
@@ -378,7 +378,7 @@ def test_cli_login_without_a_browser_finishes_with_the_address_it_printed(
     oauth_server: HttpServer, token_dir: Path, tmp_path: Path
 ) -> None:
     config = write_config(tmp_path, oauth_server)
-    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    command = cli_command("login", os.fspath(config), "remote", "--no-browser")
     process = subprocess.Popen(
         [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
         stdin=subprocess.DEVNULL,
@@ -541,7 +541,7 @@ def test_cli_login_keeps_the_entrys_own_secrets_out_of_its_output(
     with HttpServer("--refuse-api-key", script=OAUTH_SERVER, events=oauth_events) as server:
         config = tmp_path / "servers.json"
         config.write_text(json.dumps({"servers": [remote(server, headers={"X-Api-Key": "${ENTRY_KEY}"})]}))
-        command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+        command = cli_command("login", os.fspath(config), "remote", "--no-browser")
         process = subprocess.Popen(
             [*command, "--timeout", str(HEADLESS_LOGIN_TIMEOUT)],
             stdin=subprocess.DEVNULL,
@@ -617,7 +617,7 @@ def test_cli_login_takes_the_address_pasted_on_its_terminal(
 ) -> None:
     config = write_config(tmp_path, oauth_server)
     terminal, terminal_side = pty.openpty()
-    command = [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--no-browser"]
+    command = cli_command("login", os.fspath(config), "remote", "--no-browser")
     try:
         process = subprocess.Popen(
             [*command, "--timeout", "30"],
@@ -664,7 +664,7 @@ def test_browser_variable_opens_the_address_without_a_display(
     config = write_config(tmp_path, oauth_server)
 
     login = subprocess.run(
-        [PYTHON, "-m", "mcp_sync", "login", os.fspath(config), "remote", "--timeout", "20"],
+        cli_command("login", os.fspath(config), "remote", "--timeout", "20"),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

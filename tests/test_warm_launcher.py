@@ -18,6 +18,7 @@ from tests.support import (
     WARM_SHIM,
     EventLog,
     HttpServer,
+    cli_command,
     launcher_socket,
     pid_alive,
     python_command,
@@ -210,3 +211,25 @@ def test_killing_an_http_server_waits_for_the_warm_server_itself(events: EventLo
         assert not pid_alive(forked)
     finally:
         server.close()
+
+
+def test_a_warm_command_line_run_prints_and_exits_as_a_real_one(tmp_path: Path) -> None:
+    config = tmp_path / "broken.json"
+    config.write_text('{"mcpServers": {"x": {"command": 5}}}')
+    for args in (["--version"], ["servers", str(config)], ["call", str(tmp_path / "missing.json"), "t"]):
+        warm, real = (
+            subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, cwd=REPO_ROOT)
+            for argv in (cli_command(*args), [sys.executable, "-m", "mcp_sync", *args])
+        )
+        assert (warm.returncode, warm.stdout, warm.stderr) == (real.returncode, real.stdout, real.stderr)
+    assert cli_command()[-2:] == ["-m", "mcp_sync"] and WARM_SHIM.name in " ".join(cli_command())
+
+
+def test_a_module_the_launcher_did_not_preload_runs_cold(tmp_path: Path) -> None:
+    warm = subprocess.run(
+        [sys.executable, "-I", "-S", str(WARM_SHIM), launcher_socket() or "", "-m", "json.tool", "--help"],
+        capture_output=True,
+        timeout=60,
+    )
+    real = subprocess.run([sys.executable, "-m", "json.tool", "--help"], capture_output=True, timeout=60)
+    assert (warm.returncode, warm.stdout) == (real.returncode, real.stdout) == (0, real.stdout)

@@ -48,6 +48,7 @@ import importlib
 import io
 import json
 import os
+import runpy
 import selectors
 import shutil
 import signal
@@ -66,6 +67,12 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # `PRELOAD_SCRIPTS`).
 PRELOAD_MODULES = (
     "anyio",
+    "anyio._backends._asyncio",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "pkgutil",
+    "rich.console",
+    "rich.logging",
     "uvicorn",
     "uvicorn.lifespan.on",
     "uvicorn.loops.asyncio",
@@ -81,9 +88,26 @@ PRELOAD_MODULES = (
     "mcp.server.streamable_http",
     "mcp.server.streamable_http_manager",
 )
+# Modules run as ``python -m NAME`` (the command line under test), with what a run of it imports.
+PRELOAD_MAIN_MODULES = ("mcp_sync",)
+PRELOAD_CLI_MODULES = (
+    "mcp_sync._cli.commands",
+    "mcp_sync._cli.tasks",
+    "mcp_sync._hub.hub",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+)
 # The servers whose top-level imports are run here (only the imports: a module body may configure
 # logging or other process state the server must set up itself).
-PRELOAD_SCRIPTS = ("fixture_server.py", "oauth_server.py", "../../examples/demo_server.py")
+PRELOAD_SCRIPTS = (
+    "fixture_server.py",
+    "oauth_server.py",
+    "tasks_server.py",
+    "raw_tasks_server.py",
+    "task_requests_server.py",
+    "status_server.py",
+    "../../examples/demo_server.py",
+)
 # Signals a server starts with as a fresh interpreter has them (unless its shim was started with one
 # ignored): the launcher's own handlers are not the server's.
 _RESET_SIGNALS = (
@@ -154,9 +178,25 @@ def _code_of(script: str) -> types.CodeType:
     return code
 
 
+def _runnable(argv: list[Any], cwd: str) -> types.CodeType | str:
+    """What a request runs: a script's code (a relative path is the shim's), or the name of a module
+    that was preloaded here (``-m NAME``)."""
+    if argv[0] == "-m":
+        name = str(argv[1])
+        if name not in PRELOAD_MAIN_MODULES:
+            raise ValueError(f"-m {name}: only {PRELOAD_MAIN_MODULES} run warm")
+        return name
+    return _code_of(os.path.join(cwd, str(argv[0])))
+
+
 def _interpreter_settings(env: dict[str, str]) -> dict[str, str]:
-    """The variables the interpreter reads at start-up (PYTHONPATH, PYTHONIOENCODING, ...)."""
-    return {name: value for name, value in env.items() if name.startswith("PYTHON")}
+    """The variables the interpreter reads at start-up (PYTHONPATH, PYTHONIOENCODING, ...; the locale,
+    which sets the standard streams' encoding)."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name.startswith("PYTHON") or name in ("LANG", "LC_ALL", "LC_CTYPE")
+    }
 
 
 def _exit_status(code: object) -> int:
@@ -185,8 +225,13 @@ def _fresh_stdio() -> None:
     )
 
 
-def _run_script(code: types.CodeType, argv: list[str]) -> int:
-    """Run the script as a fresh interpreter would run it as ``__main__``; its exit status."""
+def _run_main(code: types.CodeType | str, argv: list[str]) -> None:
+    """Run a script's code, or a module (``python -m``: `code` is its name), as ``__main__``."""
+    if isinstance(code, str):
+        sys.argv = ["-m", *argv[2:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(code, run_name="__main__", alter_sys=True)
+        return
     script = code.co_filename
     sys.argv = list(argv)
     sys.path[0] = os.path.dirname(script)
@@ -194,15 +239,22 @@ def _run_script(code: types.CodeType, argv: list[str]) -> int:
     main.__file__ = script
     main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+def _run_script(code: types.CodeType | str, argv: list[str]) -> int:
+    """Run the script (or module) as a fresh interpreter would run it as ``__main__``; its exit status."""
     try:
-        exec(code, main.__dict__)
+        _run_main(code, argv)
         status = 0
     except SystemExit as exc:
         status = _exit_status(exc.code)
     except BaseException as exc:
-        # As the interpreter reports it: from the script's own frame on, not this function's.
-        if exc.__traceback__ is not None:
-            exc = exc.with_traceback(exc.__traceback__.tb_next)
+        # As the interpreter reports it: from the script's own frame on, not this file's.
+        frames = exc.__traceback__
+        while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
+            frames = frames.tb_next
+        exc = exc.with_traceback(frames)
         sys.excepthook(type(exc), exc, exc.__traceback__)
         status = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
     # The interpreter's own exit: non-daemon threads joined, then the atexit handlers.
@@ -215,7 +267,7 @@ def _run_script(code: types.CodeType, argv: list[str]) -> int:
     return status
 
 
-def _become_server(request: dict[str, Any], fds: list[int], code: types.CodeType) -> NoReturn:
+def _become_server(request: dict[str, Any], fds: list[int], code: types.CodeType | str) -> NoReturn:
     """In the forked child: take the shim's descriptors, directory, environment and ignored signals,
     run the script."""
     status = 1
@@ -325,7 +377,7 @@ class Launcher:
             assert len(connection.fds) == 3, "the shim's three descriptors did not arrive"
             if _interpreter_settings(env) != self.settings:
                 raise ValueError("the server's environment sets the interpreter up differently")
-            code = _code_of(os.path.join(cwd, str(argv[0])))  # a relative path is the shim's
+            code = _runnable(argv, cwd)
             request.setdefault("ignored", [])
         except Exception as exc:
             self._refuse(connection, repr(exc))
@@ -376,7 +428,7 @@ class Launcher:
 
 def _preload() -> None:
     """Import what the servers import: `PRELOAD_MODULES`, and the top-level imports of each script."""
-    for name in PRELOAD_MODULES:
+    for name in (*PRELOAD_MODULES, *PRELOAD_CLI_MODULES):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     here = os.path.dirname(os.path.abspath(__file__))
