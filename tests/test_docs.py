@@ -10,13 +10,12 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 
 import pytest
 import yaml
 
 import mcp_sync
-from tests.support import REPO_ROOT, python_path
+from tests.support import REPO_ROOT, cli_command, python_path
 
 DOCS = REPO_ROOT / "docs"
 
@@ -147,7 +146,7 @@ def test_the_command_line_page_opens_with_commands_that_succeed(line: str) -> No
     program, *arguments = shlex.split(line, comments=True)
     assert program == "mcp-sync", line
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_sync", *arguments],
+        cli_command(*arguments),
         cwd=REPO_ROOT,
         env={**os.environ, "PATH": python_path()},
         stdin=subprocess.DEVNULL,
