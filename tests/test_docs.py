@@ -1,17 +1,21 @@
 """The documentation stays whole: the API reference names every public name, and the site lists every page.
 
-The pages' Python code blocks themselves run as tests through Sybil (the top-level conftest.py).
+The pages' Python code blocks themselves run as tests through Sybil (the top-level conftest.py); the
+command line page's first shell block runs here.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
 
 import pytest
 import yaml
 
 import mcp_sync
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, cli_command, python_path
 
 DOCS = REPO_ROOT / "docs"
 
@@ -123,3 +127,32 @@ def test_an_entry_that_cannot_be_used_is_the_same_object_in_the_loader_and_among
         assert shown is invalid and isinstance(shown, mcp_sync.InvalidServerEntry)
         assert (shown.state, shown.tools, shown.name, shown.pid) == ("failed", [], "bad name", None)
         assert "bad name" in repr(shown)
+
+
+CLI_RUN_TIMEOUT = 120.0  # one command, its server started and closed, on a loaded machine
+
+
+def _first_shell_block(page: str) -> list[str]:
+    """The command lines of the page's first `sh` block, comments dropped."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    block = re.search(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    assert block, f"docs/{page} has no sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("line", _first_shell_block("cli.md"))
+def test_the_command_line_page_opens_with_commands_that_succeed(line: str) -> None:
+    # As a reader runs them: from the repository root, the virtualenv's `python` first on PATH.
+    program, *arguments = shlex.split(line, comments=True)
+    assert program == "mcp-sync", line
+    done = subprocess.run(
+        cli_command(*arguments),
+        cwd=REPO_ROOT,
+        env={**os.environ, "PATH": python_path()},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CLI_RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, (line, done.stdout, done.stderr)
+    assert done.stdout.strip(), line
