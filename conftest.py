@@ -1,7 +1,7 @@
 """Every Python code block of README.md and docs/*.md runs as a test (Sybil), so a sample cannot drift.
 
-The blocks of one page share a namespace and run in order, from the repository root, with this
-interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
+The blocks of one page share a namespace and run in order, from the repository root, in an empty home
+folder, with this interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
 virtualenv active does; the demo server they start is warm-launched, see tests/support.py). Setup a
 reader need not see is in ``<!-- invisible-code-block: python -->`` blocks; a block that cannot run
 here is preceded by ``<!-- skip: next -->`` and says why in prose.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -59,14 +60,23 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.dist = "loadfile"
 
 
+_PAGE_ENVIRONMENT = ("PATH", "HOME", "XDG_CONFIG_HOME")
+"""What a page's run changes: PATH (this interpreter's scripts first) and the home folder (an empty one,
+so a sample that reads a host's user file never starts the servers of the person running the tests)."""
+
+
 def _start_page(namespace: dict[str, Any]) -> None:
     namespace["__saved_cwd__"] = os.getcwd()
-    namespace["__saved_path__"] = os.environ.get("PATH")
+    namespace["__saved_environment__"] = {name: os.environ.get(name) for name in _PAGE_ENVIRONMENT}
     namespace["cleanups"] = []
     os.chdir(REPO_ROOT)
     from tests.support import python_path
 
     os.environ["PATH"] = python_path()
+    home = tempfile.TemporaryDirectory(prefix="mcp-sync-docs-home-")
+    namespace["cleanups"].append(home.cleanup)
+    os.environ["HOME"] = home.name
+    os.environ.pop("XDG_CONFIG_HOME", None)
 
 
 def _end_page(namespace: dict[str, Any]) -> None:
@@ -80,11 +90,11 @@ def _end_page(namespace: dict[str, Any]) -> None:
             cleanup()
     finally:
         os.chdir(namespace["__saved_cwd__"])
-        saved_path = namespace["__saved_path__"]
-        if saved_path is None:
-            os.environ.pop("PATH", None)
-        else:
-            os.environ["PATH"] = saved_path
+        for name, saved in namespace["__saved_environment__"].items():
+            if saved is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = saved
 
 
 class _EveryVariableSet(Mapping[str, str]):
