@@ -1,8 +1,9 @@
 """Every Python code block of README.md and docs/*.md runs as a test (Sybil), so a sample cannot drift.
 
 The blocks of one page share a namespace and run in order, from the repository root, in an empty home
-folder, with this interpreter's scripts first on PATH (the samples' configurations start `python`, as a reader with the
-virtualenv active does; the demo server they start is warm-launched, see tests/support.py). Setup a
+folder, with this interpreter's scripts first on PATH (the samples' configurations start `python`, as a
+reader with the virtualenv active does; the demo server they start is warm-launched, see
+tests/support.py). Setup a
 reader need not see is in ``<!-- invisible-code-block: python -->`` blocks; a block that cannot run
 here is preceded by ``<!-- skip: next -->`` and says why in prose.
 Any hub a page leaves open is closed when the page ends, and so is whatever a page's hidden setup
@@ -50,19 +51,50 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """`DEFAULT_WORKERS` workers, one test file per worker at a time (a module's shared servers start
-    once), unless the command line says otherwise (`-n 0`, `-n 4`, `--dist load`) or xdist is off
-    (`-p no:xdist`)."""
+    once) taken in collection order, unless the command line says otherwise (`-n 0`, `-n 4`, `--dist
+    load`) or xdist is off (`-p no:xdist`)."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return  # xdist is off, or this is one of its workers
     if config.option.numprocesses is None:
         config.option.numprocesses = DEFAULT_WORKERS
     if config.option.dist == "no" and config.option.numprocesses:
         config.option.dist = "loadfile"
+        config.option.loadscopereorder = False  # files in `LONGEST_FILES` order, not by their test counts
 
 
 _PAGE_ENVIRONMENT = ("PATH", "HOME", "XDG_CONFIG_HOME")
 """What a page's run changes: PATH (this interpreter's scripts first) and the home folder (an empty one,
 so a sample that reads a host's user file never starts the servers of the person running the tests)."""
+
+
+LONGEST_FILES = (
+    "tests/test_tasks_extension.py",
+    "tests/test_task_stops.py",
+    "tests/test_tasks.py",
+    "tests/test_sign_in.py",
+    "tests/test_start_faults.py",
+    "tests/test_reliability_faults.py",
+    "tests/test_hub_disconnect.py",
+    "tests/test_reliability_lifecycle.py",
+    "tests/test_fixture_servers.py",
+    "tests/test_network_blips.py",
+    "tests/test_hosts.py",
+    "tests/test_cli_tasks.py",
+    "tests/test_task_handles.py",
+    "tests/integrations/test_examples.py",
+    "tests/test_hub_lifecycle.py",
+    "tests/test_reliability_input.py",
+)
+"""The test files that take longest (the suite's `--durations`), longest first. The workers take one file at
+a time in collection order, so these run first: the last files to start are short ones, and no long file
+runs alone at the end. A file missing here only costs time."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`LONGEST_FILES` first, in that order; every other file after them, in collection order."""
+    rank = {path: index for index, path in enumerate(LONGEST_FILES)}
+    order = {id(item): rank.get(item.nodeid.partition("::")[0], len(rank)) for item in items}
+    items.sort(key=lambda item: order[id(item)])  # stable: a file's tests keep their order
 
 
 def _start_page(namespace: dict[str, Any]) -> None:
