@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import math
 import threading
 from collections.abc import Iterator
@@ -15,8 +17,16 @@ from typing import Any
 
 import pytest
 
-from mcp_sync import MCPHub, Tool, ToolCallTimeoutError, ToolNotFoundError, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT, ReferenceServers, stdio_config
+from mcp_sync import (
+    MCPHub,
+    Tool,
+    ToolCallCancelledError,
+    ToolCallTimeoutError,
+    ToolNotFoundError,
+    ToolRegistry,
+    UnsupportedFeatureError,
+)
+from tests.support import PYTHON, REPO_ROOT, SERVERS_DIR, ReferenceServers, stdio_config
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 SEARCH = "mcp__search_tools"
@@ -279,7 +289,7 @@ def test_an_unknown_pinned_name_is_a_tool_not_found_error_naming_it(hub: MCPHub)
         hub.function_specs(discovery=True, pinned=["mcp__fx__echo", "mcp__fx__ecko"])
     assert caught.value.name == "mcp__fx__ecko"
     with pytest.raises(ToolNotFoundError, match="mcp__fx__ecko"):
-        hub.function_specs(discovery=5, pinned=["mcp__fx__ecko"])  # whichever set is given
+        hub.function_specs(discovery=5, pinned=["mcp__fx__ecko"])  # when the discovery set is given
 
 
 def test_pinned_given_as_one_string_is_a_type_error(hub: MCPHub) -> None:
@@ -303,7 +313,7 @@ def test_a_token_budget_follows_the_registry_as_tools_come(registry: ToolRegistr
     hub = MCPHub([], registry=registry)
     budget = first.context_tokens()
     assert spec_names(hub.function_specs(discovery=budget)) == ["first"]
-    registry.register_function(lambda: "", name="second", description="Another tool.")
+    registry.register_function(lambda: "", name="second", description="Another tool. " * 200)
     assert spec_names(hub.function_specs(discovery=budget)) == [SEARCH, CALL]
 
 
@@ -475,3 +485,182 @@ def test_the_call_tool_asks_for_the_approval_its_tool_needs() -> None:
     assert asked == [("mcp__fx__echo", {"text": "x"})] * 2
     assert denied.is_error and "said no (mcp__fx__echo)" in denied.text
     assert (approved.text, approved.is_error) == ("x", False)
+
+
+def specs_cost(specs: list[dict[str, Any]]) -> int:
+    """Tokens of function specs, as `Tool.context_tokens` prices them (compact JSON, characters / 4)."""
+    return sum(-(-len(json.dumps(spec, separators=(",", ":"), ensure_ascii=False)) // 4) for spec in specs)
+
+
+def test_a_token_budget_never_offers_a_set_dearer_than_every_tool(registry: ToolRegistry) -> None:
+    """Below what the search and call tools cost themselves, a small registry is offered whole."""
+    registry.register_function(lambda text: text, name="echo", description="Return the text.")
+    hub = MCPHub([], registry=registry)
+    every = hub.function_specs()
+    for budget in (0, 10, 40):
+        assert hub.function_specs(discovery=budget) == every
+    assert spec_names(hub.function_specs(discovery=True)) == [SEARCH, CALL]  # True is always obeyed
+    assert specs_cost(hub.function_specs(discovery=True)) > specs_cost(every)
+
+
+@contextlib.contextmanager
+def kite_hub() -> Iterator[MCPHub]:
+    """The fixture server, which has added the tool mcp__fx__kite."""
+    with MCPHub([stdio_config("fx")]) as hub:
+        added = threading.Event()
+        hub.on_tool_added(lambda tool: tool.name == KITE and added.set())
+        hub.call_tool("mcp__fx__add_tool", {"name": "kite"})
+        assert added.wait(20)
+        yield hub
+
+
+KITE = "mcp__fx__kite"
+
+
+def remove_kite(hub: MCPHub) -> None:
+    gone = threading.Event()
+    hub.on_tool_removed(lambda tool: tool.name == KITE and gone.set())
+    hub.call_tool("mcp__fx__remove_tool", {"name": "kite"})
+    assert gone.wait(20)
+
+
+def test_a_pinned_tool_that_left_is_not_checked_while_the_budget_offers_every_tool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Under budget `pinned` has no effect; over it a name no tool has is refused, as a typo would be."""
+    with kite_hub() as hub:
+        budget = 10**9
+        assert len(hub.function_specs(discovery=budget, pinned=[KITE])) == len(hub.tools())
+        remove_kite(hub)
+        assert len(hub.function_specs(discovery=budget, pinned=[KITE])) == len(hub.tools())
+        with pytest.raises(ToolNotFoundError, match=KITE):
+            hub.function_specs(discovery=True, pinned=[KITE])
+
+
+def test_a_pinned_tool_of_a_server_that_crashed_is_left_out_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with MCPHub([stdio_config("fx"), stdio_config("gx")]) as hub:
+        gone = threading.Event()
+        hub.on_tool_removed(lambda tool: tool.name == "mcp__gx__echo" and gone.set())
+        hub.call_tool_safe("mcp__gx__crash")
+        assert gone.wait(20)
+        with caplog.at_level(logging.INFO, logger="mcp_sync"):
+            for _ in range(2):
+                specs = hub.function_specs(discovery=True, pinned=["mcp__fx__echo", "mcp__gx__echo"])
+                assert spec_names(specs) == [SEARCH, CALL, "mcp__fx__echo"]
+        assert caplog.text.count("pinned tool mcp__gx__echo is not in the registry now") == 1
+        with pytest.raises(ToolNotFoundError, match="mcp__fx__ecko"):
+            hub.function_specs(discovery=True, pinned=["mcp__fx__ecko"])  # a typo still raises
+
+
+def test_one_search_answer_is_bounded_whatever_a_server_describes() -> None:
+    """A 2,000,000-character description is cut, marked as cut, in an answer that stays short."""
+    config = {
+        "server_name": "h",
+        "transport": "stdio",
+        "command": PYTHON,
+        "args": [str(SERVERS_DIR / "hostile_server.py"), "--description-bytes", "2000000"],
+    }
+    with MCPHub([config]) as hub:
+        answer = hub.call_tool_safe(SEARCH, {"query": "big description"})
+    assert not answer.is_error
+    assert len(answer.text) < 50_000
+    [found] = [tool for tool in json.loads(answer.text) if tool["name"] == "mcp__h__big_description"]
+    assert found["description"].endswith("[cut: 1998500 more characters]")
+
+
+def test_a_search_answer_leaves_out_the_tools_past_its_size_and_says_how_many(registry: ToolRegistry) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            f"coat_{n}": {"type": "string", "description": "Which paint. " * 12} for n in range(30)
+        },
+    }
+    for number in range(20):
+        registry.register_native(
+            f"tool_{number}", lambda **_: "", description="Paint walls. " * 300, input_schema=schema
+        )
+    hub = MCPHub([], registry=registry)
+    answer = hub.call_tool_safe(SEARCH, {"query": "paint walls", "limit": 20})
+    text, note = answer.text.rsplit("\n", 1)
+    assert len(answer.text) < 50_000
+    shown = json.loads(text)
+    assert answer.structured_content == {"tools": shown, "left_out": 20 - len(shown)}
+    assert 0 < len(shown) < 20
+    assert note.startswith(f"{20 - len(shown)} more matching tool(s) left out")
+
+
+def test_a_schema_too_long_to_show_is_shortened(registry: ToolRegistry) -> None:
+    schema = {
+        "type": "object",
+        "properties": {f"field_{n}": {"type": "string", "description": "x" * 1000} for n in range(20)},
+    }
+    registry.register_native("wide", lambda **arguments: "", description="A wide tool.", input_schema=schema)
+    hub = MCPHub([], registry=registry)
+    [found] = json.loads(hub.call_tool_safe(SEARCH, {"query": "wide"}).text)
+    assert sorted(found["input_schema"]["properties"]) == sorted(schema["properties"])
+    assert len(json.dumps(found["input_schema"])) < 8_000
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        (CALL, {"name": "mcp__fx__echo", "arguments": "[" * 100_000}),  # inner arguments as JSON text
+        (CALL, "[" * 100_000),
+        (SEARCH, "[" * 100_000),
+        ("mcp__fx__echo", "[" * 100_000),
+    ],
+    ids=["call-inner", "call-outer", "search", "tool"],
+)
+def test_deeply_nested_json_from_a_model_is_an_error_result(hub: MCPHub, name: str, arguments: Any) -> None:
+    """json.loads raises RecursionError, not ValueError, on deep nesting."""
+    result = hub.call_tool_safe(name, arguments)
+    assert result.is_error
+    assert "nested too deeply" in result.text
+
+
+def test_an_unknown_name_through_the_call_tool_points_the_model_at_the_search_tool(hub: MCPHub) -> None:
+    result = hub.call_tool_safe(CALL, {"name": "mcp__fx__ecko", "arguments": {}})
+    assert result.is_error
+    assert f"find tools with {SEARCH}" in result.text
+    with pytest.raises(ToolNotFoundError, match=f"find tools with {SEARCH}"):
+        hub.call_tool(CALL, {"name": "mcp__fx__ecko"})
+
+
+def test_the_search_tool_takes_cancel_and_task_as_other_calls_do(hub: MCPHub) -> None:
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(ToolCallCancelledError):
+        hub.call_tool(SEARCH, {"query": "echo"}, cancel=cancelled)
+    assert hub.call_tool_safe(SEARCH, {"query": "echo"}, cancel=cancelled).is_error
+    with pytest.raises(UnsupportedFeatureError, match="cannot run as a task"):
+        hub.call_tool(SEARCH, {"query": "echo"}, task=True)
+    with pytest.raises(UnsupportedFeatureError, match="cannot run as a task"):
+        hub.submit(SEARCH, {"query": "echo"}, task=True)
+
+
+def test_a_registry_snapshot_is_read_only_and_the_same_until_a_change(registry: ToolRegistry) -> None:
+    registry.register_function(lambda text: text, name="echo", description="Return the text.")
+    snapshot = registry.snapshot()
+    with pytest.raises(TypeError):
+        snapshot["other"] = snapshot["echo"]  # type: ignore[index]
+    assert registry.snapshot() is snapshot
+    registry.register_function(lambda: "", name="other")
+    assert registry.snapshot() is not snapshot and list(snapshot) == ["echo"]
+
+
+def test_the_index_follows_changes_as_a_fresh_one_ranks(registry: ToolRegistry) -> None:
+    """The index re-reads only the tools that changed; its ranking is that of an index built anew."""
+    for number in range(30):
+        registry.register_function(lambda: "", name=f"tool_{number}", description=f"Paint wall {number % 7}.")
+    hub = MCPHub([], registry=registry)
+    queries = ["paint wall", "wall 3", "sand floor", "tool 12"]
+    assert [hub.search_tools(query, limit=10) for query in queries]  # the index is built
+    registry.unregister_native("tool_3")
+    registry.register_function(lambda: "", name="tool_31", description="Sand the floor, then paint it.")
+    registry.unregister_native("tool_12")
+    registry.register_function(lambda: "", name="tool_12", description="Sand a wall.")
+    fresh = MCPHub([], registry=registry)
+    for query in queries:
+        assert hub.search_tools(query, limit=10) == fresh.search_tools(query, limit=10)

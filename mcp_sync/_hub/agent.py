@@ -33,7 +33,20 @@ from .._values.tool import function_spec, function_specs
 CallTool = Callable[..., ToolResult]
 """`MCPHub.call_tool`, as `call_tool_safe` uses it."""
 
-__all__ = ["call_tool_safe", "function_spec", "function_specs", "message_for_model", "parse_arguments"]
+__all__ = [
+    "CALL_TOOL_NAME",
+    "SEARCH_TOOL_NAME",
+    "call_tool_safe",
+    "function_spec",
+    "function_specs",
+    "message_for_model",
+    "parse_arguments",
+]
+
+SEARCH_TOOL_NAME = "mcp__search_tools"
+"""The discovery search tool (`discovery.py` says what it does); named here for this module's messages."""
+CALL_TOOL_NAME = "mcp__call_tool"
+"""The discovery call tool."""
 
 logger = logging.getLogger("mcp_sync")
 
@@ -54,6 +67,8 @@ def parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> dic
             decoded = json.loads(arguments)
         except ValueError as exc:
             return error_result(f"invalid arguments for {name}: not valid JSON ({exc}); send a JSON object")
+        except RecursionError:  # json.loads's answer to deep nesting ("[[[[..."), not a ValueError
+            return error_result(f"invalid arguments for {name}: JSON nested too deeply; send a JSON object")
         if decoded is None:
             return {}
         arguments = decoded
@@ -99,10 +114,12 @@ def call_tool_safe(
 def message_for_model(name: str, exc: MCPSyncError) -> str:
     """Why a call produced no result, in words a model can act on. The tool is the one the error names,
     if it names one: the tool a discovery call tool called, rather than the call tool itself."""
+    called = name
     named = exc.name if isinstance(exc, ToolNotFoundError) else getattr(exc, "tool", None)
     name = named if isinstance(named, str) and named else name
     if isinstance(exc, ToolNotFoundError):
-        return f"error: there is no tool named {name!r} (it may have been removed); use a tool on offer"
+        then = f"find tools with {SEARCH_TOOL_NAME}" if called == CALL_TOOL_NAME else "use a tool on offer"
+        return f"error: there is no tool named {name!r} (it may have been removed); {then}"
     if isinstance(exc, ToolCallTimeoutError):
         return f"error: timed out: {exc}"
     if isinstance(exc, ToolCallCancelledError):

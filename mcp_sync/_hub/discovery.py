@@ -15,10 +15,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .._values.errors import ToolNotFoundError
 from .._values.results import ToolResult, error_result
 from .._values.tool import Tool, function_spec
-from .agent import parse_arguments
+from .agent import CALL_TOOL_NAME, SEARCH_TOOL_NAME, parse_arguments
 
 __all__ = [
     "CALL_TOOL_NAME",
@@ -27,21 +26,28 @@ __all__ = [
     "MAX_SEARCH_LIMIT",
     "SEARCH_TOOL_NAME",
     "call_request",
+    "check_budget",
     "check_discovery",
-    "check_pinned",
     "check_search",
     "discovery_tools",
     "found_result",
+    "pinned_names",
     "search_request",
 ]
 
-SEARCH_TOOL_NAME = "mcp__search_tools"
-CALL_TOOL_NAME = "mcp__call_tool"
 DISCOVERY_TOOL_NAMES = frozenset({SEARCH_TOOL_NAME, CALL_TOOL_NAME})
 
 DEFAULT_SEARCH_LIMIT = 5
-# The most tools one search hands a model: each comes with its whole schema.
+# The most tools one search hands a model.
 MAX_SEARCH_LIMIT = 20
+# One search answer's bounds, whatever a server describes: a description is cut after this many
+# characters, a schema longer than this (as JSON) is shown without its descriptions or left out, and
+# tools beyond the answer's total are left out, with their number.
+_MAX_DESCRIPTION = 1_500
+_MAX_SCHEMA = 8_000
+_MAX_SCHEMA_STRING = 200
+_MAX_ANSWER = 40_000
+
 
 def discovery_tools() -> list[Tool]:
     """The search tool and the call tool, made anew at each call (their schemas are dicts a caller may
@@ -91,36 +97,38 @@ def check_search(query: object, limit: object) -> None:
         raise ValueError(f"limit must be at least 1, not {limit}")
 
 
-def check_discovery(discovery: object, cost: Callable[[], int]) -> bool:
-    """Whether `function_specs(discovery=...)` gives the discovery set: True, False, or an int N for
-    "when every tool's definitions together cost more than N tokens" (`cost()`, read only then)."""
+def check_discovery(discovery: object) -> None:
+    """`function_specs(discovery=...)`'s type check: True, False, or a token budget of 0 or more."""
     if isinstance(discovery, bool):
-        return discovery
+        return
     if not isinstance(discovery, int):
         raise TypeError(
             f"discovery must be True, False or a token budget (an int), not {type(discovery).__name__}"
         )
     if discovery < 0:
         raise ValueError(f"discovery's token budget must be 0 or more, not {discovery}")
-    return cost() > discovery
 
 
-def check_pinned(
-    pinned: Iterable[str], lookup: Callable[[str], Tool | None], why_missing: Callable[[str], str | None]
-) -> list[Tool]:
-    """The pinned tools, in the order given, each once: `ToolNotFoundError` names an unknown one (with
-    `why_missing(name)`), `TypeError` a single string given for a list of names."""
+def check_budget(discovery: bool | int, own_cost: Callable[[], int], all_cost: Callable[[], int]) -> bool:
+    """Whether `function_specs(discovery=...)` gives the discovery set (`discovery` checked already): True,
+    False, or for a budget N when every tool's definitions cost more than N and more than the discovery
+    set's own (`all_cost()`, `own_cost()`, read only then), so the set never costs more than all tools."""
+    if isinstance(discovery, bool):
+        return discovery
+    return all_cost() > max(discovery, own_cost())
+
+
+def pinned_names(pinned: Iterable[str]) -> tuple[str, ...]:
+    """The pinned public names, each once, in the order given: `TypeError` for a single string given for
+    a list of names, or a name that is not a str."""
     if isinstance(pinned, str):
         raise TypeError(f"pinned takes public names, not one string: pinned=[{pinned!r}]")
-    tools: dict[str, Tool] = {}
+    names: dict[str, None] = {}
     for name in pinned:
         if not isinstance(name, str):
             raise TypeError(f"pinned takes public names (str), not {type(name).__name__}")
-        tool = lookup(name)
-        if tool is None:
-            raise ToolNotFoundError(name, why_missing(name) or "it cannot be pinned")
-        tools.setdefault(name, tool)
-    return list(tools.values())
+        names.setdefault(name)
+    return tuple(names)
 
 
 def search_request(arguments: Mapping[str, Any] | str | None) -> tuple[str, int] | ToolResult:
@@ -142,7 +150,7 @@ def search_request(arguments: Mapping[str, Any] | str | None) -> tuple[str, int]
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         return error_result(
             f"invalid arguments for {SEARCH_TOOL_NAME}: limit must be an integer from 1 to "
-            f"{MAX_SEARCH_LIMIT}, not {json.dumps(limit, default=str)}"
+            f"{MAX_SEARCH_LIMIT}, not {_shown(limit)}"
         )
     unknown = sorted(set(parsed) - {"query", "limit"})
     if unknown:
@@ -175,13 +183,78 @@ def call_request(arguments: Mapping[str, Any] | str | None) -> tuple[str, dict[s
 
 
 def found_result(tools: list[Tool]) -> ToolResult:
-    """What the search tool answers: a JSON array of the tools (`[]` for none), also as structured content."""
-    found = [
-        {
-            "name": spec["function"]["name"],
-            "description": spec["function"]["description"],
-            "input_schema": spec["function"]["parameters"],
+    """What the search tool answers: a JSON array of the tools (`[]` for none), also as structured content.
+    Bounded whatever a server describes: long descriptions are cut, large schemas shortened, and tools
+    past the answer's size left out, the text saying how many."""
+    found: list[dict[str, Any]] = []
+    size = 2
+    for tool in tools:
+        spec = function_spec(tool)["function"]
+        entry = {
+            "name": spec["name"],
+            "description": _cut(spec["description"], _MAX_DESCRIPTION),
+            "input_schema": _bounded_schema(spec["parameters"]),
         }
-        for spec in map(function_spec, tools)
-    ]
-    return ToolResult(json.dumps(found, ensure_ascii=False, default=str), structured_content={"tools": found})
+        entry_size = len(json.dumps(entry, ensure_ascii=False, default=str)) + 2
+        if size + entry_size > _MAX_ANSWER:
+            break
+        found.append(entry)
+        size += entry_size
+    text = json.dumps(found, ensure_ascii=False, default=str)
+    left_out = len(tools) - len(found)
+    if not left_out:
+        return ToolResult(text, structured_content={"tools": found})
+    note = (
+        f"{left_out} more matching tool(s) left out to keep this answer short; "
+        "search with more precise words to see them"
+    )
+    return ToolResult(f"{text}\n{note}", structured_content={"tools": found, "left_out": left_out})
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text) - limit} more characters]"
+
+
+def _bounded_schema(schema: Any) -> Any:
+    """`schema`, or if it is longer than the answer allows, with its long strings cut, or if still too
+    long, a note in its place (the tool's server still checks the arguments)."""
+    try:
+        size = len(json.dumps(schema, ensure_ascii=False, default=str))
+    except RecursionError:
+        size = _MAX_SCHEMA + 1
+    if size <= _MAX_SCHEMA:
+        return schema
+    shortened = _cut_strings(schema, _SCHEMA_DEPTH_SHOWN)
+    if len(json.dumps(shortened, ensure_ascii=False, default=str)) <= _MAX_SCHEMA:
+        return shortened
+    return {
+        "type": "object",
+        "description": f"input schema left out: {size} characters, too long to show",
+    }
+
+
+# How deep a too-long schema is copied with its strings cut; deeper parts are left out.
+_SCHEMA_DEPTH_SHOWN = 8
+
+
+def _cut_strings(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return _cut(value, _MAX_SCHEMA_STRING)
+    if depth <= 0:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            _cut(str(key), _MAX_SCHEMA_STRING): _cut_strings(item, depth - 1) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_cut_strings(item, depth - 1) for item in value]
+    return value
+
+
+def _shown(value: object) -> str:
+    """A model's value in an error message: short JSON of a number or string, else its type."""
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        return _cut(json.dumps(value), 50)
+    return "null" if value is None else type(value).__name__

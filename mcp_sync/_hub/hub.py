@@ -97,11 +97,12 @@ from .discovery import (
     DISCOVERY_TOOL_NAMES,
     SEARCH_TOOL_NAME,
     call_request,
+    check_budget,
     check_discovery,
-    check_pinned,
     check_search,
     discovery_tools,
     found_result,
+    pinned_names,
     search_request,
 )
 from .hub_features import FeatureHub
@@ -196,6 +197,7 @@ class MCPHub(FeatureHub):
         self._reload_lock = threading.Lock()
         self._search = ToolSearch()
         self._full_cost: tuple[Mapping[str, Tool], int] | None = None  # all tools' tokens, per snapshot
+        self._absent_pins: set[str] = set()  # pinned names left out of a listing, logged once each
         self._sign_ins = SignIns()
         # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
         # quietly in a notebook, where rebinding a variable is how a hub is replaced.
@@ -466,10 +468,14 @@ class MCPHub(FeatureHub):
         connection broke raises `ToolCallMayHaveRunError`.
 
         The discovery tools (`function_specs(discovery=True)`) run here too: `mcp__search_tools` answers
-        with the tools its query finds, `mcp__call_tool` calls the tool it names with its arguments and
-        this call's options; an argument a model got wrong is an error result.
+        with the tools its query finds (never as a task: `task=True` is an `UnsupportedFeatureError`),
+        `mcp__call_tool` calls the tool it names with its arguments and this call's options (`task`
+        included); an argument a model got wrong is an error result, an unknown name a `ToolNotFoundError`
+        that points the model to the search tool.
         """
         if name in DISCOVERY_TOOL_NAMES:
+            if name == SEARCH_TOOL_NAME:
+                _search_options(cancel, task)
             found = self._discovery_call(name, arguments, timeout)
             if isinstance(found, ToolResult):
                 return found
@@ -536,6 +542,8 @@ class MCPHub(FeatureHub):
         """`submit`; `cancel` set while a person is asked stops the call before it is sent (the async
         adapters' way to drop a call whose awaiting task is gone)."""
         if name in DISCOVERY_TOOL_NAMES:
+            if name == SEARCH_TOOL_NAME:
+                _search_options(cancel, task)
             found = self._discovery_call(name, arguments, timeout)
             if isinstance(found, ToolResult):
                 done = concurrent.futures.Future[ToolResult]()
@@ -790,10 +798,12 @@ class MCPHub(FeatureHub):
         """The tools to offer a model, as OpenAI-style function specs: every tool in the registry, sorted
         by name, or with `discovery=True` the discovery set: `mcp__search_tools` and `mcp__call_tool`,
         which find and call any tool of the registry as it is at each call, then the `pinned` tools (public
-        names; an unknown one raises `ToolNotFoundError`). `discovery=N` (an int) gives the discovery set
-        only while every tool's definitions together cost more than N tokens (`context_tokens`, default
-        estimate). `call_tool` and `call_tool_safe` run the two discovery tools by name."""
-        offered = self._discovery_set(discovery, pinned)
+        names; an unknown one raises `ToolNotFoundError`, one of a server that is not ready now is left
+        out). `discovery=N` (an int) gives the discovery set only while every tool's definitions together
+        cost more than N tokens and more than the discovery set itself (`context_tokens`, default
+        estimate), so it never offers more than all tools; otherwise `pinned` has no effect. `call_tool`
+        and `call_tool_safe` run the two discovery tools by name."""
+        offered = self._discovery_set(discovery, pinned, strict=True)
         return self.registry.function_specs() if offered is None else function_specs(offered)
 
     def search_tools(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[Tool]:
@@ -813,20 +823,62 @@ class MCPHub(FeatureHub):
             totals[server] = totals.get(server, 0) + tool.context_tokens(tokenizer)
         return totals
 
-    def _discovery_set(self, discovery: bool | int, pinned: Iterable[str]) -> list[Tool] | None:
+    def _discovery_set(
+        self, discovery: bool | int, pinned: Iterable[str], *, strict: bool = False
+    ) -> list[Tool] | None:
         """The discovery tools and the pinned ones when `discovery` asks for them now, else None (all
-        tools); the pinned names are checked either way. The framework adapters offer the same."""
-        chosen = check_pinned(pinned, self.registry.get, self._why_missing)
-        if not check_discovery(discovery, self._all_tools_cost):
+        tools). A pinned tool that is not in the registry is left out (logged once); with `strict`, one
+        that is not there for a reason other than its server not being ready raises, as a typo should.
+        The framework adapters offer the same."""
+        check_discovery(discovery)
+        names = pinned_names(pinned)
+        if discovery is False:
             return None
-        return [*discovery_tools(), *chosen]
+        chosen = [tool for tool in map(self.registry.get, names) if tool is not None]
+        offered = [*discovery_tools(), *chosen]
+        if not check_budget(discovery, lambda: _cost(offered), self._all_tools_cost):
+            return None
+        if len(chosen) < len(names) or self._absent_pins:
+            self._leave_out_absent(names, strict)
+        return offered
+
+    def _check_pins(self, pinned: Iterable[str]) -> tuple[str, ...]:
+        """The pinned names, checked when an adapter is made: `ToolNotFoundError` for a name no tool has
+        while its server (if any) is ready, a typo; a tool of a server not ready yet may be there later."""
+        names = pinned_names(pinned)
+        self._leave_out_absent(names, strict=True)
+        return names
+
+    def _leave_out_absent(self, names: tuple[str, ...], strict: bool) -> None:
+        """Log (once per name while it stays away) the pinned names no tool has now; with `strict`, raise
+        `ToolNotFoundError` for one whose server is not merely not ready."""
+        for name in names:
+            if self.registry.get(name) is not None:
+                self._absent_pins.discard(name)
+                continue
+            if strict and not self._server_not_ready(name):
+                raise ToolNotFoundError(name, self._why_missing(name) or "it cannot be pinned")
+            if name not in self._absent_pins:
+                self._absent_pins.add(name)
+                logger.info(
+                    "pinned tool %s is not in the registry now: it is left out until it is back", name
+                )
+
+    def _server_not_ready(self, name: str) -> bool:
+        """Whether `name` may belong to a server that is not ready (not started, reconnecting, failed)."""
+        if self._servers.state == "created":  # not started: its servers and their tools are not known yet
+            return True
+        return any(
+            name.startswith(f"mcp__{server_name}__") and connection.state != "ready"
+            for server_name, connection in self.servers.items()
+        )
 
     def _all_tools_cost(self) -> int:
         """Every tool's estimated tokens, summed; counted once per registry snapshot."""
         snapshot, known = self.registry.snapshot(), self._full_cost
         if known is not None and known[0] is snapshot:
             return known[1]
-        cost = sum(count_tokens(function_spec_json(tool), None) for tool in snapshot.values())
+        cost = _cost(snapshot.values())
         self._full_cost = (snapshot, cost)
         return cost
 
@@ -834,16 +886,26 @@ class MCPHub(FeatureHub):
         self, name: str, arguments: Mapping[str, Any] | str | None, timeout: float | None
     ) -> ToolResult | tuple[str, dict[str, Any]]:
         """A discovery tool's answer (the search's result, or an error result for a model's bad arguments),
-        or the tool and arguments the call tool names."""
+        or the tool and arguments the call tool names (`ToolNotFoundError` for a name no tool has)."""
         self._servers.check_usable()
         resolve_timeout(timeout, NO_LIMIT)  # an invalid timeout is the caller's error, as for any tool
         if name != SEARCH_TOOL_NAME:
-            return call_request(arguments)
+            called = call_request(arguments)
+            if not isinstance(called, ToolResult):
+                self._check_called(called[0])
+            return called
         request = search_request(arguments)
         if isinstance(request, ToolResult):
             return request
         query, limit = request
         return found_result(self.search_tools(query, limit=limit))
+
+    def _check_called(self, name: str) -> None:
+        """`ToolNotFoundError` for a name the call tool got that no tool has, pointing to the search tool."""
+        if name in DISCOVERY_TOOL_NAMES or name in self.registry:
+            return
+        why = self._why_missing(name)
+        raise ToolNotFoundError(name, (f"{why}; " if why else "") + f"find tools with {SEARCH_TOOL_NAME}")
 
     def call_tool_safe(
         self,
@@ -901,6 +963,20 @@ def _servers_of(connection: ServerConnection) -> ServerLookup:
     if servers is None:  # a connection made outside a hub: its name alone
         return lambda: {connection.name: connection}
     return servers
+
+
+def _cost(tools: Iterable[Tool]) -> int:
+    """The tools' definitions' estimated tokens, summed."""
+    return sum(count_tokens(function_spec_json(tool), None) for tool in tools)
+
+
+def _search_options(cancel: threading.Event | None, task: bool | None) -> None:
+    """The search tool's options, checked as any call's: a `cancel` set already, or `task=True` (a search
+    never runs as a task), raise."""
+    if task:
+        raise UnsupportedFeatureError(f"tool {SEARCH_TOOL_NAME} cannot run as a task: it runs in the hub")
+    if cancel is not None and cancel.is_set():
+        raise ToolCallCancelledError(f"call to {SEARCH_TOOL_NAME} cancelled", tool=SEARCH_TOOL_NAME)
 
 
 def _may_become_task(tool: Tool, target: ServerConnection) -> bool:

@@ -34,6 +34,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, overload
 
 from .._runtime.callbacks import CallbackDispatcher, ListenerSet
@@ -103,6 +104,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
+        self._view: tuple[dict[str, Tool], Mapping[str, Tool]] = (self._tools, MappingProxyType(self._tools))
         self._native: dict[str, NativeTool] = {}
         self._per_process: frozenset[str] = frozenset()  # native tools a forked child drops
         self._by_server: dict[str, dict[str, Tool]] = {}
@@ -145,9 +147,15 @@ class ToolRegistry:
         return sorted(self._tools.values(), key=lambda tool: tool.name)
 
     def snapshot(self) -> Mapping[str, Tool]:
-        """Every tool by public name, as of now. Read-only: a change replaces the mapping rather than
-        editing it, so a snapshot that `is` the previous one means nothing changed in between."""
-        return self._tools
+        """Every tool by public name, as of now, as a read-only view. A change replaces the registry's
+        map rather than editing it, and the view is made once per map, so a snapshot that `is` the
+        previous one means nothing changed in between."""
+        tools, (seen, view) = self._tools, self._view
+        if seen is tools:
+            return view
+        view = MappingProxyType(tools)
+        self._view = (tools, view)
+        return view
 
     def server_tools(self, server_name: str) -> list[Tool]:
         """The tools of one server, sorted by public name ([] for a server with none)."""

@@ -6,10 +6,10 @@ Words are split at snake_case, camelCase and kebab-case boundaries, lowercased, 
 and cut by a light suffix stemmer ("files", "listing" and "listed" meet "file" and "list"). No model,
 no network: a query costs a few dictionary look-ups per word over an inverted index.
 
-`ToolSearch` keeps one index per registry snapshot: the registry replaces its map of tools on every
-change (never edits it), so an index built for that map object is current as long as the registry
-hands out the same object. Each tool's words are kept across rebuilds, keyed by the tool (equal
-definitions, equal words), so a change costs only the new tools' tokenising and a pass over postings.
+`ToolSearch` keeps one index, current for one registry snapshot: the registry replaces its map of tools
+on every change (never edits it), so the index is current as long as the registry hands out the same
+map. On a change it compares the maps tool by tool (by identity, then equality) and re-reads only the
+tools that came, went or changed, so a change costs a pass over the names, not a rebuild.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,11 +46,66 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 _STOP_WORDS = frozenset(
     {
-        "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could", "do", "does",
-        "for", "from", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
-        "please", "should", "so", "some", "that", "the", "their", "them", "then", "there", "these", "this",
-        "those", "to", "use", "using", "want", "was", "we", "what", "when", "where", "which", "who", "will",
-        "with", "would", "you", "your", "mcp",
+        "a",
+        "about",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "can",
+        "could",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "please",
+        "should",
+        "so",
+        "some",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "use",
+        "using",
+        "want",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "mcp",
     }
 )
 """English function words and query filler; "mcp" starts every server tool's public name."""
@@ -136,56 +192,83 @@ def _arguments(schema: Any, depth: int) -> Iterator[tuple[str, str | None]]:
     yield from _arguments(schema.get("items"), depth - 1)
 
 
-@dataclass(frozen=True, slots=True)
-class _Index:
-    """The postings of one snapshot of tools: for each word, (tool position, BM25 term weight) pairs."""
-
-    source: Mapping[str, Tool]
-    tools: tuple[Tool, ...]
-    documents: Mapping[Tool, _Document]
-    postings: Mapping[str, tuple[tuple[int, float], ...]]
-
-
-def _build(source: Mapping[str, Tool], previous: _Index | None) -> _Index:
-    tools = tuple(sorted(source.values(), key=lambda tool: tool.name))
-    known = previous.documents if previous is not None else {}
-    stems: dict[str, str] = {}
-    documents = {tool: known.get(tool) or _document(tool, stems) for tool in tools}
-    average = sum(d.length for d in documents.values()) / len(tools) if tools else 1.0
-    average = average or 1.0
-    lists: dict[str, list[tuple[int, float]]] = {}
-    for position, tool in enumerate(tools):
-        document = documents[tool]
-        norm = _K1 * (1 - _B + _B * document.length / average)
-        for word, count in document.counts.items():
-            lists.setdefault(word, []).append((position, count * (_K1 + 1) / (count + norm)))
-    total = len(tools)
-    postings = {}
-    for word, entries in lists.items():
-        # BM25's inverse document frequency, in the form that stays positive for a word in most tools.
-        idf = math.log(1 + (total - len(entries) + 0.5) / (len(entries) + 0.5))
-        postings[word] = tuple((position, idf * weight) for position, weight in entries)
-    return _Index(source, tools, documents, postings)
-
-
 class ToolSearch:
-    """Ranks the tools of a registry snapshot for a query; rebuilds its index when the snapshot changes.
+    """Ranks the tools of a registry snapshot for a query; brings its index up to date when the
+    snapshot changes, re-reading only the tools that changed.
 
-    Safe from any thread: an index is immutable, and two threads that rebuild at once build equal ones.
+    The index holds each tool's weighted word counts and, for each word, the tools that have it; BM25's
+    weights, which depend on every tool (the average length, how many tools have a word), are computed
+    at query time from them. Safe from any thread: one lock covers an update and a ranking, so searches
+    right after a change bring the index up to date once.
     """
 
     def __init__(self) -> None:
-        self._index: _Index | None = None
+        self._lock = threading.Lock()
+        self._source: Mapping[str, Tool] | None = None
+        self._documents: dict[str, tuple[Tool, _Document]] = {}  # by public name, with the tool read
+        self._postings: dict[str, dict[str, float]] = {}  # word -> public name -> weighted count
+        self._average = 1.0
+        self._weighted: dict[str, tuple[tuple[str, float], ...]] = {}  # word -> BM25 weights, until a change
 
     def search(self, tools: Mapping[str, Tool], query: str, limit: int) -> list[Tool]:
         """The best `limit` tools of `tools` (a registry snapshot) for `query`, best first; ties by name.
         Tools that share no word with the query are left out."""
-        index = self._index
-        if index is None or index.source is not tools:
-            index = self._index = _build(tools, index)
-        scores: dict[int, float] = {}
-        for word in set(words(query)):
-            for position, weight in index.postings.get(word, ()):
-                scores[position] = scores.get(position, 0.0) + weight
-        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return [index.tools[position] for position, _score in best]
+        query_words = set(words(query))
+        with self._lock:
+            if self._source is not tools:
+                self._update(tools)
+            scores: dict[str, float] = {}
+            for word in query_words:
+                for name, weight in self._weights(word):
+                    scores[name] = scores.get(name, 0.0) + weight
+            best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+            return [self._documents[name][0] for name, _score in best]
+
+    def _weights(self, word: str) -> tuple[tuple[str, float], ...]:
+        """Each tool with `word` and its BM25 term weight, for the current tools; kept until a change."""
+        found = self._weighted.get(word)
+        if found is not None:
+            return found
+        entries = self._postings.get(word, {})
+        # BM25's inverse document frequency, in the form that stays positive for a word in most tools.
+        idf = math.log(1 + (len(self._documents) - len(entries) + 0.5) / (len(entries) + 0.5))
+        documents, average = self._documents, self._average
+        found = self._weighted[word] = tuple(
+            (
+                name,
+                idf
+                * (count * (_K1 + 1) / (count + _K1 * (1 - _B + _B * documents[name][1].length / average))),
+            )
+            for name, count in entries.items()
+        )
+        return found
+
+    def _update(self, tools: Mapping[str, Tool]) -> None:
+        """Make the index that of `tools`: drop the tools that left or changed, read the new ones. A tool
+        object the registry kept, or an equal one it made anew, keeps its words."""
+        documents, postings = self._documents, self._postings
+        for name, (tool, document) in list(documents.items()):
+            now = tools.get(name)
+            if now is tool:
+                continue
+            if now is not None and now == tool:
+                documents[name] = (now, document)
+                continue
+            del documents[name]
+            for word in document.counts:
+                entries = postings[word]
+                del entries[name]
+                if not entries:
+                    del postings[word]
+        stems: dict[str, str] = {}
+        for name, tool in tools.items():
+            if name in documents:
+                continue
+            document = _document(tool, stems)
+            documents[name] = (tool, document)
+            for word, count in document.counts.items():
+                postings.setdefault(word, {})[name] = count
+        lengths = math.fsum(document.length for _tool, document in documents.values())
+        self._average = (lengths / len(documents) if documents else 0.0) or 1.0
+        self._weighted = {}
+        self._source = tools

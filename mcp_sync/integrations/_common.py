@@ -33,7 +33,7 @@ from mcp_sync import (
     ToolResult,
 )
 from mcp_sync._hub.agent import message_for_model
-from mcp_sync._hub.discovery import CALL_TOOL_NAME, call_request
+from mcp_sync._hub.discovery import CALL_TOOL_NAME, SEARCH_TOOL_NAME, call_request, check_discovery
 
 if TYPE_CHECKING:
     from mcp_sync import Tool
@@ -47,6 +47,7 @@ __all__ = [
     "ToolResultError",
     "acall",
     "audio_format",
+    "check_offer",
     "content_parts",
     "exposed_tools",
     "filename",
@@ -111,20 +112,18 @@ def exposed_tools(
     fix_name: Callable[[str], str] = openai_safe_name,
     discovery: bool | int = False,
     pinned: Iterable[str] = (),
+    checked: bool = False,
 ) -> list[ExposedTool]:
     """The hub's tools as of now, named for `framework`; two tools that would share a name: `ConfigError`.
 
     Names are the public `mcp__<server>__<tool>` names, or with `raw_names` the servers' own names (native
     tools keep theirs); `fix_name` then makes each one valid for the framework. `discovery` and `pinned`
     are `MCPHub.function_specs`'s: the search and call tools (which the hub runs by name) and the pinned
-    tools in place of all. `include` cannot narrow what the search and call tools reach: with a
-    `discovery` other than False it is a `ValueError`.
+    tools in place of all. The options are checked first (`check_offer`) unless `checked` says an
+    adapter did so when it was made; a pinned tool that left since is left out of the list.
     """
-    if include is not None and discovery is not False:
-        raise ValueError(
-            f"{framework}: include= cannot be combined with discovery=: the search and call tools reach "
-            "every tool of the hub's registry; pin the tools to offer beside them with pinned=[...]"
-        )
+    if not checked:
+        check_offer(hub, framework=framework, include=include, discovery=discovery, pinned=pinned)
     offered = hub._discovery_set(discovery, pinned)
     chosen = offered if offered is not None else [t for t in hub.tools() if include is None or include(t)]
     exposed = [ExposedTool(fix_name(_wanted_name(tool, raw_names)), tool) for tool in chosen]
@@ -143,6 +142,26 @@ def exposed_tools(
             f"{shown}{more}; {fix} leave all but one of each out with include=..."
         )
     return exposed
+
+
+def check_offer(
+    hub: MCPHub,
+    *,
+    framework: str,
+    include: ToolFilter | None,
+    discovery: bool | int,
+    pinned: Iterable[str],
+) -> tuple[str, ...]:
+    """An adapter's options, checked when it is made rather than at an agent's step: `include` cannot
+    narrow what the search and call tools reach (`ValueError` beside a `discovery` other than False), and
+    a pinned name no tool has while its server is ready is a `ToolNotFoundError`. The pinned names."""
+    if include is not None and discovery is not False:
+        raise ValueError(
+            f"{framework}: include= cannot be combined with discovery=: the search and call tools reach "
+            "every tool of the hub's registry; pin the tools to offer beside them with pinned=[...]"
+        )
+    check_discovery(discovery)
+    return hub._check_pins(pinned)
 
 
 def _wanted_name(tool: Tool, raw_names: bool) -> str:
@@ -186,7 +205,8 @@ async def acall(
 
     Cancelling the awaiting task, the call's timeout and setting `cancel` all cancel the request on the
     server (the hub's `Future` does that), and raise `CancelledError`, `ToolCallTimeoutError` and
-    `ToolCallCancelledError` respectively. A tool that asks a person first is asked on a worker thread.
+    `ToolCallCancelledError` respectively. A tool that asks a person first is asked, and the search
+    tool searches, on a worker thread.
     The discovery call tool is resolved here, to the tool it names, so that its tool is asked for too.
     """
     while name == CALL_TOOL_NAME:
@@ -194,9 +214,12 @@ async def acall(
         if isinstance(request, ToolResult):
             return request
         name, arguments = request
+        hub._check_called(name)
     tool = hub.registry.get(name)
     if tool is not None and tool.requires_approval:  # a person is asked first: not on the event loop
         future = await _asked_then_submitted(hub, name, arguments, timeout, cancel)
+    elif name == SEARCH_TOOL_NAME:  # ranks, after a change over a fresh index: not on the event loop
+        future = await asyncio.to_thread(hub.submit, name, arguments, timeout=timeout)
     else:
         future = hub.submit(name, arguments, timeout=timeout)
     waiter = asyncio.wrap_future(future)

@@ -39,6 +39,7 @@ from ._common import (
     ToolFilter,
     ToolResultError,
     acall,
+    check_offer,
     content_parts,
     exposed_tools,
     filename,
@@ -96,18 +97,28 @@ class HubToolset(Toolset):
         self.raw_names = raw_names
         self.include = include
         self.discovery = discovery
-        self.pinned = tuple(pinned) if not isinstance(pinned, str) else pinned
+        self.pinned = check_offer(
+            hub, framework="haystack", include=include, discovery=discovery, pinned=pinned
+        )
         self._config_file: str | None = None
         self._made: dict[tuple[str, Tool], HaystackTool | None] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def from_file(
-        cls, path: str | os.PathLike[str], *, timeout: float | None = None, raw_names: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float | None = None,
+        raw_names: bool = False,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> HubToolset:
         """A toolset with a hub of its own for the servers in `path`: the hub starts at `warm_up()` (which
-        an `Agent` calls) and closes at `close()`. Such a toolset serializes as the path."""
-        toolset = cls(MCPHub.from_file(path), timeout=timeout, raw_names=raw_names)
+        an `Agent` calls) and closes at `close()`. Such a toolset serializes as the path and its options."""
+        toolset = cls(
+            MCPHub.from_file(path), timeout=timeout, raw_names=raw_names, discovery=discovery, pinned=pinned
+        )
         toolset._config_file = os.fspath(path)
         return toolset
 
@@ -121,6 +132,7 @@ class HubToolset(Toolset):
             include=self.include,
             discovery=self.discovery,
             pinned=self.pinned,
+            checked=True,
         )
         with self._lock:
             made: dict[tuple[str, Tool], HaystackTool | None] = {}
@@ -175,7 +187,13 @@ class HubToolset(Toolset):
             )
         return {
             "type": generate_qualified_class_name(type(self)),
-            "data": {"config_file": self._config_file, "timeout": self.timeout, "raw_names": self.raw_names},
+            "data": {
+                "config_file": self._config_file,
+                "timeout": self.timeout,
+                "raw_names": self.raw_names,
+                "discovery": self.discovery,
+                "pinned": list(self.pinned),
+            },
         }
 
     @classmethod
@@ -183,7 +201,11 @@ class HubToolset(Toolset):
         """A `from_file` toolset from its `to_dict`."""
         options = data["data"]
         return cls.from_file(
-            options["config_file"], timeout=options["timeout"], raw_names=options["raw_names"]
+            options["config_file"],
+            timeout=options["timeout"],
+            raw_names=options["raw_names"],
+            discovery=options.get("discovery", False),
+            pinned=options.get("pinned", ()),
         )
 
 

@@ -32,6 +32,7 @@ from ._common import (
     ToolFilter,
     acall,
     audio_format,
+    check_offer,
     content_parts,
     exposed_tools,
     openai_safe_name,
@@ -117,17 +118,21 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
     ) -> None:
         # No retriever or node mapping underneath: the registry is the index.
         self.hub = hub
+        self._timeout = timeout
+        self._cancel = cancel
         self._options: dict[str, Any] = {
-            "timeout": timeout,
-            "cancel": cancel,
             "raw_names": raw_names,
             "include": include,
             "discovery": discovery,
-            "pinned": tuple(pinned) if not isinstance(pinned, str) else pinned,
+            "pinned": check_offer(
+                hub, framework="llamaindex", include=include, discovery=discovery, pinned=pinned
+            ),
         }
 
     def retrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
-        return list(llamaindex_tools(self.hub, **self._options))
+        """The hub's tools now; a pinned tool that left since the retriever was made is left out."""
+        exposed = exposed_tools(self.hub, framework="llamaindex", checked=True, **self._options)
+        return [_function_tool(self.hub, item, self._timeout, self._cancel) for item in exposed]
 
     async def aretrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
         return self.retrieve(str_or_query_bundle)

@@ -45,6 +45,7 @@ from ._common import (
     PartKind,
     ToolFilter,
     ToolResultError,
+    check_offer,
     content_parts,
     exposed_tools,
     inline_refs,
@@ -152,7 +153,9 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         self._raw_names = raw_names
         self._include = include
         self._discovery = discovery
-        self._pinned = tuple(pinned) if not isinstance(pinned, str) else pinned
+        self._pinned = check_offer(
+            hub, framework="smolagents", include=include, discovery=discovery, pinned=pinned
+        )
         self._structured_output = structured_output
         self._owns_hub = False
         self._images_lock = threading.Lock()
@@ -170,18 +173,26 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
         raw_names: bool = False,
         include: ToolFilter | None = None,
         structured_output: bool = False,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> HubToolCollection:
         """A collection over a hub of its own, started from `config` (a configuration file, or what
         `MCPHub` takes); leaving its `with` block, or `close()`, closes the hub."""
         hub = started_hub(config)
-        collection = cls(
-            hub,
-            timeout=timeout,
-            cancel=cancel,
-            raw_names=raw_names,
-            include=include,
-            structured_output=structured_output,
-        )
+        try:
+            collection = cls(
+                hub,
+                timeout=timeout,
+                cancel=cancel,
+                raw_names=raw_names,
+                include=include,
+                structured_output=structured_output,
+                discovery=discovery,
+                pinned=pinned,
+            )
+        except BaseException:
+            hub.close()
+            raise
         collection._owns_hub = True
         return collection
 
@@ -195,6 +206,7 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
             fix_name=_identifier,
             discovery=self._discovery,
             pinned=self._pinned,
+            checked=True,
         )
         return [
             _HubTool(self.hub, item, self._timeout, self._cancel, self._structured_output, self)
@@ -277,6 +289,7 @@ class HubMCPClient:
     The hub starts here (as `MCPClient` connects) and closes on leaving the `with` block or on
     `disconnect()`. `get_tools()` gives the current tools; `collection` is the `HubToolCollection` to put
     in an agent's `step_callbacks` (or `collection.update_agent(agent)`), for changing tools and images.
+    `discovery=` and `pinned=` are `smolagents_tools`'s.
     """
 
     def __init__(
@@ -288,6 +301,8 @@ class HubMCPClient:
         raw_names: bool = False,
         include: ToolFilter | None = None,
         structured_output: bool = False,
+        discovery: bool | int = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         self.collection = HubToolCollection.from_config(
             config,
@@ -296,6 +311,8 @@ class HubMCPClient:
             raw_names=raw_names,
             include=include,
             structured_output=structured_output,
+            discovery=discovery,
+            pinned=pinned,
         )
 
     @property

@@ -7,6 +7,7 @@ import base64
 import contextlib
 import itertools
 import json
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -159,3 +160,26 @@ def new_task_ids(hub: MCPHub, before: set[str]) -> list[str]:
 
 def task_ids(hub: MCPHub) -> set[str]:
     return {info.task_id for info in hub.list_tasks(RESEARCH_SERVER)}
+
+
+KITE = "mcp__fx__kite"
+"""A tool the fixture server adds on request (`kite_hub`), to pin and then remove (`remove_kite`)."""
+
+
+@contextlib.contextmanager
+def kite_hub() -> Iterator[MCPHub]:
+    """A hub with the fixture server `fx`, which has added the tool `KITE`."""
+    with MCPHub([stdio_config("fx")]) as hub:
+        added = threading.Event()
+        hub.on_tool_added(lambda tool: tool.name == KITE and added.set())
+        hub.call_tool("mcp__fx__add_tool", {"name": "kite"})
+        assert added.wait(20)
+        yield hub
+
+
+def remove_kite(hub: MCPHub) -> None:
+    """Have the fixture server remove `KITE`, and wait until the registry has let it go."""
+    gone = threading.Event()
+    hub.on_tool_removed(lambda tool: tool.name == KITE and gone.set())
+    hub.call_tool("mcp__fx__remove_tool", {"name": "kite"})
+    assert gone.wait(20)

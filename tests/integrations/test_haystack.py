@@ -20,10 +20,11 @@ from haystack.tools import Tool as HaystackTool
 from haystack.tools import Toolset
 from haystack.tools.errors import ToolInvocationError
 
-from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolImage, ToolResult
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolImage, ToolNotFoundError, ToolResult
 from mcp_sync.integrations import ToolResultError
 from mcp_sync.integrations.haystack import HubToolset, haystack_tool
 from tests.integrations.support import (
+    KITE,
     PDF,
     PNG_BASE64,
     RESEARCH_REPORT,
@@ -32,6 +33,8 @@ from tests.integrations.support import (
     RICH_SCHEMA,
     WAV,
     TwoServers,
+    kite_hub,
+    remove_kite,
     unique,
 )
 from tests.support import assert_stopped_if_started, stdio_config
@@ -286,7 +289,13 @@ def test_a_toolset_from_a_file_serializes_as_its_path_and_owns_its_hub(tmp_path:
     config = tmp_path / "servers.yaml"
     config.write_text(yaml.safe_dump({"servers": [stdio_config("c")]}))
     data = HubToolset.from_file(config, timeout=5.0).to_dict()
-    assert data["data"] == {"config_file": str(config), "timeout": 5.0, "raw_names": False}
+    assert data["data"] == {
+        "config_file": str(config),
+        "timeout": 5.0,
+        "raw_names": False,
+        "discovery": False,
+        "pinned": [],
+    }
     toolset = HubToolset.from_dict(data)
     assert isinstance(toolset, Toolset) and toolset.hub.state == "created"
     generator = ScriptedChatGenerator([[("mcp__c__echo", {"text": "from the file"})], "done"])
@@ -319,3 +328,34 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
     [result] = tool_results(run_agent(generator, toolset))
     assert not result.error
     assert str(result.result).startswith(RESEARCH_REPORT)
+
+
+def test_a_toolset_with_discovery_keeps_its_options_through_to_dict_and_from_dict(tmp_path: Path) -> None:
+    """A pipeline saved and loaded keeps discovery: the loaded agent is offered the search and call tools."""
+    config = tmp_path / "servers.yaml"
+    config.write_text(yaml.safe_dump({"servers": [stdio_config("c")]}))
+    saved = HubToolset.from_file(config, discovery=True, pinned=["mcp__c__echo"])
+    data = saved.to_dict()
+    assert (data["data"]["discovery"], data["data"]["pinned"]) == (True, ["mcp__c__echo"])
+    loaded = HubToolset.from_dict(data)
+    try:
+        loaded.warm_up()
+        assert [tool.name for tool in loaded.tools] == ["mcp__search_tools", "mcp__call_tool", "mcp__c__echo"]
+    finally:
+        loaded.close()
+
+
+def test_a_toolset_keeps_working_after_a_pinned_tool_leaves() -> None:
+    """`tools` is read at every step of a run: a pinned tool the server removed is left out of it."""
+    with kite_hub() as hub:
+        toolset = HubToolset(hub, discovery=True, pinned=[KITE])
+        assert [tool.name for tool in toolset.tools] == ["mcp__search_tools", "mcp__call_tool", KITE]
+        remove_kite(hub)
+        assert [tool.name for tool in toolset.tools] == ["mcp__search_tools", "mcp__call_tool"]
+
+
+def test_a_toolset_refuses_bad_discovery_options_when_it_is_made(rich_hub: MCPHub) -> None:
+    with pytest.raises(ValueError, match="include= cannot be combined"):
+        HubToolset(rich_hub, discovery=True, include=lambda tool: True)
+    with pytest.raises(ToolNotFoundError, match="book_trp"):
+        HubToolset(rich_hub, discovery=True, pinned=["book_trp"])

@@ -19,7 +19,7 @@ from langchain_core.tools import ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
+from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolRegistry
 from mcp_sync.integrations.langchain import langchain_tool, langchain_tools
 from tests.integrations.support import (
     MEDIA_CONTENT,
@@ -33,7 +33,7 @@ from tests.integrations.support import (
     TwoServers,
     unique,
 )
-from tests.support import assert_stopped_if_started
+from tests.support import assert_stopped_if_started, stdio_config
 
 Calls = list[tuple[str, dict[str, Any]]]
 Step = Calls | str | Callable[[list[str]], Calls | str]
@@ -318,3 +318,40 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
     [result] = tool_messages(run_agent(model, tools))
     assert result.status == "success"
     assert isinstance(result.content, str) and result.content.startswith(RESEARCH_REPORT)
+
+
+def test_a_pinned_tool_of_a_server_that_crashed_is_left_out_of_the_offer() -> None:
+    """Its server may come back; the other server's tools are still offered and called."""
+    with MCPHub([stdio_config("fx"), stdio_config("gx")]) as hub:
+        gone = threading.Event()
+        hub.on_tool_removed(lambda tool: tool.name == "mcp__gx__echo" and gone.set())
+        hub.call_tool_safe("mcp__gx__crash")
+        assert gone.wait(20)
+        tools = langchain_tools(hub, discovery=True, pinned=["mcp__fx__echo", "mcp__gx__echo"])
+        assert [tool.name for tool in tools] == ["mcp__search_tools", "mcp__call_tool", "mcp__fx__echo"]
+
+
+def test_the_search_tool_does_not_run_on_the_event_loop() -> None:
+    """A first search after a change builds the index over every tool: a worker thread does it."""
+    registry = ToolRegistry()
+    try:
+        registry.register_function(lambda text: text, name="echo", description="Return the text.")
+        with MCPHub([], registry=registry) as hub:
+            ran_on: list[int] = []
+            search = hub.search_tools
+
+            def recorded(query: str, *, limit: int = 5) -> list[Any]:
+                ran_on.append(threading.get_ident())
+                return search(query, limit=limit)
+
+            hub.search_tools = recorded  # type: ignore[method-assign]
+            tool = {t.name: t for t in langchain_tools(hub, discovery=True)}["mcp__search_tools"]
+
+            async def main() -> int:
+                await tool.ainvoke({"query": "return text"})
+                return threading.get_ident()
+
+            loop_thread = asyncio.run(main())
+    finally:
+        registry.close()
+    assert ran_on and ran_on[0] != loop_thread

@@ -32,6 +32,7 @@ from mcp_sync.integrations.llamaindex import (
     llamaindex_tools,
 )
 from tests.integrations.support import (
+    KITE,
     PDF,
     PNG,
     RESEARCH_REPORT,
@@ -41,7 +42,9 @@ from tests.integrations.support import (
     RICH_SCHEMA,
     WAV,
     TwoServers,
+    kite_hub,
     new_task_ids,
+    remove_kite,
     task_ids,
     unique,
 )
@@ -339,3 +342,19 @@ def test_cancelling_the_run_cancels_the_task_on_the_server(research_hub: MCPHub)
     [task_id] = new_task_ids(research_hub, before)
     handle = research_hub.task(RESEARCH_SERVER, task_id)
     wait_until(lambda: handle.refresh(timeout=10).status == "cancelled", timeout=20, message="not cancelled")
+
+
+def test_the_retriever_keeps_working_after_a_pinned_tool_leaves() -> None:
+    """The retriever is asked at every step of a run: a pinned tool the server removed is left out."""
+    with kite_hub() as hub:
+        retriever = HubToolRetriever(hub, discovery=True, pinned=[KITE])
+        assert [tool.metadata.name for tool in retriever.retrieve("x")] == [
+            "mcp__search_tools",
+            "mcp__call_tool",
+            KITE,
+        ]
+        remove_kite(hub)
+        assert [tool.metadata.name for tool in retriever.retrieve("x")] == [
+            "mcp__search_tools",
+            "mcp__call_tool",
+        ]

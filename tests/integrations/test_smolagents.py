@@ -30,6 +30,7 @@ from mcp_sync.integrations.smolagents import (
     smolagents_tools,
 )
 from tests.integrations.support import (
+    KITE,
     PDF,
     PNG,
     RESEARCH_REPORT,
@@ -38,6 +39,8 @@ from tests.integrations.support import (
     RICH_SCHEMA,
     WAV,
     TwoServers,
+    kite_hub,
+    remove_kite,
     unique,
 )
 from tests.support import assert_stopped_if_started, stdio_config
@@ -376,3 +379,19 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
     step = action_steps(agent)[0]  # then the final answer's step
     assert step.error is None
     assert RESEARCH_REPORT in str(step.observations)
+
+
+def test_the_collection_keeps_working_after_a_pinned_tool_leaves() -> None:
+    """`tools` is read at every step: a pinned tool the server removed is left out."""
+    with kite_hub() as hub:
+        collection = HubToolCollection(hub, discovery=True, pinned=[KITE])
+        assert [tool.name for tool in collection.tools] == ["mcp__search_tools", "mcp__call_tool", KITE]
+        remove_kite(hub)
+        assert [tool.name for tool in collection.tools] == ["mcp__search_tools", "mcp__call_tool"]
+
+
+def test_the_forms_with_a_hub_of_their_own_take_discovery_and_pinned() -> None:
+    with HubMCPClient([stdio_config("c")], discovery=True, pinned=["mcp__c__echo"]) as tools:
+        assert [tool.name for tool in tools] == ["mcp__search_tools", "mcp__call_tool", "mcp__c__echo"]
+    with HubToolCollection.from_config([stdio_config("c")], discovery=True) as collection:
+        assert [tool.name for tool in collection.tools] == ["mcp__search_tools", "mcp__call_tool"]
