@@ -200,8 +200,9 @@ class MCPHub(FeatureHub):
         self._search = ToolSearch()
         self._full_cost: tuple[Mapping[str, Tool], int] | None = None  # all tools' tokens, per snapshot
         self._sign_ins = SignIns()
-        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
-        # quietly in a notebook, where rebinding a variable is how a hub is replaced.
+        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub,
+        # nor strongly to the user's callables, which may); quietly in a notebook, where rebinding a
+        # variable is how a hub is replaced.
         in_notebook = notebook.adopt(self, MCPHub)
         weakref.finalize(
             self,

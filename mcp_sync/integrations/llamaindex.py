@@ -127,9 +127,11 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
         }
 
     def retrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
+        """The hub's tools as of now, whatever the query (narrowed by `include=`, or `discovery=`)."""
         return list(llamaindex_tools(self.hub, **self._options))
 
     async def aretrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
+        """`retrieve()`, for an async agent (reading the registry does not block)."""
         return self.retrieve(str_or_query_bundle)
 
 

@@ -53,7 +53,7 @@ def forgotten() -> dict[str, Any]:
 
 
 class Agent:
-    """An object holding its hub and reacting to it with its own methods: hub and agent refer to each other."""
+    """An object holding its hub and reacting with its own methods: hub and agent refer to each other."""
 
     def __init__(self, kind: str) -> None:
         elicitation = {"elicitation": self.ask} if kind == "elicitation" else {}
@@ -83,7 +83,9 @@ def cycles() -> dict[str, Any]:
             pid = int(agent.hub.call_tool(f"mcp__{kind.replace('_', '-')}__pid", timeout=20).text)
             del agent
             gc.collect()
-            gone = poll(lambda: not pid_alive(pid) and not mcp_threads() and not live_children(), SETTLE)
+            gone = poll(
+                lambda pid=pid: not pid_alive(pid) and not mcp_threads() and not live_children(), SETTLE
+            )
             out[kind] = {
                 "server_pid": pid,
                 "gone_within_10s": gone,
