@@ -235,6 +235,8 @@ _DEPRECATED = MappingProxyType(
     }
 )
 _OLD_OBJECT = MappingProxyType({"UnusableServer": "InvalidServerEntry"})
+_WARNED: set[str] = set()
+"""The deprecated names already warned about in this process."""
 
 
 def __getattr__(name: str) -> Any:
@@ -243,11 +245,13 @@ def __getattr__(name: str) -> Any:
         from importlib import import_module
 
         instead, where = _DEPRECATED[name]
-        warnings.warn(
-            f"mcp_sync.{name} is deprecated and will be removed in the next release; use {instead}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        if name not in _WARNED:  # `from mcp_sync import old` looks it up twice: one warning
+            _WARNED.add(name)
+            warnings.warn(
+                f"mcp_sync.{name} is deprecated and will be removed in the next release; use {instead}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         return getattr(import_module(f"{__name__}.{where}"), _OLD_OBJECT.get(name, name))
     module = _MODULE_OF.get(name)
     if module is None:

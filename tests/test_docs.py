@@ -6,10 +6,13 @@ command line page's first shell block runs here.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
 import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 import yaml
@@ -32,15 +35,35 @@ def test_the_api_reference_documents_every_public_name() -> None:
     assert not untabled, f"docs/api.md has no table row for {untabled}"
 
 
-_NOT_OURS = ("pydantic", "typing", "builtins", "abc", "enum")
+_NOT_OURS = (
+    *("pydantic", "typing", "builtins", "abc", "enum"),
+    *("dspy", "haystack", "langchain_core", "llama_index", "smolagents"),  # the integrations' frameworks
+)
 """Modules whose methods a public class inherits without documenting them here."""
+
+
+INTEGRATIONS = ("dspy", "haystack", "langchain", "llamaindex", "smolagents")
+
+
+def _public_values() -> Iterator[tuple[str, object]]:
+    """Every public name of `mcp_sync`, and the public classes of each integration whose framework is
+    installed (a type alias there, such as `ToolFilter`, can carry no docstring of its own)."""
+    for name in mcp_sync.__all__:
+        yield name, getattr(mcp_sync, name)
+    for module_name in ("__init__", *INTEGRATIONS):
+        try:
+            module = importlib.import_module(f"mcp_sync.integrations.{module_name}".removesuffix(".__init__"))
+        except ImportError:  # the framework is not installed
+            continue
+        for name in module.__all__:
+            if isinstance(value := getattr(module, name), type):
+                yield f"{module.__name__}.{name}", value
 
 
 def test_every_public_name_class_method_and_property_has_a_docstring() -> None:
     # What `help()` shows a user: a Literal alias (`ServerState`) carries one set at import.
     missing = []
-    for name in mcp_sync.__all__:
-        value = getattr(mcp_sync, name)
+    for name, value in _public_values():
         own_doc = getattr(value, "__doc__", None)
         if not (own_doc or "").strip() or own_doc == type(value).__doc__:
             missing.append(name)  # none, or only its type's (a typing alias's "Runtime representation")
@@ -106,7 +129,10 @@ def test_the_install_sections_install_what_exists_before_a_release() -> None:
         ("UnusableServer", "InvalidServerEntry"),
     ],
 )
-def test_an_old_public_name_still_works_for_a_release_and_warns(old: str, instead: str) -> None:
+def test_an_old_public_name_still_works_for_a_release_and_warns(
+    old: str, instead: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_sync, "_WARNED", set())  # once per name per process: as if first
     with pytest.warns(DeprecationWarning, match=re.escape(f"mcp_sync.{old} is deprecated")) as caught:
         value = getattr(mcp_sync, old)
     assert instead in str(caught[0].message)
@@ -117,6 +143,26 @@ def test_an_old_public_name_still_works_for_a_release_and_warns(old: str, instea
         assert [c.server_name for c in value(REPO_ROOT / "examples" / "servers.yaml")] == ["demo"]
     else:
         assert [c.server_name for c in value([{"server_name": "a", "command": "x"}])] == ["a"]
+
+
+@pytest.mark.parametrize("old", ["load_config_file", "parse_server_configs", "UnusableServer"])
+def test_importing_an_old_name_warns_once(old: str) -> None:
+    """`from mcp_sync import old` looks the name up twice (importlib's fromlist check, then the import)."""
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", f"from mcp_sync import {old}\nfrom mcp_sync import {old}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("DeprecationWarning") == 1, done.stderr
+
+
+def test_an_old_entry_attribute_still_works_for_a_release_and_warns() -> None:
+    [invalid] = mcp_sync.parse_server_entries([{"server_name": "bad name", "command": "x"}]).invalid
+    with pytest.warns(DeprecationWarning, match="use the entry itself"):
+        assert invalid.entry is invalid
 
 
 def test_an_entry_that_cannot_be_used_is_the_same_object_in_the_loader_and_among_the_servers() -> None:

@@ -205,6 +205,12 @@ def forgotten_hub(host_runs: HostRuns) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def cyclic_hubs() -> dict[str, Any]:
+    """unreferenced.py cycle: hubs whose callbacks refer back to them, dropped and collected."""
+    return run_unreferenced_host("cycle").report()
+
+
+@pytest.fixture(scope="module")
 def rebound_hub(host_runs: HostRuns) -> dict[str, Any]:
     """unreferenced.py rerun: ``hub = MCPHub([...]); hub.start()`` three times."""
     return host_runs["unreferenced-rerun"].result(timeout=90).report()
@@ -220,6 +226,21 @@ def test_collecting_an_unreferenced_hub_stops_its_server_and_threads(forgotten_h
     assert not forgotten_hub["server_alive"], forgotten_hub
     assert forgotten_hub["threads"] == [], forgotten_hub
     assert forgotten_hub["children"] == [], forgotten_hub
+
+
+@pytest.mark.parametrize("kind", ["on_tool_added", "on_server_state", "elicitation"])
+def test_a_hub_whose_callback_refers_back_to_it_is_collected_and_stopped(
+    cyclic_hubs: dict[str, Any], kind: str
+) -> None:
+    """An object holding its hub and subscribing its own method (or passing it as a handler) makes a
+    cycle through the user's callable: `gc.collect()` frees it, its server stops, one ResourceWarning."""
+    run = cyclic_hubs[kind]
+    assert run["gone_within_10s"], cyclic_hubs
+    assert run["threads"] == [], cyclic_hubs
+    assert run["warnings"] == [
+        f"ResourceWarning: unclosed MCPHub with servers ['{kind.replace('_', '-')}']; "
+        "call close() or use `with`"
+    ], cyclic_hubs
 
 
 def test_rebinding_a_started_hub_three_times_leaves_one_server_and_one_thread(

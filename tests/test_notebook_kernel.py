@@ -41,6 +41,9 @@ class KernelRun:
     interrupted: Cell | None
     after_interrupt_servers: int  # live servers once the create cell ran again after the interrupt
     after_interrupt_call: Cell | None
+    shapes: dict[str, int]  # live servers after two runs of a cell ending with the hub in a container
+    user_values: str  # the types the user's own `_` and list hold after their cells
+    completed_servers: int  # live servers once the create cell ran again after a completion on `hub.`
     restart_left: int  # servers of the first kernel alive after a restart
     shutdown_left: int  # servers of the second kernel alive after its shutdown
     printed: str  # whatever the cells above printed, stderr included
@@ -141,6 +144,30 @@ def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelRun]:
         after_interrupt_servers = _settled(logs["call"], 1)
         answer = run_cell(client, 'print(hub.call_tool("mcp__c0__echo", {"text": "again"}).text)', 30)
 
+        # A cell whose shown value holds the hub in a tuple, list or dict, run twice: one hub.
+        shapes = {}
+        for shape, last in {
+            "tuple": "hub, len(hub.tools())",
+            "list": "[hub]",
+            "dict": "{'hub': hub}",
+        }.items():
+            for _ in range(2):
+                cell(_hub_cell(shape, workdir / f"{shape}.jsonl", last=last))
+            shapes[shape] = _settled(workdir / f"{shape}.jsonl", 1)
+            cell("hub.close()")
+        # The user's own `_` and list keep the hub itself (the history's copy of a list holds a stand-in).
+        cell(_hub_cell("own", workdir / "own.jsonl", last="_ = hub\nmine = [hub]\nmine"))
+        user_values = cell("print(type(_).__name__, type(mine[0]).__name__)").stdout.strip()
+        cell("hub.close()")
+
+        # Tab completion on `hub.`, then the create cell again: one hub.
+        cell(_hub_cell("complete", workdir / "complete.jsonl", last="hub.start();"))
+        completion = shell_reply(client, client.complete("hub.call_t"), 30)
+        assert completion is not None and completion["content"]["status"] == "ok", completion
+        cell(_hub_cell("complete", workdir / "complete.jsonl", last="hub.start();"))
+        completed_servers = _settled(workdir / "complete.jsonl", 1)
+        cell("hub.close()")
+
         # A kernel restart with a hub open: the old kernel's servers end with it.
         cell(_hub_cell("r", logs["restart"]))
         manager.restart_kernel(now=False)
@@ -164,6 +191,9 @@ def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelRun]:
             interrupted,
             after_interrupt_servers,
             answer,
+            shapes,
+            user_values,
+            completed_servers,
             restart_left,
             shutdown_left,
             "".join(printed),
@@ -193,6 +223,20 @@ def test_an_interrupted_call_then_a_rerun_leaves_one_working_hub(kernel_run: Ker
     assert kernel_run.interrupted == Cell("error", "", "KeyboardInterrupt"), kernel_run
     assert kernel_run.after_interrupt_servers == 1, kernel_run
     assert kernel_run.after_interrupt_call == Cell("ok", "again\n", None), kernel_run
+
+
+def test_a_cell_showing_the_hub_in_a_tuple_list_or_dict_run_twice_leaves_one_server(
+    kernel_run: KernelRun,
+) -> None:
+    assert kernel_run.shapes == {"tuple": 1, "list": 1, "dict": 1}, kernel_run
+
+
+def test_the_users_own_underscore_and_list_keep_the_hub(kernel_run: KernelRun) -> None:
+    assert kernel_run.user_values == "MCPHub MCPHub", kernel_run
+
+
+def test_tab_completion_on_the_hub_then_a_rerun_leaves_one_server(kernel_run: KernelRun) -> None:
+    assert kernel_run.completed_servers == 1, kernel_run
 
 
 def test_a_kernel_restart_leaves_no_server_of_the_old_kernel(kernel_run: KernelRun) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,6 +289,17 @@ class InvalidServerEntry:
     def tools(self) -> list[Tool]:
         """Always []: an unusable entry has no tools."""
         return []
+
+    @property
+    def entry(self) -> InvalidServerEntry:
+        """Deprecated: the entry itself (what `UnusableServer.entry` was); use `hub.servers[name]`."""
+        warnings.warn(
+            "InvalidServerEntry.entry is deprecated and will be removed in the next release; "
+            "use the entry itself: hub.servers[name] is the InvalidServerEntry",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self
 
     def _key(self) -> tuple[str, str, str, bool]:
         return (self.server_name, self.label, str(self.error), self.required)

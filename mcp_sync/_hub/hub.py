@@ -55,7 +55,7 @@ from .._config import (
     parse_server_entries,
     remembered,
 )
-from .._runtime.callbacks import ProgressCallback
+from .._runtime.callbacks import HeldCallbacks, ProgressCallback
 from .._runtime.calls import (
     NO_LIMIT,
     checked_arguments,
@@ -173,6 +173,9 @@ class MCPHub(FeatureHub):
         self.token_storage: TokenStorage = token_storage if token_storage is not None else FileTokenStorage()
         self._auth = dict(auth or {})
         self._check_custom_auth(entries)
+        # The user's callbacks and handlers: held by the hub alone, so that one referring back to the hub
+        # (a bound method of an object holding it) never keeps a dropped hub and its servers alive.
+        self._held = HeldCallbacks()
         features = self._init_features(
             elicitation=elicitation, sampling=sampling, handler_timeout=handler_timeout
         )
@@ -199,8 +202,9 @@ class MCPHub(FeatureHub):
         self._full_cost: tuple[Mapping[str, Tool], int] | None = None  # all tools' tokens, per snapshot
         self._absent_pins: set[str] = set()  # pinned names left out of a listing, logged once each
         self._sign_ins = SignIns()
-        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub);
-        # quietly in a notebook, where rebinding a variable is how a hub is replaced.
+        # Closes the servers of a hub that is dropped while open (the set never refers back to the hub,
+        # nor strongly to the user's callables, which may); quietly in a notebook, where rebinding a
+        # variable is how a hub is replaced.
         in_notebook = notebook.adopt(self, MCPHub)
         weakref.finalize(
             self,
@@ -411,20 +415,20 @@ class MCPHub(FeatureHub):
     def on_tool_added(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
         """Call `callback(tool)` for each tool added from now on (no replay: read `tools()`); returns
         the unsubscriber."""
-        return self.registry.on_tool_added(callback)
+        return self._held.subscribe(self.registry.on_tool_added, callback)
 
     def on_tool_removed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
         """Call `callback(tool)` for each tool removed from now on; returns the unsubscriber."""
-        return self.registry.on_tool_removed(callback)
+        return self._held.subscribe(self.registry.on_tool_removed, callback)
 
     def on_tool_changed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
         """Call `callback(new_tool)` when a tool keeps its name but its definition changed; returns
         the unsubscriber."""
-        return self.registry.on_tool_changed(callback)
+        return self._held.subscribe(self.registry.on_tool_changed, callback)
 
     def on_server_state(self, callback: ServerStateCallback) -> Callable[[], None]:
         """Call `callback(server_name, state, error)` on every state change from now on."""
-        return self._servers.state_listeners.subscribe(lambda event: callback(*event))
+        return self._held.subscribe(self._servers.state_listeners.subscribe, lambda event: callback(*event))
 
     # -- calls -----------------------------------------------------------------------------------------
 

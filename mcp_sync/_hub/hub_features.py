@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp import Client
 
 from .._config import ServerConfig, root_uri
+from .._runtime.callbacks import HeldCallbacks
 from .._runtime.calls import resolve_timeout
 from .._server.features import ResourceUpdateCallback, ServerFeatures
 from .._server.server_requests import (
@@ -32,6 +33,7 @@ from .._server.server_requests import (
 )
 from .._values.errors import (
     AmbiguousResourceError,
+    MCPSyncError,
     PromptNotFoundError,
     ResourceNotFoundError,
     ServerDisconnectedError,
@@ -85,11 +87,23 @@ def _pick(choice: Any, server_name: str, default: Any) -> Any:
     return default if choice is _UNSET else choice
 
 
+def _held_choice(held: HeldCallbacks, choice: Any, fallback: Callable[..., Any]) -> Any:
+    """`choice` (a handler, a mapping of server name to handler, or None) with each handler a stand-in."""
+    if isinstance(choice, Mapping):
+        return {name: _held_choice(held, handler, fallback) for name, handler in choice.items()}
+    return None if choice is None else held.weak(choice, fallback)[0]
+
+
+def _unanswered(request: object) -> object:
+    raise MCPSyncError("the hub was dropped; nobody answers this request")
+
+
 class FeatureHub:
     """Resources, prompts, completions, roots and server requests; mixed into `MCPHub`."""
 
     registry: ToolRegistry
     _servers: ServerSet
+    _held: HeldCallbacks
     _tracing: Tracing | None
 
     def _init_features(
@@ -103,8 +117,13 @@ class FeatureHub:
         handler_timeout = resolve_timeout(handler_timeout, DEFAULT_HANDLER_TIMEOUT)
         catalog = self._catalog = Catalog(self.registry.dispatcher)
         dispatcher = self.registry.dispatcher
+        # The connections reach the user's handlers only weakly (see `HeldCallbacks`); a dropped hub's
+        # servers get elicitation declined and sampling refused.
+        elicitation = _held_choice(self._held, elicitation, decline_elicitation)
+        sampling = _held_choice(self._held, sampling, _unanswered)
 
-        # Refers to the catalog, never to the hub: the server set holds this, and must not keep the hub alive.
+        # Refers to the catalog and the stand-ins, never to the hub or the user's handlers: the server set
+        # holds this, and must not keep the hub alive.
         def features(config: ServerConfig) -> ServerFeatures:
             handlers = RequestHandlers(
                 elicitation=_pick(elicitation, config.server_name, decline_elicitation),
@@ -131,19 +150,19 @@ class FeatureHub:
 
     def on_resource_added(self, callback: Callable[[Resource], object]) -> Callable[[], None]:
         """Call `callback(resource)` for each resource listed from now on; returns the unsubscriber."""
-        return self._catalog.resource_added.subscribe(callback)
+        return self._held.subscribe(self._catalog.resource_added.subscribe, callback)
 
     def on_resource_removed(self, callback: Callable[[Resource], object]) -> Callable[[], None]:
         """Call `callback(resource)` for each resource that goes from now on; returns the unsubscriber."""
-        return self._catalog.resource_removed.subscribe(callback)
+        return self._held.subscribe(self._catalog.resource_removed.subscribe, callback)
 
     def on_prompt_added(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
         """Call `callback(prompt)` for each prompt listed from now on; returns the unsubscriber."""
-        return self._catalog.prompt_added.subscribe(callback)
+        return self._held.subscribe(self._catalog.prompt_added.subscribe, callback)
 
     def on_prompt_removed(self, callback: Callable[[Prompt], object]) -> Callable[[], None]:
         """Call `callback(prompt)` for each prompt that goes from now on; returns the unsubscriber."""
-        return self._catalog.prompt_removed.subscribe(callback)
+        return self._held.subscribe(self._catalog.prompt_removed.subscribe, callback)
 
     # -- resources -------------------------------------------------------------------------------------
 

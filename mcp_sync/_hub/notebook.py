@@ -7,7 +7,11 @@ IPython keeps the value each cell displays: in its output history (`Out[n]`, `_n
 the cell is re-run.
 
 So, once per shell, a `post_run_cell` hook swaps each hub it finds there for a `ShownHub`: a
-stand-in that shows as the hub while the hub lives, and holds it only weakly. A hub the user
+stand-in that shows as the hub while the hub lives, and holds it only weakly. A displayed tuple,
+list or dict holding hubs (`hub, len(hub.tools())`) is swapped for a shallow copy holding
+`ShownHub`s; the user's own variables, a `_` of theirs included, are never touched. After a cell
+that made a hub, the hook also runs one `gc.collect()`: tab completion leaves the hub it completed
+in a reference cycle, which would otherwise keep it until the next automatic collection. A hub the user
 rebinds (`hub = MCPHub(...)` run again) is then dropped at once, by reference counting, and its
 finalizer closes its servers. Closing it so is how a notebook is used, not a leak: a hub made in a
 kernel closes quietly when dropped, without the `ResourceWarning` a script gets. A cell that raised
@@ -23,6 +27,7 @@ IPython is never imported here: only a shell already running in this process is 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import weakref
@@ -32,6 +37,8 @@ from typing import Any
 __all__ = ["ShownHub", "adopt"]
 
 _hooked_shells: weakref.WeakSet[Any] = weakref.WeakSet()
+_made_a_hub: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+"""The shells in which a hub was made since their last `post_run_cell`."""
 _HISTORY_NAMES = ("_", "__", "___")
 """The names IPython's display hook binds to the last three displayed values."""
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -43,6 +50,7 @@ def adopt(hub: object, hub_type: type) -> bool:
     shell = _running_shell()
     if shell is None:
         return False
+    _made_a_hub[shell] = True
     if shell not in _hooked_shells:
         shell.events.register("post_run_cell", _history_swapper(hub_type))
         _hooked_shells.add(shell)
@@ -68,25 +76,63 @@ def _history_swapper(hub_type: type) -> Callable[[Any], None]:
         shell = get_ipython()
         if shell is None:
             return
-        if isinstance(getattr(result, "result", None), hub_type):
-            result.result = ShownHub(result.result)
+        shown = _Shown(hub_type)
+        if hasattr(result, "result"):
+            result.result = shown(result.result)
         error = getattr(result, "error_in_exec", None)
         if isinstance(error, BaseException):
             _clear_own_frames(error)
         history: MutableMapping[int, Any] = getattr(shell.history_manager, "output_hist", None) or {}
+        # IPython's own values, read before any is swapped: a user's variable named `_` is not one of them.
+        displayhook = vars(shell.displayhook)
+        own = {name: displayhook.get(name) for name in _HISTORY_NAMES}
+        own |= {f"_{count}": value for count, value in history.items()}
         for count, value in list(history.items()):
-            if isinstance(value, hub_type):
-                history[count] = ShownHub(value)
-        names = [*_HISTORY_NAMES, *(f"_{count}" for count in history)]
-        # The user's namespace, IPython's hidden copy of its own names, and the display hook's own
-        # attributes each hold the last three values.
-        for namespace in (shell.user_ns, getattr(shell, "user_ns_hidden", {}), vars(shell.displayhook)):
-            for name in names:
-                value = namespace.get(name)
-                if isinstance(value, hub_type):
-                    namespace[name] = ShownHub(value)
+            history[count] = shown(value)
+        for name in _HISTORY_NAMES:
+            if name in displayhook:
+                displayhook[name] = shown(displayhook[name])
+        # The user's namespace and IPython's hidden copy of its own names hold them too.
+        for namespace in (shell.user_ns, getattr(shell, "user_ns_hidden", {})):
+            for name, value in own.items():
+                if value is not None and namespace.get(name) is value:
+                    namespace[name] = shown(value)
+        if _made_a_hub.pop(shell, False):
+            # A hub left in a reference cycle (tab completion's objects hold what they completed) is
+            # freed now, not at the next automatic collection, which may be long in coming.
+            gc.collect()
 
     return swap
+
+
+class _Shown:
+    """What the history keeps instead of a value: a `ShownHub` for a hub, a shallow copy holding
+    `ShownHub`s for a tuple, list or dict holding hubs (the user's own container is left as it is),
+    else the value itself; the same replacement each time a value is met again."""
+
+    def __init__(self, hub_type: type) -> None:
+        self._hub_type = hub_type
+        self._made: dict[int, Any] = {}
+
+    def __call__(self, value: Any) -> Any:
+        if id(value) not in self._made:
+            self._made[id(value)] = (value, self._replacement(value))
+        return self._made[id(value)][1]
+
+    def _replacement(self, value: Any) -> Any:
+        if isinstance(value, self._hub_type):
+            return ShownHub(value)
+        if type(value) in (tuple, list):
+            items = [ShownHub(item) if isinstance(item, self._hub_type) else item for item in value]
+            return type(value)(items) if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        if type(value) is dict:
+            if not any(isinstance(item, self._hub_type) for item in value.values()):
+                return value
+            return {
+                key: ShownHub(item) if isinstance(item, self._hub_type) else item
+                for key, item in value.items()
+            }
+        return value
 
 
 def _clear_own_frames(error: BaseException) -> None:

@@ -1,8 +1,9 @@
 """A hub's servers and its lifecycle: start, reload and close, safe from any thread and any host.
 
 `ServerSet` is what an `MCPHub` is made of below its public methods, and what the exit hook
-and the garbage-collection finalizer close: it never refers back to the `MCPHub`, so a hub
-nobody references can be collected while its loop threads still run.
+and the garbage-collection finalizer close: it never refers back to the `MCPHub`, and reaches the
+user's callbacks and handlers (which may) only weakly, so a hub nobody references can be collected
+while its loop threads still run.
 
 Its states and moves are the hub's table in `_runtime.lifecycle`. No lock is held across a wait:
 the state and the connection map change under the state machine's condition, and waits

@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 from .._os.waits import interruptible_wait, join_thread
 from .lifecycle import on_fork_in_child
 
-__all__ = ["CallbackDispatcher", "ListenerSet", "ProgressCallback"]
+__all__ = ["CallbackDispatcher", "HeldCallbacks", "ListenerSet", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -191,3 +191,73 @@ class ListenerSet(Generic[T]):
     def snapshot(self) -> tuple[Callable[[T], object], ...]:
         """The listeners subscribed now: an event posted with them reaches no later subscriber."""
         return self._listeners
+
+
+class HeldCallbacks:
+    """A hub's user callbacks and handlers, held strongly here and reached only weakly from below.
+
+    The server set, the registry and the connections' loop threads outlive the hub object until its
+    finalizer closes them; were they to hold a user's callable (often a bound method of an object that
+    holds the hub), the hub could never be collected. So they hold a `weak()` stand-in, and only the
+    hub holds this: once the hub is gone, the stand-in does nothing (or answers with `fallback`).
+    """
+
+    def __init__(self) -> None:
+        self._held: set[_Held] = set()
+        self._lock = threading.Lock()
+
+    def weak(
+        self, callback: Callable[..., T], fallback: Callable[..., T] | None = None
+    ) -> tuple[Callable[..., T | None], Callable[[], None]]:
+        """A stand-in calling `callback` while this holder lives, and the function that lets it go."""
+        held = _Held(callback)
+        with self._lock:
+            self._held.add(held)
+
+        def release() -> None:
+            with self._lock:
+                self._held.discard(held)
+
+        return _WeakCall(weakref.ref(held), fallback), release
+
+    def subscribe(
+        self,
+        subscribe: Callable[[Callable[..., object]], Callable[[], None]],
+        callback: Callable[..., object],
+    ) -> Callable[[], None]:
+        """Subscribe `callback` through its stand-in; the returned unsubscriber lets both go."""
+        stand_in, release = self.weak(callback)
+        unsubscribe = subscribe(stand_in)
+
+        def both() -> None:
+            unsubscribe()
+            release()
+
+        return both
+
+
+class _Held:
+    __slots__ = ("__weakref__", "callback")
+
+    def __init__(self, callback: Callable[..., Any]) -> None:
+        self.callback = callback
+
+
+class _WeakCall:
+    """Calls the held callback while its holder lives; shows as the callback (in logs)."""
+
+    __slots__ = ("_fallback", "_held")
+
+    def __init__(self, held: weakref.ReferenceType[_Held], fallback: Callable[..., Any] | None) -> None:
+        self._held = held
+        self._fallback = fallback
+
+    def __call__(self, *args: Any) -> Any:
+        held = self._held()
+        if held is not None:
+            return held.callback(*args)
+        return self._fallback(*args) if self._fallback is not None else None
+
+    def __repr__(self) -> str:
+        held = self._held()
+        return repr(held.callback) if held is not None else "<callback of a dropped hub>"

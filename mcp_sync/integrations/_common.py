@@ -91,6 +91,7 @@ class ExposedTool:
 
     @property
     def description(self) -> str:
+        """The tool's description, as the model reads it ("" when the server gave none)."""
         return self.tool.description or ""
 
     def input_schema(self) -> dict[str, Any]:

@@ -165,6 +165,7 @@ class HubToolset(Toolset):
         return f"HubToolset({len(self.tools)} tools)"
 
     def add(self, tool: HaystackTool | Toolset) -> None:
+        """Refused with `TypeError`: the toolset is the hub's tools; yours go on the hub or beside it."""
         raise TypeError(_NOT_A_LIST)
 
     def warm_up(self) -> None:

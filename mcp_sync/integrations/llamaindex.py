@@ -130,11 +130,13 @@ class HubToolRetriever(ObjectRetriever[BaseTool]):
         }
 
     def retrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
-        """The hub's tools now; a pinned tool that left since the retriever was made is left out."""
+        """The hub's tools as of now, whatever the query (narrowed by `include=`, or `discovery=`); a
+        pinned tool that left since the retriever was made is left out."""
         exposed = exposed_tools(self.hub, framework="llamaindex", checked=True, **self._options)
         return [_function_tool(self.hub, item, self._timeout, self._cancel) for item in exposed]
 
     async def aretrieve(self, str_or_query_bundle: Any) -> list[BaseTool]:
+        """`retrieve()`, for an async agent (reading the registry does not block)."""
         return self.retrieve(str_or_query_bundle)
 
 

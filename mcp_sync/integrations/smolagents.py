@@ -198,6 +198,7 @@ class HubToolCollection(smolagents.ToolCollection):  # type: ignore[misc]  # smo
 
     @property
     def tools(self) -> list[smolagents.Tool]:
+        """The hub's tools as of now, as smolagents tools (read again on each access)."""
         exposed = exposed_tools(
             self.hub,
             framework="smolagents",
@@ -317,6 +318,7 @@ class HubMCPClient:
 
     @property
     def hub(self) -> MCPHub:
+        """The hub this client's tools come from."""
         return self.collection.hub
 
     def get_tools(self) -> list[smolagents.Tool]:

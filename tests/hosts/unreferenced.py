@@ -1,6 +1,6 @@
 """Host model: hubs the program stops referencing without closing them.
 
-    python unreferenced.py del | rerun
+    python unreferenced.py del | rerun | cycle
 
 ``del``: start a hub, learn its server's pid, ``del hub; gc.collect()`` under
 ``warnings.catch_warnings(record=True)`` (``simplefilter("always")``), then poll up to 10 s for
@@ -8,6 +8,9 @@ the server process and every ``mcp-sync:`` thread to be gone.
 ``rerun``: ``hub = MCPHub([...]); hub.start()`` three times (rebinding ``hub``, as a re-run
 cell or a re-imported module does), ``gc.collect()``, then poll up to 10 s for exactly one live
 fixture server and one ``mcp-sync:cell`` thread; the last hub must still answer.
+``cycle``: as ``del``, for hubs held by an object that subscribed its own bound methods
+(``on_tool_added``, ``on_server_state``) or passed one as the elicitation handler: a reference cycle
+through the user's callable, which only ``gc.collect()`` breaks; one hub per kind.
 Prints ``REPORT <json>``.
 """
 
@@ -49,6 +52,51 @@ def forgotten() -> dict[str, Any]:
     return out
 
 
+class Agent:
+    """An object holding its hub and reacting with its own methods: hub and agent refer to each other."""
+
+    def __init__(self, kind: str) -> None:
+        elicitation = {"elicitation": self.ask} if kind == "elicitation" else {}
+        self.hub = MCPHub([stdio_config(kind.replace("_", "-"))], **elicitation)
+        if kind == "on_tool_added":
+            self.hub.on_tool_added(self.added)
+        if kind == "on_server_state":
+            self.hub.on_server_state(self.state)
+        self.hub.start()
+
+    def ask(self, request: object) -> None:
+        return None
+
+    def added(self, tool: object) -> None:
+        pass
+
+    def state(self, name: str, state: str, error: BaseException | None) -> None:
+        pass
+
+
+def cycles() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("on_tool_added", "on_server_state", "elicitation"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            agent = Agent(kind)
+            pid = int(agent.hub.call_tool(f"mcp__{kind.replace('_', '-')}__pid", timeout=20).text)
+            del agent
+            gc.collect()
+            gone = poll(
+                lambda pid=pid: not pid_alive(pid) and not mcp_threads() and not live_children(), SETTLE
+            )
+            out[kind] = {
+                "server_pid": pid,
+                "gone_within_10s": gone,
+                "threads": mcp_threads(),
+                "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
+            }
+    out["children"] = live_children()
+    out["servers"] = [run["server_pid"] for run in out.values() if isinstance(run, dict)]
+    return out
+
+
 def rerun() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for _ in range(3):
@@ -70,4 +118,4 @@ def rerun() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    report(forgotten() if sys.argv[1] == "del" else rerun())
+    report({"del": forgotten, "rerun": rerun, "cycle": cycles}[sys.argv[1]]())
