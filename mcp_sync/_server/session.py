@@ -75,7 +75,7 @@ from .tasks.runner import (
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, answer_lost, open_transport, warn_legacy_sse
-from .warm_up import RESULT_VALIDATION, ValidatorWarmer
+from .warm_up import RESULT_VALIDATION, ValidatorWarmer, build_result_checks
 
 __all__ = ["Session", "SessionHost"]
 
@@ -205,6 +205,8 @@ class Session:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout_at(deadline.when()):
                         await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
+                if self.client is not None:
+                    build_result_checks(self.client.protocol_version)
                 self._connection._set_state("ready")
                 await self._wake.wait()
                 if self._output_ended and not self._stopping and self._end_cause is None:
