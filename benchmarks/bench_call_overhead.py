@@ -42,7 +42,7 @@ from typing import Any
 import _common as c
 
 FLOOR_TARGET_RATIO = 1.02  # call_tool vs the raw Client behind a loop thread (the design's floor)
-FLOOR_TARGET_CPU_US = 30.0  # client CPU per call above that floor
+FLOOR_TARGET_CPU_US = 25.0  # client CPU per call above that floor
 
 
 def main() -> None:

@@ -322,7 +322,7 @@ class ServerConnection:
         if forked is not None:
             raise forked
         args = checked_arguments(arguments, public_name)
-        slot = CallSlot[ToolResult]()
+        slot: CallSlot[ToolResult] = CallSlot()
         calls = self._session.calls
         if self._machine.is_final() or not calls.hand_over(
             slot, public_name, self._session.call, raw_name, args, public_name, None, progress, replay
@@ -452,7 +452,7 @@ class ServerConnection:
         forked = self.forked_error()
         if forked is not None:
             raise forked
-        slot = CallSlot[Any]()
+        slot: CallSlot[Any] = CallSlot()
         calls = self._session.calls
         if self._machine.is_final() or not calls.hand_over(slot, label, work, *args):
             raise self.not_ready_error(label)

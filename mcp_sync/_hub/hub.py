@@ -494,6 +494,21 @@ class MCPHub(FeatureHub):
         raw_name = tool.raw_name
         assert raw_name is not None
         seconds = resolve_timeout(timeout, target.config.tool_call_timeout)
+        if (
+            task is None
+            and tool.task_support == "forbidden"
+            and not tool.requires_approval
+            and self._tracing is None
+        ):  # a plain call (the common case): nothing to decide, nothing to wrap
+            return target.call(
+                raw_name,
+                arguments,
+                public_name=name,
+                timeout=seconds,
+                cancel=cancel,
+                progress=progress,
+                replay=replay,
+            )
         as_task = _as_task(tool, task)
         if tool.requires_approval:  # once the call is known to be valid: a person is not asked in vain
             arguments, seconds = self._approved(tool, arguments, seconds, cancel)

@@ -33,7 +33,7 @@ import mcp_types as types
 import pydantic_core
 from mcp.shared.exceptions import MCPError
 
-from .._os.waits import interruptible_wait
+from .._os.waits import WAIT_SLICE, interruptible_wait
 from .._values.errors import (
     ServerDisconnectedError,
     ToolCallCancelledError,
@@ -100,7 +100,7 @@ def checked_arguments(arguments: Mapping[str, Any] | None, public_name: str) -> 
     """
     if arguments is None:
         return {}
-    if not isinstance(arguments, Mapping):
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):  # a dict skips the ABC check
         raise TypeError(f"arguments for {public_name} must be a mapping, not {type(arguments).__name__}")
     args = dict(arguments)
     for key in args:
@@ -129,6 +129,8 @@ def wait_released(done: threading.Lock, seconds: float, cancel: threading.Event 
     """Wait until `done` is released, up to `seconds` (inf: no limit), or until `cancel` is set;
     True if released."""
     if cancel is None:
+        if WAIT_SLICE is None:  # one wait, which Ctrl-C interrupts
+            return done.acquire() if seconds >= threading.TIMEOUT_MAX else done.acquire(timeout=seconds)
         return interruptible_wait(
             lambda timeout: done.acquire(timeout=-1 if timeout is None else timeout),
             None if seconds >= threading.TIMEOUT_MAX else seconds,

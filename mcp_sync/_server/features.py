@@ -238,7 +238,7 @@ class ServerFeatures:
         cancel: threading.Event | None,
     ) -> T:
         """Run `make(client)` on the loop and wait for it; cancelled on the server if the caller gives up."""
-        slot = CallSlot[T]()
+        slot: CallSlot[T] = CallSlot()
         if self._ended or not self._calls.hand_over(slot, label, self._perform, make, label):
             raise ServerDisconnectedError(
                 f"server {self.name!r} is not connected; cannot {label}", tool=label

@@ -23,7 +23,7 @@ import datetime
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -43,6 +43,7 @@ logger = logging.getLogger("mcp_sync")
 _VERSION: Final = "2025-11-25"
 _RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 _TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+_HANDSHAKE_METHODS: Final = frozenset({"initialize", "server/discover"})
 DEFAULT_TTL_MS: Final = 3_600_000
 """How long a task is kept when the server does not say (one hour)."""
 MAX_TTL_MS: Final = 86_400_000
@@ -118,6 +119,10 @@ class RequestTasks:
         self._tasks: dict[str, _Task] = {}
         self._answers: set[asyncio.Task[None]] = set()
         self._write: Any = None
+        self._initialize_sent = False
+        self.intercepting = True
+        """Whether the server may send the requests taken here: until the handshake is over, then only
+        where it was `initialize` (2025), which declared the capability; a 2026-07-28 session never did."""
 
     def capability(self) -> dict[str, Any]:
         """The client's `tasks` capability: the requests it runs as tasks, listing and cancelling."""
@@ -159,11 +164,16 @@ class RequestTasks:
         message = item.message
         if not isinstance(message, types.JSONRPCRequest) or message.method != "initialize":
             return item
+        self._initialize_sent = True
         params = dict(message.params or {})
         capabilities = dict(params.get("capabilities") or {})
         capabilities["tasks"] = self.capability()
         params["capabilities"] = capabilities
         return dataclasses.replace(item, message=message.model_copy(update={"params": params}))
+
+    def handshake_over(self) -> None:
+        """The session speaks: from now on only a 2025 session (`initialize` sent) may get these requests."""
+        self.intercepting = self._initialize_sent
 
     def _spawn(self, coroutine: Any) -> None:
         answer = asyncio.get_running_loop().create_task(coroutine)
@@ -290,21 +300,38 @@ class _TaskReadStream(ReadStreamWrapper):
     async def receive(self) -> Any:
         while True:
             item = await self._inner.receive()
-            if not self._tasks.intercept(item):
+            if not self._tasks.intercepting or not self._tasks.intercept(item):
                 return item
+
+    async def __anext__(self) -> Any:  # `receive` inlined: this runs for every message
+        try:
+            while True:
+                item = await self._inner.receive()
+                if not self._tasks.intercepting or not self._tasks.intercept(item):
+                    return item
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
 
 
 class _TaskWriteStream:
-    """The transport's write stream, declaring the `tasks` capability in the `initialize` request."""
+    """The transport's write stream, declaring the `tasks` capability in the `initialize` request.
+
+    Once the handshake is over (the first request that is neither `initialize` nor `server/discover`),
+    `send` is the transport's own: no message after it needs looking at."""
 
     def __init__(self, inner: Any, tasks: RequestTasks) -> None:
         self._inner = inner
         self._tasks = tasks
+        self.send: Callable[[SessionMessage], Awaitable[None]] = self._send_during_handshake
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def send(self, item: SessionMessage) -> None:
+    async def _send_during_handshake(self, item: SessionMessage) -> None:
+        message = item.message
+        if isinstance(message, types.JSONRPCRequest) and message.method not in _HANDSHAKE_METHODS:
+            self._tasks.handshake_over()
+            self.send = self._inner.send
         await self._inner.send(self._tasks.with_capability(item))
 
     async def aclose(self) -> None:

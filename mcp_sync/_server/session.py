@@ -75,7 +75,7 @@ from .tasks.runner import (
 from .tasks.wire import TaskFailure, TaskWire
 from .tool_sync import ToolSync
 from .transports import HttpObservations, answer_lost, open_transport, warn_legacy_sse
-from .warm_up import RESULT_VALIDATION, ValidatorWarmer
+from .warm_up import RESULT_VALIDATION, ValidatorWarmer, build_result_checks
 
 __all__ = ["Session", "SessionHost"]
 
@@ -148,6 +148,8 @@ class Session:
         self.process = StdioProcess(self._name)
         self.http = HttpObservations()
         self.client: Client | None = None
+        self._offers_tasks = False
+        """Whether the server may answer any call with a task (`server_offers_tasks` of `client`)."""
         self._sync: ToolSync | None = None
         self._owner: asyncio.Task[None] | None = None
         self._owner_cancelled = False
@@ -203,6 +205,8 @@ class Session:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout_at(deadline.when()):
                         await RESULT_VALIDATION.wait(_WARM_UP_TIMEOUT)
+                if self.client is not None:
+                    build_result_checks(self.client.protocol_version)
                 self._connection._set_state("ready")
                 await self._wake.wait()
                 if self._output_ended and not self._stopping and self._end_cause is None:
@@ -247,6 +251,7 @@ class Session:
                 self._config, self.http = streamable
                 raise streamable_error from None
             warn_legacy_sse(self._name)  # only now: a fallback that failed says nothing about SSE
+        self._offers_tasks = server_offers_tasks(client)
         self.client = client  # calls are accepted from here on, so a tool is callable once announced
         self._connection.protocol_version = client.protocol_version
         self._connection.server_info = client.server_info
@@ -485,7 +490,15 @@ class Session:
         try:
             async with timer or _NO_TIMER:
                 try:
-                    result = await self._call_once(client, raw_name, arguments, public_name, on_progress)
+                    if self._offers_tasks:
+                        result = await self._call_once(client, raw_name, arguments, public_name, on_progress)
+                    else:  # `_call_once` inlined: one coroutine fewer to resume at each step of a plain call
+                        try:
+                            result = await client.call_tool(
+                                raw_name, arguments, progress_callback=on_progress
+                            )
+                        except pydantic.ValidationError as invalid:
+                            result = await _untagged_result(client, raw_name, invalid)
                 except MCPError as lost:
                     if not self._answer_lost(lost):
                         raise
@@ -505,7 +518,7 @@ class Session:
     ) -> types.CallToolResult:
         """Send the call once and wait for its result."""
         try:
-            if server_offers_tasks(client):
+            if self._offers_tasks:
                 # The server may answer any call with a task (2026-07-28 tasks extension): the
                 # runner follows it, its status messages to `progress`, cancelling it if stopped.
                 _client, wire = self._task_client(public_name)
@@ -557,7 +570,7 @@ class Session:
         """The answer to a call whose connection broke after it was sent: the call sent once more if
         `_replays` says so, else `ToolCallMayHaveRunError`."""
         lost_method = lost.data.get("method") if isinstance(lost.data, dict) else None
-        if lost_method not in (None, "tools/call") or (lost_method is None and server_offers_tasks(client)):
+        if lost_method not in (None, "tools/call") or (lost_method is None and self._offers_tasks):
             # Lost while following the task the call became (a poll's connection broke twice): that
             # task may still run, so calling the tool again could run it twice, whatever its hints.
             raise self._may_have_run(

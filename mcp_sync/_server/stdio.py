@@ -149,13 +149,13 @@ class StdioProcess:
             return f"it wrote 1 line to stdout that is not an MCP message: '{first}'"
         return f"it wrote {count} lines to stdout that are not MCP messages, the first: '{first}'"
 
-    def _sent_request(self, now: float) -> None:
+    def _sent_request(self) -> None:
         """Note the time our first message reached the server's stdin (its answer is due from then)."""
         if self._first_request_at is None:
-            self._first_request_at = now
+            self._first_request_at = anyio.current_time()
 
-    def _count_line(self, line: str, parsed: SessionMessage | Exception, now: float) -> bool:
-        """Count a line of stdout read at `now`; True (once) when the lines that are not MCP prove that the
+    def _count_line(self, line: str, parsed: SessionMessage | Exception) -> bool:
+        """Count a line of stdout read now; True (once) when the lines that are not MCP prove that the
         server will not answer: with no MCP message before them, they have kept coming for
         `NOT_MCP_PATIENCE` since the first of them after our first request, `NOT_MCP_LINE_LIMIT` at least.
 
@@ -175,6 +175,7 @@ class StdioProcess:
             self._first_not_mcp = _quotable(line)
         if self._first_request_at is None or self._proved_not_mcp:
             return False
+        now = anyio.current_time()  # only here: the clock is not read for the lines of a working session
         self._lines_since_request += 1
         if self._writing_since is None:
             self._writing_since = now
@@ -258,7 +259,7 @@ async def open_stdio(
                         continue
                     text = _decode_stdout(line, process)
                     parsed = _parse(text)
-                    if process._count_line(text, parsed, anyio.current_time()):
+                    if process._count_line(text, parsed):
                         on_not_mcp()
                     try:
                         await read_writer.send(parsed)
@@ -291,7 +292,7 @@ async def open_stdio(
                 async for message in write_reader:
                     payload = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await child.stdin.send((payload + "\n").encode())
-                    process._sent_request(anyio.current_time())
+                    process._sent_request()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The child may still run: close the read side so the session sees the end, not a hang.
             await read_writer.aclose()

@@ -270,7 +270,13 @@ class ReadStreamWrapper:
         self._inner = inner
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)  # `last_context` included: it is that of the item returned
+        return getattr(self._inner, name)
+
+    @property
+    def last_context(self) -> Any:
+        """The inner stream's (that of the item returned), or None: the SDK reads it for every message,
+        which through `__getattr__` would raise and catch an AttributeError each time."""
+        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
         return await self._inner.receive()

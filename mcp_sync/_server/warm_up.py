@@ -3,7 +3,8 @@
 The SDK validates a tool's result against the tool's output schema. It imports `jsonschema` on
 the first result it validates (40-100 ms), and compiles each tool's validator on that tool's
 first call (1-4 ms, about the cost of a whole call). The request models of tools/call,
-resources/read and prompts/get are built by pydantic on their first use (about 1 ms each).
+resources/read and prompts/get, and the checks of their results at the session's protocol version, are
+built by pydantic on their first use (about 1 ms each).
 The imports and the models are done once per process on a thread of their own (`RESULT_VALIDATION`,
 a `OncePerProcess`: no connection owns it, so none can leave it pending or cancel it), started
 by the first session; each session then compiles its tools' validators on its loop, a tool at a
@@ -20,12 +21,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import mcp_types
+import pydantic
 from mcp import Client
+from mcp_types import methods
 
 from .._runtime.lifecycle import OncePerProcess
 from .._values.tool import Tool
 
-__all__ = ["RESULT_VALIDATION", "ValidatorWarmer"]
+__all__ = ["RESULT_VALIDATION", "ValidatorWarmer", "build_result_checks"]
 
 logger = logging.getLogger("mcp_sync")
 
@@ -35,6 +38,13 @@ MAX_WARM_TOOLS = 256
 
 # The request models pydantic builds on first use, and the hub sends on a caller's path.
 _DEFERRED_MODELS = ("CallToolRequest", "ReadResourceRequest", "GetPromptRequest")
+# The results the SDK checks each answer of these requests against (its protocol version's shape), with
+# the least such a result holds; pydantic builds each check once per process and version, on first use.
+_RESULT_SHAPES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("tools/call", {"content": []}),
+    ("resources/read", {"contents": []}),
+    ("prompts/get", {"messages": []}),
+)
 
 
 def _import() -> None:
@@ -111,3 +121,13 @@ class ValidatorWarmer:
                 logger.debug("output schema of %r not compiled ahead: %s", name, exc)
             self._warmed[name] = schema
             await asyncio.sleep(0)
+
+
+def build_result_checks(version: str) -> None:
+    """Have pydantic build the SDK's check of each `_RESULT_SHAPES` result at `version` (about 1 ms each,
+    once per process and version): a session does it before it is ready, not in a caller's first call."""
+    for method, result in _RESULT_SHAPES:
+        try:
+            methods.validate_server_result(method, version, result)
+        except (KeyError, ValueError, pydantic.ValidationError) as exc:  # not a method of that version
+            logger.debug("the check of %s results at %s not built ahead: %s", method, version, exc)
