@@ -4,10 +4,10 @@ One-time installs (tests/installs.py) back the slow session fixtures:
 
 - ``reference_servers``: the official npm reference servers, ``npm ci`` in
   tests/reference_servers (pinned by its package-lock.json; node_modules is gitignored);
-- ``legacy_v1_python``: a virtualenv with the 1.x ``mcp`` SDK under ``.test-venvs/mcp1``
+- ``legacy_v1_python``: a virtualenv with the 1.x ``mcp`` SDK under ``.test-venvs/mcp1-py<version>``
   (gitignored), from tests/servers/requirements-v1.txt;
 - ``published_python``: a virtualenv of published servers on the 2.x SDK under
-  ``.test-venvs/published``, from tests/servers/requirements-published.txt.
+  ``.test-venvs/published-py<version>``, from tests/servers/requirements-published.txt.
 
 Each is redone only when its pin changes (a marker holds the hash of the lock or
 requirements file), under a file lock so concurrent pytest runs don't install over each

@@ -2,7 +2,8 @@
 
 - the npm reference servers: ``npm ci`` in tests/reference_servers (pinned by its
   package-lock.json; node_modules is gitignored);
-- a virtualenv per Python requirements file under ``.test-venvs/`` (gitignored): ``mcp1`` from
+- a virtualenv per Python requirements file and interpreter version under ``.test-venvs/``
+  (gitignored): ``mcp1-py3.11`` (say) from
   tests/servers/requirements-v1.txt (the 1.x ``mcp`` SDK and published servers built on it),
   ``published`` from tests/servers/requirements-published.txt (published servers on the 2.x SDK).
 
@@ -120,7 +121,10 @@ def ensure_reference_servers() -> Path:
 
 
 def ensure_venv(venv: Path, requirements: Path) -> Path:
-    """Create `venv` from `requirements` once (again when either changes); return its python."""
+    """Create `venv` from `requirements` once (again when either changes); return its python. Each
+    interpreter version has its own (`mcp1-py3.12`): suites of two Pythons in one work tree, one after the
+    other or at once, never rebuild a virtualenv the other uses."""
+    venv = venv.with_name(f"{venv.name}-py{sys.version_info.major}.{sys.version_info.minor}")
     python = venv / "bin" / "python"
     marker = venv / ".mcp-sync-requirements"
     digest = _digest(requirements.read_bytes(), sys.version.encode())
