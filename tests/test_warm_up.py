@@ -7,6 +7,7 @@ that is where the work would otherwise land, inside somebody's first call of eac
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -102,3 +103,14 @@ def test_a_stalled_warm_up_delays_ready_no_later_than_the_connect_deadline(
             assert hub.call_tool("mcp__fx__echo", {"text": "hi"}).text == "hi"
     finally:
         released.set()
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
+def test_the_result_checks_are_built_ahead_at_every_protocol_version_without_a_complaint(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_sync._server.warm_up import build_result_checks
+
+    with caplog.at_level(logging.DEBUG, logger="mcp_sync"):
+        build_result_checks(version)
+    assert not [record.getMessage() for record in caplog.records if "not built ahead" in record.getMessage()]

@@ -39,11 +39,12 @@ MAX_WARM_TOOLS = 256
 # The request models pydantic builds on first use, and the hub sends on a caller's path.
 _DEFERRED_MODELS = ("CallToolRequest", "ReadResourceRequest", "GetPromptRequest")
 # The results the SDK checks each answer of these requests against (its protocol version's shape), with
-# the least such a result holds; pydantic builds each check once per process and version, on first use.
+# the least such a result holds at any version (fields a version lacks are ignored there); pydantic builds each
+# check once per process and version, on first use.
 _RESULT_SHAPES: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("tools/call", {"content": []}),
-    ("resources/read", {"contents": []}),
-    ("prompts/get", {"messages": []}),
+    ("tools/call", {"content": [], "resultType": "complete"}),
+    ("resources/read", {"contents": [], "resultType": "complete", "cacheScope": "private", "ttlMs": 0}),
+    ("prompts/get", {"messages": [], "resultType": "complete"}),
 )
 
 
