@@ -6,6 +6,8 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import math
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -21,7 +23,7 @@ from mcp_sync import (
 from mcp_sync._hub.connection import ServerConnection
 from mcp_sync._runtime.callbacks import CallbackDispatcher
 from tests.hub_harness import ToolEvents, started_hub
-from tests.support import EventLog, stdio_config, wait_until
+from tests.support import REPO_ROOT, EventLog, stdio_config, wait_until
 
 # -- registry writes belong to one connection generation ------------------------------------------------
 
@@ -351,3 +353,40 @@ def test_a_native_function_registered_plainly_gets_its_cancel_event() -> None:
             hub.call_tool("watcher", timeout=0.2)
         assert cancelled.wait(10)
         wait_until(lambda: not any(t.name == "mcp-sync:native:watcher" for t in threading.enumerate()), 10)
+
+
+CTRL_C_AT_ONCE = """
+import os, signal, threading, time
+from mcp_sync import MCPHub
+
+told: list[bool] = []
+
+def interrupted(cancel: threading.Event) -> str:
+    \"\"\"Ctrl-C the moment it runs, wherever the caller is (still starting its thread, or waiting).\"\"\"
+    os.kill(os.getpid(), signal.SIGINT)
+    told.append(cancel.wait(30))
+    return "done"
+
+raised = 0
+with MCPHub([]) as hub:
+    hub.registry.register_function(interrupted)
+    for _ in range(20):
+        try:
+            hub.call_tool("interrupted", {})
+        except KeyboardInterrupt:
+            raised += 1
+    deadline = time.monotonic() + 60
+    while len(told) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+print(raised, told.count(True), len(told))
+"""
+
+
+def test_ctrl_c_as_a_native_tool_starts_raises_and_tells_the_function_to_stop() -> None:
+    # Each function waits to be told to stop (30 s at most): every interrupted call's function is told,
+    # wherever the Ctrl-C landed in the caller, even inside the start of the function's thread.
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT_ONCE], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["20", "20", "20"], (done.stdout, done.stderr)

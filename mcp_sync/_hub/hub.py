@@ -777,9 +777,8 @@ class MCPHub(FeatureHub):
         future, stop = start_native_call(
             name, native.function, arguments or {}, pass_cancel=native.takes_cancel
         )
-        done = watch(future)
-        try:
-            finished = wait_released(done, seconds, cancel)
+        try:  # from the start: a Ctrl-C that lands anywhere after it cancels the function
+            finished = wait_released(watch(future), seconds, cancel)
         except BaseException:
             future.cancel()
             raise

@@ -80,7 +80,11 @@ def start_native_call(
             future.set_result(result)
 
     future.add_done_callback(on_done)
-    threading.Thread(target=run, name=f"mcp-sync:native:{name}", daemon=True).start()
+    try:  # `start()` waits for the thread, which may already run the function when a Ctrl-C lands
+        threading.Thread(target=run, name=f"mcp-sync:native:{name}", daemon=True).start()
+    except BaseException:
+        future.cancel()
+        raise
     return future, stop
 
 
