@@ -130,7 +130,7 @@ def wait_released(done: threading.Lock, seconds: float, cancel: threading.Event 
     """Wait until `done` is released, up to `seconds` (inf: no limit), or until `cancel` is set;
     True if released."""
     if cancel is None:
-        if waits.WAIT_SLICE is None:  # one wait, which Ctrl-C interrupts (read at each call, as interruptible_wait does)
+        if waits.WAIT_SLICE is None:  # one wait, which Ctrl-C interrupts (read at each call)
             return done.acquire() if seconds >= threading.TIMEOUT_MAX else done.acquire(timeout=seconds)
         return interruptible_wait(
             lambda timeout: done.acquire(timeout=-1 if timeout is None else timeout),

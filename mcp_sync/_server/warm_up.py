@@ -39,7 +39,7 @@ MAX_WARM_TOOLS = 256
 # The request models pydantic builds on first use, and the hub sends on a caller's path.
 _DEFERRED_MODELS = ("CallToolRequest", "ReadResourceRequest", "GetPromptRequest")
 # The results the SDK checks each answer of these requests against (its protocol version's shape), with
-# the least such a result holds at any version (fields a version lacks are ignored there); pydantic builds each
+# the least such a result holds at any version (a version ignores fields it lacks); pydantic builds each
 # check once per process and version, on first use.
 _RESULT_SHAPES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("tools/call", {"content": [], "resultType": "complete"}),
