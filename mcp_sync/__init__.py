@@ -235,18 +235,18 @@ _DEPRECATED = MappingProxyType(
     }
 )
 _OLD_OBJECT = MappingProxyType({"UnusableServer": "InvalidServerEntry"})
-_WARNED: set[str] = set()
-"""The deprecated names already warned about in this process."""
 
 
 def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:
+        import sys
         import warnings
         from importlib import import_module
 
         instead, where = _DEPRECATED[name]
-        if name not in _WARNED:  # `from mcp_sync import old` looks it up twice: one warning
-            _WARNED.add(name)
+        # `from mcp_sync import old` looks it up twice: importlib's `hasattr` probe of the names asked
+        # for (`_handle_fromlist`), then the import itself. Only the import warns.
+        if sys._getframe(1).f_code.co_name != "_handle_fromlist":
             warnings.warn(
                 f"mcp_sync.{name} is deprecated and will be removed in the next release; use {instead}",
                 DeprecationWarning,

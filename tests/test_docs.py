@@ -129,10 +129,7 @@ def test_the_install_sections_install_what_exists_before_a_release() -> None:
         ("UnusableServer", "InvalidServerEntry"),
     ],
 )
-def test_an_old_public_name_still_works_for_a_release_and_warns(
-    old: str, instead: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(mcp_sync, "_WARNED", set())  # once per name per process: as if first
+def test_an_old_public_name_still_works_for_a_release_and_warns(old: str, instead: str) -> None:
     with pytest.warns(DeprecationWarning, match=re.escape(f"mcp_sync.{old} is deprecated")) as caught:
         value = getattr(mcp_sync, old)
     assert instead in str(caught[0].message)
@@ -145,18 +142,46 @@ def test_an_old_public_name_still_works_for_a_release_and_warns(
         assert [c.server_name for c in value([{"server_name": "a", "command": "x"}])] == ["a"]
 
 
+# Two uses of an old name (`{old}`), each saying whether it raised.
+USED_TWICE = "import mcp_sync\n" + (
+    "try:\n    mcp_sync.{old}\nexcept DeprecationWarning:\n    print('raised')\n" * 2
+)
+
+
 @pytest.mark.parametrize("old", ["load_config_file", "parse_server_configs", "UnusableServer"])
-def test_importing_an_old_name_warns_once(old: str) -> None:
-    """`from mcp_sync import old` looks the name up twice (importlib's fromlist check, then the import)."""
+def test_importing_an_old_name_warns_once_and_every_later_use_warns(old: str) -> None:
+    """`from mcp_sync import old` looks the name up twice (importlib's fromlist check, then the import):
+    one warning; every later use warns again, as the warning filters say."""
     done = subprocess.run(
-        [sys.executable, "-W", "always", "-c", f"from mcp_sync import {old}\nfrom mcp_sync import {old}"],
+        [sys.executable, "-W", "always", "-c", f"from mcp_sync import {old}\n" + USED_TWICE.format(old=old)],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=REPO_ROOT,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("DeprecationWarning") == 1, done.stderr
+    assert done.stderr.count("DeprecationWarning") == 3, done.stderr
+
+
+@pytest.mark.parametrize("old", ["load_config_file", "UnusableServer"])
+def test_an_old_name_under_w_error_raises_at_every_use(old: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", USED_TWICE.format(old=old)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["raised", "raised"], done.stdout
+    imported = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", f"from mcp_sync import {old}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+    )
+    assert imported.returncode != 0 and "DeprecationWarning" in imported.stderr, imported.stderr
 
 
 def test_an_old_entry_attribute_still_works_for_a_release_and_warns() -> None:

@@ -3,19 +3,23 @@ where none is needed, and the read tool against a fixture server."""
 
 from __future__ import annotations
 
+import gc
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
 from mcp_sync import (
     ElicitationRequest,
+    MCPHub,
     ResourceContent,
     ResourceResult,
     SamplingRequest,
+    ToolRegistry,
     openai_sampling,
     terminal_elicitation,
 )
 from tests.hub_harness import started_hub
-from tests.support import stdio_config
+from tests.support import stdio_config, wait_until
 
 SCHEMA = {
     "type": "object",
@@ -120,6 +124,19 @@ def test_resource_tools_offer_each_servers_resources_to_the_model() -> None:
         assert result.text == "item fig"
         blob = hub.call_tool_safe("mcp__fx__read_resource", {"uri": "fixture://blob/pixel"})
         assert blob.text == "[binary: image/png, 70 bytes]"
+
+
+def test_a_dropped_hubs_resource_tool_leaves_a_shared_registry_with_its_server() -> None:
+    registry = ToolRegistry()
+    with started_hub(stdio_config("two"), registry=registry):
+        hub = MCPHub([stdio_config("one")], registry=registry, resource_tools=True)
+        hub.start()
+        wait_until(lambda: "mcp__one__read_resource" in registry)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # dropped unclosed: the scenario
+            del hub
+            gc.collect()
+        wait_until(lambda: not [tool.name for tool in registry if tool.name.startswith("mcp__one__")], 20)
 
 
 def test_resource_tools_are_off_by_default() -> None:

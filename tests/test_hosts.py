@@ -228,7 +228,7 @@ def test_collecting_an_unreferenced_hub_stops_its_server_and_threads(forgotten_h
     assert forgotten_hub["children"] == [], forgotten_hub
 
 
-@pytest.mark.parametrize("kind", ["on_tool_added", "on_server_state", "elicitation"])
+@pytest.mark.parametrize("kind", ["on_tool_added", "on_server_state", "subscribe_resource", "elicitation"])
 def test_a_hub_whose_callback_refers_back_to_it_is_collected_and_stopped(
     cyclic_hubs: dict[str, Any], kind: str
 ) -> None:

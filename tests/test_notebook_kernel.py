@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,3 +269,82 @@ def test_the_stand_in_in_the_history_shows_the_hub_and_holds_it_weakly() -> None
         shown.tools()
     with pytest.raises(AttributeError):
         shown._repr_png_  # noqa: B018  (what IPython's display formatters probe for)
+
+
+def test_the_stand_in_in_the_history_can_be_used_in_a_with_statement() -> None:
+    """`with _:` looks `__enter__` up on the stand-in's type, not through its attribute forwarding."""
+    from mcp_sync import MCPHub
+    from mcp_sync._hub.notebook import ShownHub
+
+    hub = MCPHub([])
+    with ShownHub(hub) as entered:
+        assert entered is hub
+        assert hub.state == "running"
+    assert hub.state == "closed"
+
+
+class _Probed:
+    """An item whose every type check is counted (`isinstance` reads `__class__` when the type differs)."""
+
+    checks = 0
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        _Probed.checks += 1
+        return _Probed
+
+
+def test_the_history_swapper_looks_at_a_bounded_number_of_a_containers_items() -> None:
+    from mcp_sync import MCPHub
+    from mcp_sync._hub.notebook import _SCAN_LIMIT, _Shown
+
+    hub = MCPHub([])
+    items = [_Probed() for _ in range(_SCAN_LIMIT * 10)]
+    for container in (items, tuple(items), dict(enumerate(items))):
+        _Probed.checks = 0
+        assert _Shown(MCPHub)(container) is container  # no hub: the value itself, not a copy
+        assert 0 < _Probed.checks <= _SCAN_LIMIT
+    shown = _Shown(MCPHub)([hub, *items])
+    assert type(shown[0]).__name__ == "ShownHub" and shown[1:] == items
+
+
+SHELL_SCRIPT = """
+import json
+from IPython.core.interactiveshell import InteractiveShell
+from mcp_sync._hub import notebook
+
+looked = []
+
+class Counting(notebook._Shown):
+    def __call__(self, value):
+        looked.append(value)
+        return super().__call__(value)
+
+notebook._Shown = Counting
+shell = InteractiveShell.instance()
+
+def run(code):
+    looked.clear()
+    assert shell.run_cell(code, store_history=True).success, code
+
+run("from mcp_sync import MCPHub\\nhub = MCPHub([])")
+for i in range(20):
+    run(f"[{i}] * 3")
+run("[99]")
+distinct = len({id(value) for value in looked})
+run("hub")
+out = shell.user_ns["Out"]
+print("REPORT " + json.dumps({"distinct": distinct, "last": type(out[max(out)]).__name__}))
+"""
+
+
+def test_the_history_swapper_looks_only_at_outputs_new_since_its_last_run() -> None:
+    """After 20 cells with output, the next cell's pass looks at its own output and IPython's last three
+    (`_`, `__`, `___`), not at the whole history again; a hub shown later is still swapped."""
+    done = subprocess.run(
+        [sys.executable, "-c", SHELL_SCRIPT], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.split("REPORT ", 1)[1])
+    assert report["distinct"] <= 4, report  # [99], then `_`, `__`, `___` (the first of them is [99])
+    assert report["last"] == "ShownHub", report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -384,3 +385,86 @@ def test_a_forked_child_drops_the_servers_tools_and_per_process_native_tools_and
     replace(registry, "srv", [mcp_tool("srv", "echo")])
     assert registry_in_a_forked_child(registry) == ["host"]
     assert [tool.name for tool in registry] == ["host", "mcp__srv__echo", "per_process"]  # the parent's
+
+
+def listener_counts(registry: ToolRegistry) -> tuple[int, ...]:
+    listener_sets = (registry._added, registry._removed, registry._changed)
+    return tuple(len(listeners.snapshot()) for listeners in listener_sets)
+
+
+def test_hubs_closed_or_dropped_leave_no_listener_on_a_shared_registry(registry: ToolRegistry) -> None:
+    """A long-lived registry shared by hub after hub does not gather the stand-ins of their callbacks."""
+    from mcp_sync import MCPHub
+
+    before = listener_counts(registry)
+    kept = MCPHub([], registry=registry)
+    added: list[str] = []
+    kept.on_tool_added(lambda tool: added.append(tool.name))
+    for _ in range(3):
+        with MCPHub([], registry=registry) as hub:
+            hub.on_tool_added(lambda tool: None)
+            hub.on_tool_removed(lambda tool: None)
+            hub.on_tool_changed(lambda tool: None)
+    dropped = MCPHub([], registry=registry)
+    dropped.on_tool_removed(lambda tool: None)
+    del hub, dropped
+    gc.collect()
+    assert listener_counts(registry) == (before[0] + 1, before[1], before[2])
+    registry.register_native("ping", lambda: "pong")
+    assert registry.dispatcher.flush()
+    assert added == ["ping"]  # the open hub's callback still subscribed
+    kept.close()
+    assert listener_counts(registry) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_another_thread_holds_the_subscription_locks_can_subscribe(
+    registry: ToolRegistry,
+) -> None:
+    """The locks a subscription takes (the hub's and the registry's listener sets') are renewed in the
+    child: the thread that held one at the fork does not exist there, and would never release it."""
+    from mcp_sync import MCPHub
+
+    hub = MCPHub([], registry=registry)
+    locks = [hub._held._lock, hub._held.subscriptions._lock, registry._added._lock]
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        for lock in locks:
+            lock.acquire()
+        holding.set()
+        release.wait(FORK_REPORT_TIMEOUT)
+        for lock in locks:
+            lock.release()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert holding.wait(FORK_REPORT_TIMEOUT)
+    read_end, write_end = os.pipe()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the scenario
+            pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(read_end)
+                hub.on_tool_added(lambda tool: None)()
+                os.write(write_end, b"subscribed")
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        try:
+            readable, _, _ = select.select([read_end], [], [], FORK_REPORT_TIMEOUT)
+            data = os.read(read_end, 64) if readable else b""
+        finally:
+            os.close(read_end)
+            if not data:  # hung on a lock the parent's thread held: nothing else will end it
+                os.kill(pid, signal.SIGKILL)
+            reap(pid)
+    finally:
+        release.set()
+        holder.join(FORK_REPORT_TIMEOUT)
+    assert data == b"subscribed"
+    hub.close()

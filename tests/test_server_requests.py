@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -263,3 +264,17 @@ def test_a_servers_logger_at_warning_asks_a_modern_server_for_warnings_only(
         records = fixture_log_records(caplog, "fx")
     assert [event["requested"] for event in events.find("logged")] == ["warning", "warning"]
     assert records == [(logging.WARNING, "[fixture] wanted")]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"sampling": "nope"}, "sampling must be a callable"),
+        ({"elicitation": 42}, "elicitation must be a callable"),
+        ({"sampling": {"x": "nope"}}, "sampling['x'] must be a callable or None, not str"),
+        ({"elicitation": {"x": 42}}, "elicitation['x'] must be a callable or None, not int"),
+    ],
+)
+def test_a_handler_that_is_not_callable_is_a_type_error_at_construction(options: Any, named: str) -> None:
+    with pytest.raises(TypeError, match=re.escape(named)):
+        MCPHub([stdio_config("x")], **options)

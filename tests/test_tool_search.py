@@ -664,3 +664,29 @@ def test_the_index_follows_changes_as_a_fresh_one_ranks(registry: ToolRegistry) 
     fresh = MCPHub([], registry=registry)
     for query in queries:
         assert hub.search_tools(query, limit=10) == fresh.search_tools(query, limit=10)
+
+
+def nested_schema(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"inner": schema}}
+    return schema
+
+
+def test_a_tool_with_a_schema_nested_too_deep_to_copy_is_found_not_an_exception(
+    registry: ToolRegistry,
+) -> None:
+    """Copying or comparing a 600-level schema passes Python's recursion limit: the search answers with
+    the tool, its schema left out, and after an equal tool is registered anew (compared to the old one)."""
+    with MCPHub([], registry=registry) as hub:
+        for _ in range(2):
+            with contextlib.suppress(KeyError):
+                registry.unregister_native("deep_thing")
+            registry.register_native(
+                "deep_thing", lambda **kw: "x", description="a deep thing", input_schema=nested_schema(600)
+            )
+            result = hub.call_tool_safe("mcp__search_tools", {"query": "deep thing"})
+            assert not result.is_error, result.text
+            [found] = json.loads(result.text)
+            assert found["name"] == "deep_thing"
+            assert "nested too deep" in found["input_schema"]["description"]

@@ -189,11 +189,14 @@ def found_result(tools: list[Tool]) -> ToolResult:
     found: list[dict[str, Any]] = []
     size = 2
     for tool in tools:
-        spec = function_spec(tool)["function"]
+        try:
+            schema = _bounded_schema(function_spec(tool)["function"]["parameters"])
+        except RecursionError:  # nested too deep to copy
+            schema = {"type": "object", "description": "input schema left out: nested too deep to show"}
         entry = {
-            "name": spec["name"],
-            "description": _cut(spec["description"], _MAX_DESCRIPTION),
-            "input_schema": _bounded_schema(spec["parameters"]),
+            "name": tool.name,
+            "description": _cut(tool.description or "", _MAX_DESCRIPTION),
+            "input_schema": schema,
         }
         entry_size = len(json.dumps(entry, ensure_ascii=False, default=str)) + 2
         if size + entry_size > _MAX_ANSWER:

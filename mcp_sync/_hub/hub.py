@@ -212,6 +212,8 @@ class MCPHub(FeatureHub):
             f"MCPHub with servers {[c.server_name for c in entries.configs]}",
             quiet=in_notebook,
         )
+        # And takes this hub's stand-ins out of a registry that may outlive it (shared by other hubs).
+        weakref.finalize(self, self._held.subscriptions.cancel)
 
     def _check_custom_auth(self, entries: ConfigEntries) -> None:
         http = {c.server_name for c in entries.configs if isinstance(c, HttpServerConfig | SseServerConfig)}
@@ -300,6 +302,7 @@ class MCPHub(FeatureHub):
         """
         self._sign_ins.stop_all("the hub was closed")
         self._servers.close()
+        self._held.subscriptions.cancel()
 
     def __enter__(self) -> MCPHub:
         return self.start()
@@ -413,18 +416,18 @@ class MCPHub(FeatureHub):
         return self.registry.tools()
 
     def on_tool_added(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
-        """Call `callback(tool)` for each tool added from now on (no replay: read `tools()`); returns
-        the unsubscriber."""
-        return self._held.subscribe(self.registry.on_tool_added, callback)
+        """Call `callback(tool)` for each tool added from now on (no replay: read `tools()`) until the
+        hub closes; returns the unsubscriber."""
+        return self._held.subscribe(self.registry.on_tool_added, callback, until_close=True)
 
     def on_tool_removed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
         """Call `callback(tool)` for each tool removed from now on; returns the unsubscriber."""
-        return self._held.subscribe(self.registry.on_tool_removed, callback)
+        return self._held.subscribe(self.registry.on_tool_removed, callback, until_close=True)
 
     def on_tool_changed(self, callback: Callable[[Tool], object]) -> Callable[[], None]:
         """Call `callback(new_tool)` when a tool keeps its name but its definition changed; returns
         the unsubscriber."""
-        return self._held.subscribe(self.registry.on_tool_changed, callback)
+        return self._held.subscribe(self.registry.on_tool_changed, callback, until_close=True)
 
     def on_server_state(self, callback: ServerStateCallback) -> Callable[[], None]:
         """Call `callback(server_name, state, error)` on every state change from now on."""

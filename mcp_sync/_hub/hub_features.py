@@ -87,6 +87,21 @@ def _pick(choice: Any, server_name: str, default: Any) -> Any:
     return default if choice is _UNSET else choice
 
 
+def _check_handler(argument: str, choice: Any) -> None:
+    """A handler argument is a callable, None, or a mapping of server name to either: else a TypeError
+    naming the argument, at the hub's construction rather than at the server's first request."""
+    if isinstance(choice, Mapping):
+        for name, handler in choice.items():
+            if handler is not None and not callable(handler):
+                kind = type(handler).__name__
+                raise TypeError(f"{argument}[{name!r}] must be a callable or None, not {kind}")
+    elif choice is not None and not callable(choice):
+        raise TypeError(
+            f"{argument} must be a callable, a mapping of server name to one, or None, "
+            f"not {type(choice).__name__}"
+        )
+
+
 def _held_choice(held: HeldCallbacks, choice: Any, fallback: Callable[..., Any]) -> Any:
     """`choice` (a handler, a mapping of server name to handler, or None) with each handler a stand-in."""
     if isinstance(choice, Mapping):
@@ -114,6 +129,8 @@ class FeatureHub:
         handler_timeout: float,
     ) -> Callable[[ServerConfig], ServerFeatures]:
         """Make the catalog; return the factory of each connection's `ServerFeatures`."""
+        _check_handler("elicitation", elicitation)
+        _check_handler("sampling", sampling)
         handler_timeout = resolve_timeout(handler_timeout, DEFAULT_HANDLER_TIMEOUT)
         catalog = self._catalog = Catalog(self.registry.dispatcher)
         dispatcher = self.registry.dispatcher
@@ -207,7 +224,11 @@ class FeatureHub:
         """
         name = server if server is not None else self._server_of(uri)
         features = self._features_of(name, "resources")
-        return features.subscribe(uri, callback, timeout=features.config.tool_call_timeout)
+        timeout = features.config.tool_call_timeout
+        # Through a stand-in (see `HeldCallbacks`): the connection must not keep the hub alive.
+        return self._held.subscribe(
+            lambda stand_in: features.subscribe(uri, stand_in, timeout=timeout), callback
+        )
 
     def _server_of(self, uri: str) -> str:
         offering = self._catalog.servers_offering(uri)
@@ -308,18 +329,17 @@ class FeatureHub:
     def _offer_resource_tools(self) -> None:
         """Register `mcp__<server>__read_resource` while each server with resources is ready."""
         hub = weakref.ref(self)  # the listener must not keep the hub alive
+        registry = self.registry  # the tool goes with its server, the hub dropped or not
         registered: dict[str, str] = {}
 
         def on_state(event: tuple[str, str, BaseException | None]) -> None:
-            this = hub()
-            if this is None:
-                return
             server, state, _error = event
-            if state == "ready":
+            this = hub()
+            if state == "ready" and this is not None:
                 this._add_resource_tool(server, registered)
             elif server in registered and state in ("failed", "disconnected", "closed"):
                 with contextlib.suppress(KeyError):
-                    this.registry.unregister_native(registered.pop(server))
+                    registry.unregister_native(registered.pop(server))
 
         self._servers.state_listeners.subscribe(on_state)
 

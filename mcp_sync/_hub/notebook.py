@@ -9,11 +9,12 @@ the cell is re-run.
 So, once per shell, a `post_run_cell` hook swaps each hub it finds there for a `ShownHub`: a
 stand-in that shows as the hub while the hub lives, and holds it only weakly. A displayed tuple,
 list or dict holding hubs (`hub, len(hub.tools())`) is swapped for a shallow copy holding
-`ShownHub`s; the user's own variables, a `_` of theirs included, are never touched. After a cell
-that made a hub, the hook also runs one `gc.collect()`: tab completion leaves the hub it completed
-in a reference cycle, which would otherwise keep it until the next automatic collection. A hub the user
-rebinds (`hub = MCPHub(...)` run again) is then dropped at once, by reference counting, and its
-finalizer closes its servers. Closing it so is how a notebook is used, not a leak: a hub made in a
+`ShownHub`s (only new outputs are looked at, and a container's first 1000 items); the user's own
+variables, a `_` of theirs included, are never touched. After a cell that made a hub, the hook
+also runs one `gc.collect()`: tab completion leaves the hub it completed in a reference cycle,
+which would otherwise keep it until the next automatic collection. A hub the user rebinds
+(`hub = MCPHub(...)` run again) is then dropped at once, by reference counting, and its finalizer
+closes its servers. Closing it so is how a notebook is used, not a leak: a hub made in a
 kernel closes quietly when dropped, without the `ResourceWarning` a script gets. A cell that raised
 (a call interrupted with the kernel's stop button) leaves its traceback in IPython for `%debug`;
 this package's own frames in it are cleared, so that they do not hold the hub either.
@@ -28,10 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
 import sys
 import weakref
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
 __all__ = ["ShownHub", "adopt"]
@@ -69,26 +71,47 @@ def _running_shell() -> Any:
 
 def _history_swapper(hub_type: type) -> Callable[[Any], None]:
     """The `post_run_cell` hook: every hub in the output history becomes a `ShownHub`."""
+    return _HistorySwapper(hub_type)
 
-    def swap(result: Any) -> None:
+
+class _HistorySwapper:
+    """Swaps the hubs the cells since its last run displayed. Only `Out` entries newer than the last
+    one it saw are looked at (an earlier entry was swapped when it was new), and in a container only
+    its first `_SCAN_LIMIT` items: a big value shown once costs nothing in the cells after it."""
+
+    def __init__(self, hub_type: type) -> None:
+        self._hub_type = hub_type
+        self._seen = 0  # the highest prompt number whose output was looked at
+
+    def __call__(self, result: Any) -> None:
         from IPython import get_ipython
 
         shell = get_ipython()
-        if shell is None:
-            return
-        shown = _Shown(hub_type)
+        if shell is not None:
+            self.swap(shell, result)
+
+    def swap(self, shell: Any, result: Any) -> None:
+        shown = _Shown(self._hub_type)
         if hasattr(result, "result"):
             result.result = shown(result.result)
         error = getattr(result, "error_in_exec", None)
         if isinstance(error, BaseException):
             _clear_own_frames(error)
         history: MutableMapping[int, Any] = getattr(shell.history_manager, "output_hist", None) or {}
+        if self._seen and self._seen not in history:  # `%reset`: the prompt numbers start again
+            self._seen = 0
+        new = []
+        for count in reversed(history):  # IPython adds entries in prompt order
+            if count <= self._seen:
+                break
+            new.append(count)
+        self._seen = max(new, default=self._seen)
         # IPython's own values, read before any is swapped: a user's variable named `_` is not one of them.
         displayhook = vars(shell.displayhook)
         own = {name: displayhook.get(name) for name in _HISTORY_NAMES}
-        own |= {f"_{count}": value for count, value in history.items()}
-        for count, value in list(history.items()):
-            history[count] = shown(value)
+        own |= {f"_{count}": history[count] for count in new}
+        for count in new:
+            history[count] = shown(history[count])
         for name in _HISTORY_NAMES:
             if name in displayhook:
                 displayhook[name] = shown(displayhook[name])
@@ -102,13 +125,17 @@ def _history_swapper(hub_type: type) -> Callable[[Any], None]:
             # freed now, not at the next automatic collection, which may be long in coming.
             gc.collect()
 
-    return swap
+
+_SCAN_LIMIT = 1000
+"""How many items of a displayed tuple, list or dict are looked at for a hub (`hub, len(hub.tools())`
+puts it first); a hub further in is left in the history."""
 
 
 class _Shown:
     """What the history keeps instead of a value: a `ShownHub` for a hub, a shallow copy holding
-    `ShownHub`s for a tuple, list or dict holding hubs (the user's own container is left as it is),
-    else the value itself; the same replacement each time a value is met again."""
+    `ShownHub`s for a tuple, list or dict holding hubs among its first `_SCAN_LIMIT` items (the user's
+    own container is left as it is, and one holding none is not copied), else the value itself; the
+    same replacement each time a value is met again."""
 
     def __init__(self, hub_type: type) -> None:
         self._hub_type = hub_type
@@ -119,19 +146,23 @@ class _Shown:
             self._made[id(value)] = (value, self._replacement(value))
         return self._made[id(value)][1]
 
+    def _holds_hub(self, items: Iterable[Any]) -> bool:
+        return any(isinstance(item, self._hub_type) for item in itertools.islice(items, _SCAN_LIMIT))
+
+    def _shown_item(self, item: Any, index: int) -> Any:
+        return ShownHub(item) if index < _SCAN_LIMIT and isinstance(item, self._hub_type) else item
+
     def _replacement(self, value: Any) -> Any:
         if isinstance(value, self._hub_type):
             return ShownHub(value)
         if type(value) in (tuple, list):
-            items = [ShownHub(item) if isinstance(item, self._hub_type) else item for item in value]
-            return type(value)(items) if any(a is not b for a, b in zip(items, value, strict=True)) else value
-        if type(value) is dict:
-            if not any(isinstance(item, self._hub_type) for item in value.values()):
+            if not self._holds_hub(value):
                 return value
-            return {
-                key: ShownHub(item) if isinstance(item, self._hub_type) else item
-                for key, item in value.items()
-            }
+            return type(value)(self._shown_item(item, index) for index, item in enumerate(value))
+        if type(value) is dict:
+            if not self._holds_hub(value.values()):
+                return value
+            return {key: self._shown_item(item, index) for index, (key, item) in enumerate(value.items())}
         return value
 
 
@@ -182,6 +213,13 @@ class ShownHub:
         if name.startswith("_") and self._hub() is None:
             raise AttributeError(name)  # what display machinery probes for (`_repr_png_`, ...)
         return getattr(self._live(), name)
+
+    def __enter__(self) -> Any:
+        # `with` looks these up on the type, never through `__getattr__`.
+        return self._live().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self._live().__exit__(*exc_info)
 
     def __repr__(self) -> str:
         hub = self._hub()

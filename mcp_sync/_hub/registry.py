@@ -41,7 +41,7 @@ from .._runtime.callbacks import CallbackDispatcher, ListenerSet
 from .._runtime.lifecycle import on_fork_in_child
 from .._values.errors import ConfigError, ToolListError
 from .._values.html import tools_html
-from .._values.tool import NativeFunction, Tool, ToolChanges, function_specs, sorted_tools
+from .._values.tool import NativeFunction, Tool, ToolChanges, function_specs, same_tool, sorted_tools
 from .native import accepts_cancel, native_tool_from_function
 
 __all__ = ["NativeFunction", "NativeTool", "ServerLease", "Tool", "ToolChanges", "ToolRegistry"]
@@ -288,9 +288,9 @@ class ToolRegistry:
                 )
             added = [tool for name, tool in new.items() if name not in old]
             removed = [tool for name, tool in old.items() if name not in new]
-            changed = [tool for name, tool in new.items() if name in old and old[name] != tool]
+            changed = [tool for name, tool in new.items() if name in old and not same_tool(old[name], tool)]
             # An unchanged tool keeps the very object that was registered.
-            kept = {name: old[name] if old.get(name) == tool else tool for name, tool in new.items()}
+            kept = {name: old[name] if same_tool(old.get(name), tool) else tool for name, tool in new.items()}
             registry = dict(self._tools)
             for tool in removed:
                 del registry[tool.name]

@@ -10,7 +10,8 @@ After `os.fork()` the child has no callback thread, whatever the parent's was do
 dispatcher forgets the parent's thread, queue and lock there, and the child's first event starts a
 thread of its own (a registry made before the fork, as a pre-fork server's app module makes it, is
 then used in the child as in any process; the registry forgets the parent's servers there, see
-`_hub.registry`).
+`_hub.registry`). The locks that subscribing takes are renewed there too: a parent thread may
+have held one at the fork.
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ _dispatchers: weakref.WeakSet[CallbackDispatcher] = weakref.WeakSet()
 def _forget_parent_threads() -> None:
     for dispatcher in list(_dispatchers):
         dispatcher._after_fork()
+    for holder in list(_locked):
+        holder._lock = threading.Lock()
 
 
 on_fork_in_child(_forget_parent_threads)
@@ -174,6 +177,7 @@ class ListenerSet(Generic[T]):
     def __init__(self) -> None:
         self._listeners: tuple[Callable[[T], object], ...] = ()
         self._lock = threading.Lock()
+        _locked.add(self)
 
     def subscribe(self, callback: Callable[[T], object]) -> Callable[[], None]:
         with self._lock:
@@ -200,11 +204,15 @@ class HeldCallbacks:
     finalizer closes them; were they to hold a user's callable (often a bound method of an object that
     holds the hub), the hub could never be collected. So they hold a `weak()` stand-in, and only the
     hub holds this: once the hub is gone, the stand-in does nothing (or answers with `fallback`).
+    Stand-ins subscribed `until_close` (to a registry other hubs may share) are unsubscribed by
+    `subscriptions` when the hub closes or is dropped, so that a long-lived registry does not gather them.
     """
 
     def __init__(self) -> None:
         self._held: set[_Held] = set()
         self._lock = threading.Lock()
+        self.subscriptions = _Subscriptions()
+        _locked.add(self)
 
     def weak(
         self, callback: Callable[..., T], fallback: Callable[..., T] | None = None
@@ -224,16 +232,55 @@ class HeldCallbacks:
         self,
         subscribe: Callable[[Callable[..., object]], Callable[[], None]],
         callback: Callable[..., object],
+        *,
+        until_close: bool = False,
     ) -> Callable[[], None]:
         """Subscribe `callback` through its stand-in; the returned unsubscriber lets both go."""
         stand_in, release = self.weak(callback)
         unsubscribe = subscribe(stand_in)
+        if until_close:
+            unsubscribe = self.subscriptions.add(unsubscribe)
 
         def both() -> None:
             unsubscribe()
             release()
 
         return both
+
+
+class _Subscriptions:
+    """The unsubscribers of a hub's stand-ins on a shared registry. Holds no user callable (nor the
+    hub), so the hub's finalizer may hold it and run `cancel()` once the hub is gone."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[int, Callable[[], None]] = {}
+        _locked.add(self)
+
+    def add(self, unsubscribe: Callable[[], None]) -> Callable[[], None]:
+        """Keep `unsubscribe` for `cancel()`; the returned function runs it and forgets it."""
+        key = id(unsubscribe)
+        with self._lock:
+            self._pending[key] = unsubscribe
+
+        def once() -> None:
+            with self._lock:
+                self._pending.pop(key, None)
+            unsubscribe()
+
+        return once
+
+    def cancel(self) -> None:
+        """Unsubscribe every stand-in still subscribed (the hub closed, or was dropped)."""
+        with self._lock:
+            pending, self._pending = list(self._pending.values()), {}
+        for unsubscribe in pending:
+            unsubscribe()
+
+
+_locked: weakref.WeakSet[ListenerSet[Any] | HeldCallbacks | _Subscriptions] = weakref.WeakSet()
+"""Every live holder of a lock that subscribing takes, for the fork hook above: a parent thread may
+have held one at the fork, and the child must not wait for it forever."""
 
 
 class _Held:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .tool import Tool
+from .tool import Tool, same_tool
 
 __all__ = ["ToolSearch", "words"]
 
@@ -251,7 +251,7 @@ class ToolSearch:
             now = tools.get(name)
             if now is tool:
                 continue
-            if now is not None and now == tool:
+            if now is not None and same_tool(now, tool):
                 documents[name] = (now, document)
                 continue
             del documents[name]

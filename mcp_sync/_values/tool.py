@@ -26,6 +26,7 @@ __all__ = [
     "function_spec",
     "function_spec_json",
     "function_specs",
+    "same_tool",
     "sorted_tools",
 ]
 
@@ -126,6 +127,17 @@ class ToolChanges:
 
 def sorted_tools(tools: Iterable[Tool]) -> tuple[Tool, ...]:
     return tuple(sorted(tools, key=lambda tool: tool.name))
+
+
+def same_tool(a: Tool | None, b: Tool) -> bool:
+    """Whether `a` is `b` or an equal tool. A schema nested too deep to compare (a server's or a host's
+    function may describe one) counts as different, never as a `RecursionError`."""
+    if a is b:
+        return True
+    try:
+        return a == b
+    except RecursionError:
+        return False
 
 
 def function_spec(tool: Tool) -> dict[str, Any]:

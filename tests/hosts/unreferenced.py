@@ -9,8 +9,9 @@ the server process and every ``mcp-sync:`` thread to be gone.
 cell or a re-imported module does), ``gc.collect()``, then poll up to 10 s for exactly one live
 fixture server and one ``mcp-sync:cell`` thread; the last hub must still answer.
 ``cycle``: as ``del``, for hubs held by an object that subscribed its own bound methods
-(``on_tool_added``, ``on_server_state``) or passed one as the elicitation handler: a reference cycle
-through the user's callable, which only ``gc.collect()`` breaks; one hub per kind.
+(``on_tool_added``, ``on_server_state``, ``subscribe_resource``) or passed one as the elicitation
+handler: a reference cycle through the user's callable, which only ``gc.collect()`` breaks; one hub
+per kind.
 Prints ``REPORT <json>``.
 """
 
@@ -63,11 +64,16 @@ class Agent:
         if kind == "on_server_state":
             self.hub.on_server_state(self.state)
         self.hub.start()
+        if kind == "subscribe_resource":
+            self.hub.subscribe_resource("fixture://text/readme", self.changed)
 
     def ask(self, request: object) -> None:
         return None
 
     def added(self, tool: object) -> None:
+        pass
+
+    def changed(self, uri: str) -> None:
         pass
 
     def state(self, name: str, state: str, error: BaseException | None) -> None:
@@ -76,7 +82,7 @@ class Agent:
 
 def cycles() -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for kind in ("on_tool_added", "on_server_state", "elicitation"):
+    for kind in ("on_tool_added", "on_server_state", "elicitation", "subscribe_resource"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             agent = Agent(kind)
