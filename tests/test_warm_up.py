@@ -114,3 +114,35 @@ def test_the_result_checks_are_built_ahead_at_every_protocol_version_without_a_c
     with caplog.at_level(logging.DEBUG, logger="mcp_sync"):
         build_result_checks(version)
     assert not [record.getMessage() for record in caplog.records if "not built ahead" in record.getMessage()]
+
+
+EXIT_DURING_WARM_UP = """
+import sys, time
+from pathlib import Path
+from mcp_sync import MCPHub, ServerStartError
+from mcp_sync._server import warm_up
+
+marker = Path(sys.argv[1])
+
+def slow_warm_up() -> None:
+    time.sleep(0.5)  # still at work when the script below has ended
+    marker.write_text("done")
+
+warm_up.RESULT_VALIDATION._work = slow_warm_up
+try:
+    MCPHub([{"server_name": "broken", "command": "no-such-command", "required": True}]).start()
+except ServerStartError:
+    pass
+"""
+
+
+def test_interpreter_exit_waits_for_the_warm_up_in_flight(tmp_path: Path) -> None:
+    # A script whose only server fails at once ends while the warm-up still runs on its daemon thread;
+    # finalizing the interpreter under a daemon thread inside pydantic-core's code could abort the
+    # process. The exit waits for the warm-up (bounded) instead: it always finishes.
+    marker = tmp_path / "warm-up-finished"
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_DURING_WARM_UP, str(marker)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "done"

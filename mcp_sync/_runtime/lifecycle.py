@@ -226,7 +226,8 @@ class ExitHook:
 
 # -- one-time work ---------------------------------------------------------------------------------
 
-# How long a fork waits for one-time work in flight to finish (imports take well under a second).
+# How long a fork or the interpreter's exit waits for one-time work in flight to finish (imports take
+# well under a second).
 _FORK_WAIT_TIMEOUT = 5.0
 
 
@@ -243,7 +244,9 @@ class OncePerProcess:
     A fork waits for the work in flight, at most `_FORK_WAIT_TIMEOUT`: work that imports, forked
     half way, leaves the child half-initialised modules that fail or block every later import
     of them. In a child forked while the work was still running, its thread does not exist: the
-    child forgets it, and its next `start()` runs the work again there.
+    child forgets it, and its next `start()` runs the work again there. The interpreter's exit
+    waits for it too, as long: a daemon thread still inside an extension module's code when the
+    interpreter finalizes can abort the process (pydantic-core's, for one).
     """
 
     def __init__(self, name: str, work: Callable[[], None]) -> None:
@@ -254,6 +257,7 @@ class OncePerProcess:
         self._started_at: float | None = None
         self._thread: threading.Thread | None = None
         self._wakers: list[Callable[[], None]] = []  # under the lock
+        self._exit_hook = ExitHook(self._hold_fork)  # the exit waits as a fork does
         before_fork(self._hold_fork)
         on_fork_in_child(self._after_fork)
 
@@ -267,6 +271,7 @@ class OncePerProcess:
             if self._started_at is not None:
                 return
             self._started_at = time.monotonic()
+        self._exit_hook.arm()
         # Not "mcp-sync:", which names the threads of hubs and connections: this one is the process's.
         name = f"mcp-sync-once:{self._name}"
         thread = self._thread = threading.Thread(target=self._run, name=name, daemon=True)
