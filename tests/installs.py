@@ -3,7 +3,7 @@
 - the npm reference servers: ``npm ci`` in tests/reference_servers (pinned by its
   package-lock.json; node_modules is gitignored);
 - a virtualenv per Python requirements file and interpreter version under ``.test-venvs/``
-  (gitignored): ``mcp1-py3.11`` (say) from
+  (gitignored): ``mcp1-py3.11.7`` (say) from
   tests/servers/requirements-v1.txt (the 1.x ``mcp`` SDK and published servers built on it),
   ``published`` from tests/servers/requirements-published.txt (published servers on the 2.x SDK).
 
@@ -122,9 +122,10 @@ def ensure_reference_servers() -> Path:
 
 def ensure_venv(venv: Path, requirements: Path) -> Path:
     """Create `venv` from `requirements` once (again when either changes); return its python. Each
-    interpreter version has its own (`mcp1-py3.12`): suites of two Pythons in one work tree, one after the
+    interpreter has its own (`mcp1-py3.12.1`): suites of two Pythons in one work tree, one after the
     other or at once, never rebuild a virtualenv the other uses."""
-    venv = venv.with_name(f"{venv.name}-py{sys.version_info.major}.{sys.version_info.minor}")
+    version = ".".join(map(str, sys.version_info[:3])) + sys.abiflags  # e.g. 3.13.0t, free-threaded
+    venv = venv.with_name(f"{venv.name}-py{version}")
     python = venv / "bin" / "python"
     marker = venv / ".mcp-sync-requirements"
     digest = _digest(requirements.read_bytes(), sys.version.encode())

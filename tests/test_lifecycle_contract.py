@@ -390,3 +390,21 @@ def test_ctrl_c_as_a_native_tool_starts_raises_and_tells_the_function_to_stop() 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["20", "20", "20"], (done.stdout, done.stderr)
+
+
+def test_ctrl_c_while_a_native_submit_starts_its_timer_tells_the_function_to_stop(
+    native: tuple[MCPHub, Blocking], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `Timer.start()` waits for the timer's thread, the function already running: a Ctrl-C may land
+    # there (here it is made to, as a real signal cannot be aimed at that moment).
+    hub, blocking = native
+
+    class InterruptedTimer(threading.Timer):
+        def start(self) -> None:
+            blocking.started.wait(10)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading, "Timer", InterruptedTimer)
+    with pytest.raises(KeyboardInterrupt):
+        hub.submit("cooperative", {"seconds": 30}, timeout=20)
+    assert blocking.cancelled.wait(10)

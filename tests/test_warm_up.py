@@ -146,3 +146,33 @@ def test_interpreter_exit_waits_for_the_warm_up_in_flight(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert marker.read_text() == "done"
+
+
+CTRL_C_IN_THE_EXIT_WAIT = """
+import sys
+from pathlib import Path
+from mcp_sync import MCPHub, ServerStartError
+from mcp_sync._server import warm_up
+
+marker = Path(sys.argv[1])
+waits = []
+
+def interrupted_wait() -> None:
+    waits.append(1)
+    marker.write_text(str(len(waits)))
+    raise KeyboardInterrupt  # a Ctrl-C while the exit waits for the warm-up
+
+warm_up.RESULT_VALIDATION._hold_fork = interrupted_wait
+try:
+    MCPHub([{"server_name": "broken", "command": "no-such-command", "required": True}]).start()
+except ServerStartError:
+    pass
+"""
+
+
+def test_the_exit_waits_for_the_warm_up_once_and_a_ctrl_c_there_only_ends_the_wait(tmp_path: Path) -> None:
+    marker = tmp_path / "waits"
+    argv = [sys.executable, "-c", CTRL_C_IN_THE_EXIT_WAIT, str(marker)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, marker.read_text()) == (0, "1"), done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

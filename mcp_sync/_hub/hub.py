@@ -802,7 +802,11 @@ class MCPHub(FeatureHub):
         if seconds != NO_LIMIT:
             timer = threading.Timer(seconds, _expire, (future, stop, name, seconds))
             timer.daemon = True
-            timer.start()
+            try:  # `start()` waits for the timer's thread: a Ctrl-C may land there
+                timer.start()
+            except BaseException:
+                future.cancel()
+                raise
             future.add_done_callback(lambda _future: timer.cancel())
         return future
 

@@ -245,8 +245,9 @@ class OncePerProcess:
     half way, leaves the child half-initialised modules that fail or block every later import
     of them. In a child forked while the work was still running, its thread does not exist: the
     child forgets it, and its next `start()` runs the work again there. The interpreter's exit
-    waits for it too, as long: a daemon thread still inside an extension module's code when the
-    interpreter finalizes can abort the process (pydantic-core's, for one).
+    waits for it too, as long (an `atexit` handler, after the hubs have closed; a Ctrl-C ends the
+    wait): a daemon thread still inside an extension module's code when the interpreter finalizes
+    can abort the process (pydantic-core's, for one).
     """
 
     def __init__(self, name: str, work: Callable[[], None]) -> None:
@@ -257,7 +258,7 @@ class OncePerProcess:
         self._started_at: float | None = None
         self._thread: threading.Thread | None = None
         self._wakers: list[Callable[[], None]] = []  # under the lock
-        self._exit_hook = ExitHook(self._hold_fork)  # the exit waits as a fork does
+        self._exit_wait_registered = False
         before_fork(self._hold_fork)
         on_fork_in_child(self._after_fork)
 
@@ -271,7 +272,10 @@ class OncePerProcess:
             if self._started_at is not None:
                 return
             self._started_at = time.monotonic()
-        self._exit_hook.arm()
+        if not self._exit_wait_registered:
+            # Plain `atexit`: it runs once, after the hubs have closed and non-daemon threads joined.
+            atexit.register(self._wait_at_exit)
+            self._exit_wait_registered = True
         # Not "mcp-sync:", which names the threads of hubs and connections: this one is the process's.
         name = f"mcp-sync-once:{self._name}"
         thread = self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -324,6 +328,10 @@ class OncePerProcess:
     def _hold_fork(self) -> None:
         if self._thread is not None and threading.current_thread() is not self._thread:
             self._done.wait(_FORK_WAIT_TIMEOUT)
+
+    def _wait_at_exit(self) -> None:
+        with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C at exit ends the wait, nothing else
+            self._hold_fork()
 
     def _after_fork(self) -> None:
         # A parent thread may have held the locks at the fork; the wakers' loops ran on the parent's

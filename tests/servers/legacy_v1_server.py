@@ -1,7 +1,7 @@
 """A real 2025-era MCP server on the 1.x `mcp` SDK (FastMCP), for the mcp_sync tests.
 
 It runs from its own virtualenv (tests/servers/requirements-v1.txt; tests/conftest.py
-builds it under ``.test-venvs/mcp1``), never the 2.x one the library uses. It speaks only
+builds it under ``.test-venvs/mcp1-py<version>``), never the 2.x one the library uses. It speaks only
 the ``initialize`` handshake; a ``mode="auto"`` client's ``server/discover`` probe gets an
 error (stdio) or an HTTP 400 (Streamable HTTP, no session id) and falls back.
 

@@ -212,7 +212,9 @@ def _exit_status(code: object) -> int:
 def _fresh_stdio() -> None:
     """Standard streams made as the interpreter makes them at start-up, on the server's descriptors."""
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
-    sys.stdin = sys.__stdin__ = open(0, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
+    sys.stdin = sys.__stdin__ = open(  # noqa: SIM115
+        0, encoding=encoding, errors=errors, newline="\n", closefd=False
+    )
     sys.stdout = sys.__stdout__ = open(  # noqa: SIM115
         1, "w", buffering=1 if os.isatty(1) else -1, encoding=encoding, errors=errors, closefd=False
     )
