@@ -20,9 +20,12 @@ import asyncio
 import enum
 import importlib
 import inspect
+import json
 import logging
 import pkgutil
 import re
+import subprocess
+import sys
 import types
 import typing
 from typing import Any
@@ -256,3 +259,84 @@ def test_process_wide_state_section_gives_each_object_its_fate() -> None:
     for row in rows[1:]:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 6 and all(cells), f"a row without every fate: {row}"
+
+
+CALLBACK_LOCKS_AND_NOTEBOOK_MARKS = """
+import gc, json, os, signal, sys, time
+from mcp_sync import MCPHub
+from mcp_sync._hub import notebook
+from mcp_sync._runtime import callbacks
+
+out = {"baseline": len(callbacks._locked), "notebook_marks": len(notebook._made_a_hub)}
+heard = []
+
+def boom(tool):
+    raise RuntimeError("a callback that fails")
+
+def double(x: int) -> int:
+    '''Twice x.'''
+    return 2 * x
+
+hub = MCPHub([]).start()
+hub.on_tool_added(boom)                       # failure: a raising callback changes nothing here
+hub.on_tool_added(lambda tool: heard.append(tool.name))
+hub.registry.register_function(double)
+out["subscribed"] = len(callbacks._locked) > out["baseline"]
+deadline = time.monotonic() + 10
+while not heard and time.monotonic() < deadline:
+    time.sleep(0.01)
+out["heard"] = heard
+
+held = [holder._lock for holder in list(callbacks._locked)]
+for lock in held:                              # fork while every such lock is held
+    lock.acquire()
+pid = os.fork()
+if pid == 0:
+    child = MCPHub([]).start()
+    child.on_tool_added(lambda tool: None)
+    child.close()
+    os._exit(0)
+for lock in held:
+    lock.release()
+deadline = time.monotonic() + 30
+status = None
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.02)
+else:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+out["child_subscribed_after_fork"] = status == 0
+
+hub.close()
+del hub
+gc.collect()
+out["after_close"] = len(callbacks._locked)
+out["notebook_marks_after"] = len(notebook._made_a_hub)
+print(json.dumps(out))
+"""
+
+
+def test_the_callback_lock_holders_and_notebook_marks_through_failure_fork_close_and_exit() -> None:
+    # In a fresh interpreter: nothing held at import; a callback that raises changes nothing; a child
+    # forked while every subscribing lock is held subscribes; close and collection empty the weak set;
+    # outside IPython no notebook mark is ever made; the process exits cleanly.
+    done = subprocess.run(
+        [sys.executable, "-c", CALLBACK_LOCKS_AND_NOTEBOOK_MARKS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "baseline": 0,
+        "notebook_marks": 0,
+        "subscribed": True,
+        "heard": ["double"],
+        "child_subscribed_after_fork": True,
+        "after_close": 0,
+        "notebook_marks_after": 0,
+    }
