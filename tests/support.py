@@ -204,6 +204,15 @@ def cli_command(*args: str) -> list[str]:
     return [PYTHON, "-I", "-S", os.fspath(WARM_SHIM), socket_path, "-m", "mcp_sync", *args]
 
 
+DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
+"""The bundled demo server (`examples/servers.yaml` runs it)."""
+
+
+def demo_config(name: str = "demo") -> dict[str, Any]:
+    """The demo server over stdio, started with this interpreter."""
+    return {"server_name": name, "transport": "stdio", "command": PYTHON, "args": [str(DEMO_SERVER)]}
+
+
 def stdio_config(
     name: str,
     *flags: str,
@@ -660,6 +669,7 @@ def fixture_flags(**flags: Any) -> list[str]:
 
 
 __all__: Sequence[str] = [
+    "DEMO_SERVER",
     "FIXTURE_SERVER",
     "HANGING_SERVER",
     "LEGACY_V1_SERVER",
@@ -672,6 +682,7 @@ __all__: Sequence[str] = [
     "assert_stopped_if_started",
     "child_pids_of",
     "cli_command",
+    "demo_config",
     "exception_texts",
     "fixture_flags",
     "http_config",

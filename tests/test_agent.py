@@ -14,13 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_sync import MCPHub, Tool, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT, stdio_config, stdio_params, wait_until
-
-DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
-
-
-def demo_config(name: str = "demo") -> dict[str, Any]:
-    return {"server_name": name, "transport": "stdio", "command": PYTHON, "args": [str(DEMO_SERVER)]}
+from tests.support import DEMO_SERVER, demo_config, stdio_config, stdio_params, wait_until
 
 
 @pytest.fixture(scope="module")

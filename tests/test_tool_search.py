@@ -26,15 +26,17 @@ from mcp_sync import (
     ToolRegistry,
     UnsupportedFeatureError,
 )
-from tests.support import PYTHON, REPO_ROOT, SERVERS_DIR, ReferenceServers, stdio_config
+from tests.integrations.support import KITE, kite_hub, remove_kite
+from tests.support import (
+    PYTHON,
+    SERVERS_DIR,
+    ReferenceServers,
+    demo_config,
+    stdio_config,
+)
 
-DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 SEARCH = "mcp__search_tools"
 CALL = "mcp__call_tool"
-
-
-def demo_config(name: str = "demo") -> dict[str, Any]:
-    return {"server_name": name, "transport": "stdio", "command": PYTHON, "args": [str(DEMO_SERVER)]}
 
 
 @pytest.fixture(scope="module")
@@ -501,27 +503,6 @@ def test_a_token_budget_never_offers_a_set_dearer_than_every_tool(registry: Tool
         assert hub.function_specs(discovery=budget) == every
     assert spec_names(hub.function_specs(discovery=True)) == [SEARCH, CALL]  # True is always obeyed
     assert specs_cost(hub.function_specs(discovery=True)) > specs_cost(every)
-
-
-@contextlib.contextmanager
-def kite_hub() -> Iterator[MCPHub]:
-    """The fixture server, which has added the tool mcp__fx__kite."""
-    with MCPHub([stdio_config("fx")]) as hub:
-        added = threading.Event()
-        hub.on_tool_added(lambda tool: tool.name == KITE and added.set())
-        hub.call_tool("mcp__fx__add_tool", {"name": "kite"})
-        assert added.wait(20)
-        yield hub
-
-
-KITE = "mcp__fx__kite"
-
-
-def remove_kite(hub: MCPHub) -> None:
-    gone = threading.Event()
-    hub.on_tool_removed(lambda tool: tool.name == KITE and gone.set())
-    hub.call_tool("mcp__fx__remove_tool", {"name": "kite"})
-    assert gone.wait(20)
 
 
 def test_a_pinned_tool_that_left_is_not_checked_while_the_budget_offers_every_tool(
