@@ -517,6 +517,21 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+def cpu_recorded(
+    cpu: dict[str, list[float]], name: str, body: Callable[[], list[int]]
+) -> Callable[[], list[float]]:
+    """`body` (one round of calls, returning each call's nanoseconds) as a `Side`'s run: the calls in
+    seconds, and this process's CPU time per call appended to `cpu[name]`."""
+
+    def run() -> list[float]:
+        cpu0 = time.process_time()
+        out = body()
+        cpu.setdefault(name, []).append((time.process_time() - cpu0) / len(out))
+        return [v / 1e9 for v in out]
+
+    return run
+
+
 def thread_batch(
     threads: int,
     calls: int,

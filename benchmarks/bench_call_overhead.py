@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import _common as c
@@ -77,14 +77,7 @@ def main() -> None:
         call_tool = hub.call_tool
         clock = time.perf_counter_ns
 
-        def timed(name: str, body: Callable[[], list[int]]) -> Callable[[], list[float]]:
-            def run() -> list[float]:
-                cpu0 = time.process_time()
-                out = body()
-                cpu.setdefault(name, []).append((time.process_time() - cpu0) / len(out))
-                return [v / 1e9 for v in out]
-
-            return run
+        timed = functools.partial(c.cpu_recorded, cpu)
 
         def hub_calls() -> list[int]:
             out = []

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import subprocess
 import sys
 import sysconfig
 import time
 import venv
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,14 +152,7 @@ def main() -> None:
         call_tool, invoke = hub.call_tool, peer.invoke
         cpu: dict[str, list[float]] = {}
 
-        def timed(name: str, body: Callable[[], list[int]]) -> Callable[[], list[float]]:
-            def run() -> list[float]:
-                cpu0 = time.process_time()
-                out = body()
-                cpu.setdefault(name, []).append((time.process_time() - cpu0) / len(out))
-                return [v / 1e9 for v in out]
-
-            return run
+        timed = functools.partial(c.cpu_recorded, cpu)
 
         def hub_calls() -> list[int]:
             out = []
