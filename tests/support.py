@@ -209,8 +209,15 @@ DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"
 
 
 def demo_config(name: str = "demo") -> dict[str, Any]:
-    """The demo server over stdio, started with this interpreter."""
-    return {"server_name": name, "transport": "stdio", "command": PYTHON, "args": [str(DEMO_SERVER)]}
+    """The demo server over stdio, started with this interpreter (warm-launched where it may be)."""
+    return {"server_name": name, "transport": "stdio", **command_entry(DEMO_SERVER)}
+
+
+def command_entry(script: PathLike = FIXTURE_SERVER, *args: str) -> dict[str, Any]:
+    """``{"command": ..., "args": [...]}`` running `script` with `args` as `python_command` does: the
+    part of a server entry a host file (Cursor, Claude Desktop, VS Code, ...) holds."""
+    command, *arguments = python_command(script, *args)
+    return {"command": command, "args": arguments}
 
 
 def stdio_config(
@@ -682,6 +689,7 @@ __all__: Sequence[str] = [
     "assert_stopped_if_started",
     "child_pids_of",
     "cli_command",
+    "command_entry",
     "demo_config",
     "exception_texts",
     "fixture_flags",

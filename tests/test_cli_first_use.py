@@ -12,30 +12,38 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcp_sync._cli.listings import error_summary
 from mcp_sync._server.stdio import STDERR_TAIL_MARKER
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, cli_command
+from tests.support import FIXTURE_SERVER, REPO_ROOT, cli_command, command_entry
 
 pytestmark = pytest.mark.timeout(240)
 
 RUN_TIMEOUT = 120.0  # one command, its server started and closed, on a loaded machine
 SECRET = "hunter2-typed-secret"
-FIXTURE = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
-VSCODE_FILE = {
-    "inputs": [
-        {"type": "promptString", "id": "api-key", "description": "Fixture API key", "password": True},
-        {"type": "promptString", "id": "team", "description": "Team name"},
-    ],
-    "servers": {
-        "fx": {
-            **FIXTURE,
-            "env": {"API_KEY": "${input:api-key}", "TEAM": "${input:team}", "TEAM_AGAIN": "${input:team}"},
-        }
-    },
-}
+
+
+def vscode_file() -> dict[str, Any]:
+    """A VS Code file whose server `fx` takes two of its inputs, one of them a password."""
+    return {
+        "inputs": [
+            {"type": "promptString", "id": "api-key", "description": "Fixture API key", "password": True},
+            {"type": "promptString", "id": "team", "description": "Team name"},
+        ],
+        "servers": {
+            "fx": {
+                **command_entry(),
+                "env": {
+                    "API_KEY": "${input:api-key}",
+                    "TEAM": "${input:team}",
+                    "TEAM_AGAIN": "${input:team}",
+                },
+            }
+        },
+    }
 
 
 def cli_environment(home: Path) -> dict[str, str]:
@@ -107,7 +115,7 @@ def vscode_home(tmp_path: Path, document: dict[str, object]) -> Path:
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
 def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hidden(tmp_path: Path) -> None:
     code, stdout, transcript = on_terminal(
-        vscode_home(tmp_path, VSCODE_FILE),
+        vscode_home(tmp_path, vscode_file()),
         ["call", "--from", "vscode", "mcp__fx__get_env", '{"name": "API_KEY"}'],
         [("Fixture API key", SECRET), ("Team name", "blue")],
     )
@@ -122,7 +130,7 @@ def test_vscode_inputs_are_asked_on_the_terminal_once_each_and_a_password_is_hid
 def test_a_pick_string_input_is_chosen_by_number_on_the_terminal(tmp_path: Path) -> None:
     document = {
         "inputs": [{"type": "pickString", "id": "region", "description": "Region", "options": ["eu", "us"]}],
-        "servers": {"fx": {**FIXTURE, "env": {"REGION": "${input:region}"}}},
+        "servers": {"fx": {**command_entry(), "env": {"REGION": "${input:region}"}}},
     }
     code, stdout, transcript = on_terminal(
         vscode_home(tmp_path, document),
@@ -134,7 +142,7 @@ def test_a_pick_string_input_is_chosen_by_number_on_the_terminal(tmp_path: Path)
 
 
 def test_without_a_terminal_no_input_is_asked(tmp_path: Path) -> None:
-    home = vscode_home(tmp_path, VSCODE_FILE)
+    home = vscode_home(tmp_path, vscode_file())
     done = subprocess.run(
         cli_command("servers", "--from", "vscode", "--json"),
         cwd=REPO_ROOT,
@@ -217,7 +225,7 @@ def mcp_sync(*argv: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[s
 
 def test_a_file_whose_servers_are_under_a_misspelt_key_is_refused_with_a_did_you_mean(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
-    path.write_text(json.dumps({"mcpservers": {"fx": FIXTURE}}))
+    path.write_text(json.dumps({"mcpservers": {"fx": command_entry()}}))
 
     table, as_json = mcp_sync("servers", str(path)), mcp_sync("servers", str(path), "--json")
 
@@ -230,7 +238,7 @@ def test_a_file_whose_servers_are_under_a_misspelt_key_is_refused_with_a_did_you
 def test_a_hosts_own_file_without_servers_stays_zero_servers_and_names_the_slip(tmp_path: Path) -> None:
     path = tmp_path / "project" / ".cursor" / "mcp.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"mcpservers": {"fx": FIXTURE}}))
+    path.write_text(json.dumps({"mcpservers": {"fx": command_entry()}}))
 
     done = mcp_sync("servers", str(path))
 
@@ -250,8 +258,8 @@ def test_a_misspelt_command_gets_a_did_you_mean(extra: tuple[str, ...]) -> None:
 def test_call_starts_only_the_server_its_tool_belongs_to(tmp_path: Path) -> None:
     other_events = tmp_path / "other.jsonl"
     servers = {
-        "fx": FIXTURE,
-        "other": {**FIXTURE, "args": [*FIXTURE["args"], "--events", os.fspath(other_events)]},
+        "fx": command_entry(),
+        "other": command_entry(FIXTURE_SERVER, "--events", os.fspath(other_events)),
         "broken": {"command": "no-such-command-for-mcp-sync"},
     }
     path = tmp_path / "servers.json"
@@ -267,7 +275,7 @@ def test_call_starts_only_the_server_its_tool_belongs_to(tmp_path: Path) -> None
 
 def test_call_read_and_prompt_show_a_servers_control_characters_as_text(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
-    path.write_text(json.dumps({"mcpServers": {"fx": FIXTURE}}))
+    path.write_text(json.dumps({"mcpServers": {"fx": command_entry()}}))
     text = "\x1b[2Jcleared\r\nnext\rline\tand a tab\x07"  # CRLF is a line break, a lone CR is not
 
     called = mcp_sync("call", str(path), "mcp__fx__echo", json.dumps({"text": text}))

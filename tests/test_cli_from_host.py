@@ -13,7 +13,7 @@ import pytest
 from mcp_sync._cli.parser import HOST_NAMES
 from mcp_sync._config import HOSTS
 from mcp_sync._values.naming import server_name_from_host
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, cli_command
+from tests.support import PYTHON, REPO_ROOT, cli_command, command_entry
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -38,7 +38,7 @@ def mcp_sync_cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def cursor_home(tmp_path: Path) -> tuple[Path, Path]:
     """A home whose Cursor file has `alpha`, and a project whose own Cursor file adds `beta`."""
     home, project = tmp_path / "home", tmp_path / "project"
-    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    server = command_entry()
     for folder, entries in ((home, {"alpha": server}), (project, {"beta": server})):
         (folder / ".cursor").mkdir(parents=True)
         (folder / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
@@ -76,7 +76,7 @@ def vscode_gallery_project(tmp_path: Path) -> tuple[Path, Path]:
     """A home without files and a project whose `.vscode/mcp.json` holds a server under a gallery name."""
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
-    entry = {"type": "stdio", "command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    entry = {"type": "stdio", **command_entry()}
     (project / ".vscode").mkdir(parents=True)
     (project / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {GALLERY_NAME: entry}}))
     return home, project

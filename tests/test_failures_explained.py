@@ -23,7 +23,16 @@ from mcp_sync import (
 )
 from mcp_sync._values.naming import server_name_from_host
 from tests.hub_harness import started_hub
-from tests.support import SERVERS_DIR, EventLog, HttpServer, http_config, stdio_config, wait_until
+from tests.support import (
+    FIXTURE_SERVER,
+    SERVERS_DIR,
+    EventLog,
+    HttpServer,
+    command_entry,
+    http_config,
+    stdio_config,
+    wait_until,
+)
 
 STATUS_SERVER = SERVERS_DIR / "status_server.py"
 
@@ -250,14 +259,13 @@ def test_a_line_that_is_not_utf8_is_replaced_with_a_warning_and_the_session_goes
 
 
 def claude_desktop_file(tmp_path: Path, *, required_invalid: bool = False) -> Path:
-    fixture = str(SERVERS_DIR / "fixture_server.py")
     document = {
         "mcpServers": {
-            "good": {"command": sys.executable, "args": [fixture]},
-            "also-good": {"command": sys.executable, "args": [fixture, "--era", "legacy"]},
-            "brave search": {"command": sys.executable, "args": [fixture]},
+            "good": command_entry(),
+            "also-good": command_entry(FIXTURE_SERVER, "--era", "legacy"),
+            "brave search": command_entry(),
             "websocket": {"type": "websocket", "url": "ws://127.0.0.1:9/ws", "required": required_invalid},
-            "off": {"command": sys.executable, "args": [fixture], "disabled": True},
+            "off": {**command_entry(), "disabled": True},
         }
     }
     path = tmp_path / "claude_desktop_config.json"
@@ -288,22 +296,23 @@ CLAUDE_DESKTOP_SAMPLE = """\
 {
   "globalShortcut": "Ctrl+Space",
   "mcpServers": {
-    "notes": {"command": "%(python)s", "args": ["%(fixture)s"], "env": {"NOTES_DIR": "/tmp/notes"}},
+    "notes": {"command": "%(python)s", "args": %(args)s, "env": {"NOTES_DIR": "/tmp/notes"}},
     "brave search": {
       "type": "websocket",
       "command": "npx",
       "args": ["-y", "@modelcontextprotocol/server-brave-search"],
       "env": {"BRAVE_API_KEY": "BSA-not-a-real-key-0000"}
     },
-    "calendar": {"command": "%(python)s", "args": ["%(fixture)s", "--era", "legacy"]}
+    "calendar": {"command": "%(python)s", "args": %(legacy_args)s}
   }
 }
 """
 
 
 def claude_desktop_sample() -> object:
-    fixture = str(SERVERS_DIR / "fixture_server.py")
-    return json.loads(CLAUDE_DESKTOP_SAMPLE % {"python": sys.executable, "fixture": fixture})
+    entry, legacy = command_entry(), command_entry(FIXTURE_SERVER, "--era", "legacy")
+    fields = {"python": entry["command"], "args": json.dumps(entry["args"])}
+    return json.loads(CLAUDE_DESKTOP_SAMPLE % {**fields, "legacy_args": json.dumps(legacy["args"])})
 
 
 def test_a_host_document_given_to_the_constructor_starts_its_good_servers() -> None:

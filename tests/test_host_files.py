@@ -29,7 +29,7 @@ from mcp_sync._config.hosts.mcp_servers import McpServersFormat
 from mcp_sync._config.hosts.vscode import VsCodeFormat
 from mcp_sync._config.raw import RawEntry
 from mcp_sync._config.secrets import secrets_of
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
+from tests.support import REPO_ROOT, Records, command_entry
 
 SAMPLES = REPO_ROOT / "tests" / "data" / "hosts"
 SECRET = "pplx-s3cr3t-Zq8x-input-value"
@@ -397,7 +397,7 @@ def test_from_host_starts_the_servers_and_a_bad_entry_fails_alone(
     home, project = tmp_path / "home", tmp_path / "project"
     (home / ".cursor").mkdir(parents=True)
     (project / ".cursor").mkdir(parents=True)
-    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    server = command_entry()
     user = {"mcpServers": {"alpha": server, "shared": {"command": "not-this-one"}}}
     own = {"mcpServers": {"shared": server, "broken": {"type": "websocket", "url": "wss://h/ws"}}}
     (home / ".cursor" / "mcp.json").write_text(json.dumps(user))

@@ -28,7 +28,7 @@ from mcp_sync import (
 )
 from mcp_sync._config.secrets import secrets_of
 from mcp_sync._values.naming import SERVER_NAME_MAX_LENGTH, server_name_from_host, server_names_from_host
-from tests.support import FIXTURE_SERVER, PYTHON, EventLog, HttpServer, Records
+from tests.support import EventLog, HttpServer, Records, command_entry
 
 START_TIMEOUT = 60.0  # a stdio or HTTP server starting on a loaded 2-core machine: "does not hang"
 DEPRECATION = "uses the legacy SSE transport (deprecated in MCP 2025-03-26)"
@@ -258,7 +258,7 @@ def test_vscode_gallery_names_load_and_keep_their_original_name(tmp_path: Path) 
 
 
 def test_hub_servers_show_the_original_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    server = command_entry()
     write(tmp_path / ".cursor" / "mcp.json", json.dumps({"mcpServers": {"Dev Box MCP": server}}))
     monkeypatch.setenv("HOME", os.fspath(tmp_path))
 

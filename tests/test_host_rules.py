@@ -25,7 +25,7 @@ from mcp_sync import (
 )
 from mcp_sync._cli.inputs import _ask
 from mcp_sync._config.hosts.claude import local_scope
-from tests.support import FIXTURE_SERVER, PYTHON, REPO_ROOT, Records
+from tests.support import REPO_ROOT, Records, command_entry
 
 
 def write(path: Path, text: str) -> Path:
@@ -804,7 +804,7 @@ def test_gemini_reads_a_workspaces_settings_only_in_a_trusted_folder(
 def test_a_server_gemini_mcp_disable_switched_off_is_stopped_by_reload_and_the_other_keeps_working(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = {"command": PYTHON, "args": [os.fspath(FIXTURE_SERVER)]}
+    server = command_entry()
     home = gemini_home(tmp_path, {"mcpServers": {"kept": server, "switched": server}})
     monkeypatch.setenv("HOME", os.fspath(home))
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)

@@ -9,14 +9,8 @@ from typing import Any
 import pytest
 
 from mcp_sync import MCPHub, ToolRegistry
-from tests.support import PYTHON, REPO_ROOT
+from tests.support import demo_config
 
-DEMO = {
-    "server_name": "demo",
-    "transport": "stdio",
-    "command": PYTHON,
-    "args": [str(REPO_ROOT / "examples" / "demo_server.py")],
-}
 BROKEN = {"server_name": "broken", "transport": "stdio", "command": "no-such-<server>&command"}
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 ESCAPED = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"
@@ -27,7 +21,7 @@ def hub() -> Iterator[MCPHub]:
     registry = ToolRegistry()
     registry.register_native("evil", lambda: "", description=f"{HOSTILE}\nsecond line")
     registry.register_native("plain", lambda: "", description=None)
-    with MCPHub([DEMO, BROKEN], registry=registry) as hub:
+    with MCPHub([demo_config(), BROKEN], registry=registry) as hub:
         assert hub.servers["demo"].state == "ready" and hub.servers["broken"].state == "failed"
         yield hub
     registry.close()  # a hub leaves a registry it was given open
@@ -76,7 +70,7 @@ def test_registry_html_shows_the_first_line_of_each_description(hub: MCPHub) -> 
 
 
 def test_html_of_a_hub_that_has_not_started_says_so() -> None:
-    html = MCPHub([DEMO])._repr_html_()
+    html = MCPHub([demo_config()])._repr_html_()
     assert "no servers started" in html and "no tools" in html
 
 

@@ -1,6 +1,7 @@
 """Helpers shared by tests/test_hosts.py and the host scripts in this folder.
 
-The scripts run with the repository root on ``PYTHONPATH`` (see `HostProcess`), import
+The scripts run as modules from the repository root (``python -u -m tests.hosts.NAME``, see
+`HostProcess`), import
 `mcp_sync` and these helpers, and end by printing one line ``REPORT <json>`` that the test reads.
 Every wait here is bounded.
 """
@@ -21,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from tests import support
 from tests.support import REPO_ROOT, EventLog, child_pids_of, pid_alive
 
-HOSTS_DIR = Path(__file__).resolve().parent
 THREAD_PREFIX = "mcp-sync:"
 REPORT_PREFIX = "REPORT "
 
@@ -157,13 +158,18 @@ class HostProcess:
     """
 
     def __init__(self, script: str, *args: str) -> None:
+        # ``python -u -m tests.hosts.NAME`` from the repository root: the tests package importable and
+        # the output unbuffered without a PYTHON* variable, which the host's servers would inherit and
+        # which would make each of them a fresh interpreter (tests/servers/warm_launcher.py). The
+        # launcher is this test process's, so a server the host leaves behind outlives the host, as a
+        # real one would; a test marked ``real_processes`` gets real servers in its hosts too.
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([os.fspath(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-        env["PYTHONUNBUFFERED"] = "1"
+        if not support.warm_launching or support.launcher_socket() is None:
+            env["MCP_SYNC_TEST_WARM"] = "0"
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finish())
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [sys.executable, os.fspath(HOSTS_DIR / script), *args],
+            [sys.executable, "-u", "-m", f"tests.hosts.{Path(script).stem}", *args],
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

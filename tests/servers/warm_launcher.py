@@ -96,6 +96,10 @@ PRELOAD_CLI_MODULES = (
     "mcp_sync._hub.hub",
     "mcp.client.stdio",
     "mcp.client.streamable_http",
+    # What a session's one-time warm-up imports (mcp_sync._server.warm_up).
+    "jsonschema.exceptions",
+    "jsonschema.validators",
+    "referencing.exceptions",
 )
 # The servers whose top-level imports are run here (only the imports: a module body may configure
 # logging or other process state the server must set up itself).
