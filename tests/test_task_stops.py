@@ -354,6 +354,24 @@ def test_a_submitted_task_call_whose_stdio_server_dies_carries_its_task_id(event
         assert (caught.value.tool, caught.value.task_id) == ("mcp__t__stages", task_id)
 
 
+
+def test_a_task_call_whose_stdio_server_dies_while_a_poll_is_unanswered_carries_its_task_id(
+    events: EventLog, tmp_path: Path
+) -> None:
+    """The server dies with a `tasks/get` in flight: that request fails first, and the session's end then
+    cuts the call short while its error is being made. The error still names the task."""
+    entry = stdio_config("t", "--gates", os.fspath(tmp_path), script=TASKS_SERVER, events=events)
+    with MCPHub([entry]) as hub:
+        future = hub.submit("mcp__t__gated", {"tag": "poll", "hold": ["poll"]}, timeout=BOUND, task=True)
+        task_id = events.wait_for("held", tag="poll", timeout=BOUND)["task_id"]  # its tasks/get unanswered
+        pid = hub.servers["t"].pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ServerDisconnectedError) as caught:
+            future.result(BOUND)
+        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__gated", task_id), caught.value
+
+
 @pytest.mark.parametrize("task", [True, None])
 def test_closing_the_hub_while_a_task_is_created_later_than_close_waits_says_it_may_still_run(
     served: Callable[..., dict[str, Any]], events: EventLog, task: bool | None

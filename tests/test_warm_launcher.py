@@ -3,6 +3,7 @@ and the shim its client started stands in for it: pipes, exit status, signals, a
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -233,3 +234,29 @@ def test_a_module_the_launcher_did_not_preload_runs_cold(tmp_path: Path) -> None
     )
     real = subprocess.run([sys.executable, "-m", "json.tool", "--help"], capture_output=True, timeout=60)
     assert (warm.returncode, warm.stdout) == (real.returncode, real.stdout) == (0, real.stdout)
+
+
+HOST_LAUNCHER_PROBE = """
+import json, os
+from pathlib import Path
+from tests import support
+from tests.hosts._common import HostProcess
+
+host = HostProcess("unreferenced.py", "del")  # the first host of a test process that has no launcher yet
+variables = Path(f"/proc/{host.pid}/environ").read_bytes().split(b"\\0")
+host.finish(timeout=90)
+given = [v.decode().partition("=")[2] for v in variables if v.startswith(b"MCP_SYNC_TEST_LAUNCHER=")]
+print(json.dumps({"given": given, "own": support.launcher_socket()}))
+"""
+
+
+def test_the_first_host_of_a_test_process_uses_that_process_s_launcher() -> None:
+    """A host with a launcher of its own would have its servers killed when it exits, so a server it
+    leaves behind would go unseen: the host is given its test process's launcher, started first."""
+    env = {name: value for name, value in os.environ.items() if name != "MCP_SYNC_TEST_LAUNCHER"}
+    done = subprocess.run(
+        [sys.executable, "-c", HOST_LAUNCHER_PROBE], cwd=REPO_ROOT, env=env, capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().splitlines()[-1])
+    assert seen["own"] and seen["given"] == [seen["own"]], seen

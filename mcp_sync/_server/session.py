@@ -688,11 +688,6 @@ class Session:
                     await _check_output(client, raw_name, result)
             except MCPSyncError:  # the runner's own typed errors stand as they are
                 raise
-            except asyncio.CancelledError:
-                cut_short = self._task_cut_short(public_name, created[0] if created else None)
-                if cut_short is None:
-                    raise
-                raise cut_short from None
             except Exception as exc:
                 if isinstance(exc, TimeoutError) and timer is not None and timer.expired():
                     if not created:
@@ -703,6 +698,13 @@ class Session:
                         tool=public_name,
                     ) from None
                 raise await self._failure(exc, public_name) from exc
+        except asyncio.CancelledError:
+            # The session's end cancels this call: while its task ran, or while a failed request's
+            # error waited for that end (`_failure`). Either way the error names the task.
+            cut_short = self._task_cut_short(public_name, created[0] if created else None)
+            if cut_short is None:
+                raise
+            raise cut_short from None
         except ToolCallError as error:
             if created and error.task_id is None:
                 error.task_id = created[0]
@@ -748,32 +750,48 @@ class Session:
         on_progress = self._progress_forwarder(progress) if progress is not None else None
         try:
             try:
-                started = await start_task(
-                    wire,
-                    client,
-                    raw_name,
-                    arguments,
-                    ttl=ttl,
-                    progress=on_progress,
-                    certain=certain,
-                    aftercare=self.aftercare,
+                started = await self._started_task(
+                    client, wire, raw_name, arguments, ttl, on_progress, certain
                 )
-            except asyncio.CancelledError:
-                cut_short = self._task_cut_short(public_name, None)
-                if cut_short is None:
-                    raise
-                raise cut_short from None
-            except pydantic.ValidationError as invalid:  # checked against the output schema there
-                started = await _untagged_result(client, raw_name, invalid)
-            else:
-                if isinstance(started, types.CallToolResult):
-                    await _check_output(client, raw_name, started)
-        except MCPSyncError:  # the runner's own typed errors stand as they are
-            raise
-        except Exception as exc:
-            raise await self._failure(exc, public_name) from exc
+            except MCPSyncError:  # the runner's own typed errors stand as they are
+                raise
+            except Exception as exc:
+                raise await self._failure(exc, public_name) from exc
+        except asyncio.CancelledError:  # the session's end: while the task started, or a failure waited
+            cut_short = self._task_cut_short(public_name, None)
+            if cut_short is None:
+                raise
+            raise cut_short from None
         if isinstance(started, types.CallToolResult):
             return _tool_result(started, public_name)
+        return started
+
+    async def _started_task(
+        self,
+        client: Client,
+        wire: TaskWire,
+        raw_name: str,
+        arguments: dict[str, Any],
+        ttl: float | None,
+        on_progress: Any,
+        certain: bool,
+    ) -> TaskInfo | types.CallToolResult:
+        """`start_task`'s answer: the task the server created, or its result at once (checked)."""
+        try:
+            started = await start_task(
+                wire,
+                client,
+                raw_name,
+                arguments,
+                ttl=ttl,
+                progress=on_progress,
+                certain=certain,
+                aftercare=self.aftercare,
+            )
+        except pydantic.ValidationError as invalid:  # checked against the output schema there
+            return await _untagged_result(client, raw_name, invalid)
+        if isinstance(started, types.CallToolResult):
+            await _check_output(client, raw_name, started)
         return started
 
     async def follow_task(

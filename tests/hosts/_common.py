@@ -163,8 +163,10 @@ class HostProcess:
         # which would make each of them a fresh interpreter (tests/servers/warm_launcher.py). The
         # launcher is this test process's, so a server the host leaves behind outlives the host, as a
         # real one would; a test marked ``real_processes`` gets real servers in its hosts too.
+        # Started (and put in os.environ) before the copy below, or the first host would start its own.
+        socket_path = support.launcher_socket() if support.warm_launching else None
         env = dict(os.environ)
-        if not support.warm_launching or support.launcher_socket() is None:
+        if socket_path is None:
             env["MCP_SYNC_TEST_WARM"] = "0"
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finish())
         self.started = time.monotonic()

@@ -1,6 +1,6 @@
 """Host model: the main thread ends while a non-daemon worker thread is blocked in a call.
 
-    python exit_in_flight.py WORKDIR
+    python -m tests.hosts.exit_in_flight WORKDIR
 
 Starts a hub on ``fixture_server.py --ignore-signals`` (``s``), prints ``PID <server pid>``,
 submits ``call_tool("mcp__s__sleep", {"seconds": 60, "tag": "x"})`` to a

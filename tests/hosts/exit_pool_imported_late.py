@@ -1,7 +1,7 @@
 """Host model: the program ends while thread-pool workers are blocked in calls, and the pool module
 was first imported after mcp_sync (the usual order: nothing imports it before the first start).
 
-    python exit_pool_imported_late.py WORKDIR
+    python -m tests.hosts.exit_pool_imported_late WORKDIR
 
 Imports `mcp_sync` with ``concurrent.futures.thread`` not yet imported (it checks and reports
 ``sys.modules``), starts a hub on ``fixture_server.py --ignore-signals`` (``s``), prints

@@ -1,6 +1,6 @@
 """Host model: a program that forks while its hub is running.
 
-    python fork_host.py MODE WORKDIR
+    python -m tests.hosts.fork_host MODE WORKDIR
 
 MODE ``exit`` / ``return`` / ``_exit``: the parent starts a hub (server ``parent``), then
 ``os.fork()``s; the child probes the inherited hub (a call, a submit, its state, ``close()``),

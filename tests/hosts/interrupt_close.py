@@ -1,6 +1,6 @@
 """Host model: Ctrl-C while `MCPHub.close()` waits for a server that ignores signals.
 
-    python interrupt_close.py WORKDIR
+    python -m tests.hosts.interrupt_close WORKDIR
 
 Starts a hub on ``fixture_server.py --ignore-signals`` (``stubborn``), prints ``PID <server
 pid>`` and ``CLOSING``, and calls ``close()``; the test sends SIGINT while that close is under

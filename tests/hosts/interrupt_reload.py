@@ -1,6 +1,6 @@
 """Host model: Ctrl-C while `MCPHub.reload()` stops a server whose entry changed.
 
-    python interrupt_reload.py WORKDIR
+    python -m tests.hosts.interrupt_reload WORKDIR
 
 Starts a hub on ``changed`` (``fixture_server.py --ignore-signals``: its stop takes seconds) and
 ``kept``, prints ``RELOADING``, and reloads with ``changed``'s entry changed (another

@@ -1,6 +1,6 @@
 """Host model: Ctrl-C while `MCPHub.start()` waits for a server that never answers.
 
-    python interrupt_start.py WORKDIR
+    python -m tests.hosts.interrupt_start WORKDIR
 
 Starts a hub with a normal fixture server (``normal``) and a ``hanging_server.py
 --ignore-signals`` (``hang``, connect_timeout_ms 60000), printing ``STARTING`` just before

@@ -1,7 +1,7 @@
 """Host model: a pre-fork server (gunicorn ``--preload``, Celery prefork) whose app module builds the
 hub, and whose workers, forked from it, use it.
 
-    python preload_host.py MODE WORKDIR
+    python -m tests.hosts.preload_host MODE WORKDIR
 
 MODE ``hub``: the app module creates a hub (server ``app``) and does not start it; a ``multiprocessing``
 fork ``Pool`` of two workers starts it in each worker (the pool's initializer, as gunicorn's

@@ -1,6 +1,6 @@
 """Host model: a server fails at one step of connecting, then fresh hubs start in the same process.
 
-    python start_after_fault.py MODE WORKDIR
+    python -m tests.hosts.start_after_fault MODE WORKDIR
 
 MODE names the fault of the first hub (server ``bad``):
 

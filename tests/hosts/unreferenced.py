@@ -1,6 +1,6 @@
 """Host model: hubs the program stops referencing without closing them.
 
-    python unreferenced.py del | rerun | cycle
+    python -m tests.hosts.unreferenced del | rerun | cycle
 
 ``del``: start a hub, learn its server's pid, ``del hub; gc.collect()`` under
 ``warnings.catch_warnings(record=True)`` (``simplefilter("always")``), then poll up to 10 s for
