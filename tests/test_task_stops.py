@@ -8,6 +8,7 @@ HTTP; each test asserts on what the server recorded (its events), not on timing.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -355,21 +356,36 @@ def test_a_submitted_task_call_whose_stdio_server_dies_carries_its_task_id(event
 
 
 
-def test_a_task_call_whose_stdio_server_dies_while_a_poll_is_unanswered_carries_its_task_id(
-    events: EventLog, tmp_path: Path
+@pytest.mark.parametrize("held", ["poll", "create"])
+def test_a_task_call_whose_stdio_server_dies_with_a_request_unanswered_says_what_became_of_its_task(
+    events: EventLog, tmp_path: Path, held: str
 ) -> None:
-    """The server dies with a `tasks/get` in flight: that request fails first, and the session's end then
-    cuts the call short while its error is being made. The error still names the task."""
+    """The server dies with a `tasks/get` (or the `tools/call` that creates the task) unanswered: that
+    request fails, and the session's end cuts the call short while its error is being made. Whichever
+    reaches the call first, on any Python, the error says what became of the task, and names it once
+    the server had given its id."""
     entry = stdio_config("t", "--gates", os.fspath(tmp_path), script=TASKS_SERVER, events=events)
     with MCPHub([entry]) as hub:
-        future = hub.submit("mcp__t__gated", {"tag": "poll", "hold": ["poll"]}, timeout=BOUND, task=True)
-        task_id = events.wait_for("held", tag="poll", timeout=BOUND)["task_id"]  # its tasks/get unanswered
+        arguments = {"tag": held, "hold": [held]}
+        if held == "poll":
+            future = hub.submit("mcp__t__gated", arguments, timeout=BOUND, task=True)
+        else:
+            future = concurrent.futures.ThreadPoolExecutor(1).submit(
+                hub.start_task, "mcp__t__gated", arguments, timeout=BOUND
+            )
+        task_id = events.wait_for("held", tag=held, timeout=BOUND)["task_id"]
         pid = hub.servers["t"].pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ServerDisconnectedError) as caught:
             future.result(BOUND)
-        assert (caught.value.tool, caught.value.task_id) == ("mcp__t__gated", task_id), caught.value
+    error = caught.value
+    assert error.tool == "mcp__t__gated", error
+    if held == "poll":
+        assert error.task_id == task_id, error
+        assert f"its task {task_id!r} was cancelled if the connection could still send" in str(error), error
+    else:  # the server made the task, and its answer with the id was lost
+        assert "it may still be running" in str(error), error
 
 
 @pytest.mark.parametrize("task", [True, None])

@@ -697,7 +697,8 @@ class Session:
                         f"sent for task {created[0]!r} (its outcome is logged)",
                         tool=public_name,
                     ) from None
-                raise await self._failure(exc, public_name) from exc
+                failure = await self._failure(exc, public_name)
+                raise self._unless_cut_short(failure, public_name, created[0] if created else None) from exc
         except asyncio.CancelledError:
             # The session's end cancels this call: while its task ran, or while a failed request's
             # error waited for that end (`_failure`). Either way the error names the task.
@@ -710,6 +711,16 @@ class Session:
                 error.task_id = created[0]
             raise
         return _tool_result(result, public_name)
+
+    def _unless_cut_short(
+        self, failure: BaseException, public_name: str, task_id: str | None
+    ) -> BaseException:
+        """`failure`, unless it is the session's end: then the error of a task call that end cut short,
+        which says what became of the task. The end reaches a call as a failed request or as a
+        cancellation, depending on timing and on the Python version."""
+        if isinstance(failure, ServerDisconnectedError):
+            return self._task_cut_short(public_name, task_id) or failure
+        return failure
 
     def _task_cut_short(self, public_name: str, task_id: str | None) -> ServerDisconnectedError | None:
         """The error of a task call the session's end cut short (None if it was not that): what became
@@ -756,7 +767,8 @@ class Session:
             except MCPSyncError:  # the runner's own typed errors stand as they are
                 raise
             except Exception as exc:
-                raise await self._failure(exc, public_name) from exc
+                failure = await self._failure(exc, public_name)
+                raise self._unless_cut_short(failure, public_name, None) from exc
         except asyncio.CancelledError:  # the session's end: while the task started, or a failure waited
             cut_short = self._task_cut_short(public_name, None)
             if cut_short is None:
