@@ -233,8 +233,8 @@ def stdio_config(
     `events` adds ``--events PATH``; `overrides` (``env``, ``cwd``, timeouts, ...) are
     merged in last. `script` runs another server file (e.g. `HANGING_SERVER`).
     """
-    command, *args = python_command(script, *flags, *_events_args(events))
-    config: dict[str, Any] = {"server_name": name, "transport": "stdio", "command": command, "args": args}
+    command = command_entry(script, *flags, *_events_args(events))
+    config: dict[str, Any] = {"server_name": name, "transport": "stdio", **command}
     config.update(overrides)
     return config
 

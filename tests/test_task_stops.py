@@ -365,14 +365,12 @@ def test_a_task_call_whose_stdio_server_dies_with_a_request_unanswered_says_what
     reaches the call first, on any Python, the error says what became of the task, and names it once
     the server had given its id."""
     entry = stdio_config("t", "--gates", os.fspath(tmp_path), script=TASKS_SERVER, events=events)
-    with MCPHub([entry]) as hub:
+    with MCPHub([entry]) as hub, concurrent.futures.ThreadPoolExecutor(1) as starter:
         arguments = {"tag": held, "hold": [held]}
         if held == "poll":
             future = hub.submit("mcp__t__gated", arguments, timeout=BOUND, task=True)
         else:
-            future = concurrent.futures.ThreadPoolExecutor(1).submit(
-                hub.start_task, "mcp__t__gated", arguments, timeout=BOUND
-            )
+            future = starter.submit(hub.start_task, "mcp__t__gated", arguments, timeout=BOUND)
         task_id = events.wait_for("held", tag=held, timeout=BOUND)["task_id"]
         pid = hub.servers["t"].pid
         assert pid is not None
