@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.servers.fixture_server import TINY_PNG
+from tests.servers.fixture_app import TINY_PNG
 from tests.support import REPO_ROOT, cli_command, python_path, run_in_repo, stdio_config
 
 PNG_SIZE = len(base64.b64decode(TINY_PNG))
