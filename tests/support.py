@@ -193,15 +193,22 @@ def python_command(
     return [os.fspath(python), "-I", "-S", os.fspath(WARM_SHIM), socket_path, os.fspath(script), *args]
 
 
-def cli_command(*args: str) -> list[str]:
-    """``python -m mcp_sync ARGS``: through the warm launcher where warm launching is on (a fresh
-    interpreter spends ~1 s of CPU importing the SDK before the command line can start; the launcher has
-    it imported), else a real interpreter. The run is a process of its own either way: its own pipes,
-    exit status and signals (see `python_command`)."""
+def module_command(module: str, *args: str, unbuffered: bool = False) -> list[str]:
+    """``python [-u] -m MODULE ARGS`` (the command line, a host script of tests/hosts): through the warm
+    launcher where warm launching is on (a fresh interpreter spends ~1 s of CPU importing the SDK before
+    the program can start; the launcher has it imported), else a real interpreter. The run is a process
+    of its own either way: its own pipes, exit status and signals (see `python_command`), and it ends as
+    an interpreter does."""
+    options = ["-u"] if unbuffered else []
     socket_path = launcher_socket() if warm_launching else None
     if socket_path is None:
-        return [PYTHON, "-m", "mcp_sync", *args]
-    return [PYTHON, "-I", "-S", os.fspath(WARM_SHIM), socket_path, "-m", "mcp_sync", *args]
+        return [PYTHON, *options, "-m", module, *args]
+    return [PYTHON, "-I", "-S", os.fspath(WARM_SHIM), socket_path, *options, "-m", module, *args]
+
+
+def cli_command(*args: str) -> list[str]:
+    """``python -m mcp_sync ARGS``, warm where it may be (`module_command`)."""
+    return module_command("mcp_sync", *args)
 
 
 DEMO_SERVER = REPO_ROOT / "examples" / "demo_server.py"

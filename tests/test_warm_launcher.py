@@ -21,6 +21,7 @@ from tests.support import (
     HttpServer,
     cli_command,
     launcher_socket,
+    module_command,
     pid_alive,
     python_command,
     stdio_config,
@@ -234,6 +235,24 @@ def test_a_module_the_launcher_did_not_preload_runs_cold(tmp_path: Path) -> None
     )
     real = subprocess.run([sys.executable, "-m", "json.tool", "--help"], capture_output=True, timeout=60)
     assert (warm.returncode, warm.stdout) == (real.returncode, real.stdout) == (0, real.stdout)
+
+
+@pytest.mark.parametrize("ending", ["return", "exit", "interrupt"])
+def test_a_warm_host_starts_and_ends_as_a_real_interpreter(ending: str) -> None:
+    """A host script run warm starts as ``python -u -m`` starts it and ends through the interpreter's own
+    exit: atexit handlers, then its globals finalized, a daemon thread left behind, the same status (an
+    uncaught KeyboardInterrupt: killed by SIGINT)."""
+    warm_argv = module_command("tests.hosts.exit_probe", ending, unbuffered=True)
+    real_argv = [sys.executable, "-u", "-m", "tests.hosts.exit_probe", ending]
+    warm, real = (
+        subprocess.run(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        for argv in (warm_argv, real_argv)
+    )
+    assert WARM_SHIM.name in " ".join(warm_argv)
+    assert (warm.returncode, warm.stdout) == (real.returncode, real.stdout)
+    assert real.returncode == {"return": 0, "exit": 3, "interrupt": -signal.SIGINT}[ending]
+    assert real.stdout.decode().splitlines()[1:] == ["atexit", "finalized"]
+    assert warm.stderr.splitlines()[-1:] == real.stderr.splitlines()[-1:]  # the traceback's frames differ
 
 
 HOST_LAUNCHER_PROBE = """

@@ -14,7 +14,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -160,9 +159,11 @@ class HostProcess:
     def __init__(self, script: str, *args: str) -> None:
         # ``python -u -m tests.hosts.NAME`` from the repository root: the tests package importable and
         # the output unbuffered without a PYTHON* variable, which the host's servers would inherit and
-        # which would make each of them a fresh interpreter (tests/servers/warm_launcher.py). The
-        # launcher is this test process's, so a server the host leaves behind outlives the host, as a
-        # real one would; a test marked ``real_processes`` gets real servers in its hosts too.
+        # which would make each of them a fresh interpreter (tests/servers/warm_launcher.py). The host
+        # is warm-launched itself (`support.module_command`): forked from a parent that has the SDK
+        # imported, it ends as an interpreter does. The launcher is this test process's, so a server
+        # the host leaves behind outlives the host, as a real one would; a test marked
+        # ``real_processes`` gets a real interpreter and real servers.
         # Started (and put in os.environ) before the copy below, or the first host would start its own.
         socket_path = support.launcher_socket() if support.warm_launching else None
         env = dict(os.environ)
@@ -171,7 +172,7 @@ class HostProcess:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finish())
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [sys.executable, "-u", "-m", f"tests.hosts.{Path(script).stem}", *args],
+            support.module_command(f"tests.hosts.{Path(script).stem}", *args, unbuffered=True),
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -6,11 +6,14 @@ command a test configures runs ``warm_shim.py`` (an interpreter started with ``-
 milliseconds): the shim sends its stdin, stdout and stderr, its command line, working directory,
 environment and the signals it was started with ignored over a Unix socket; the launcher forks a child
 that starts a session of its own, takes those three descriptors as its own 0, 1 and 2, becomes that
-directory and environment, and runs the script as ``__main__``. The shim then stands in for the server
-towards whoever started it:
+directory and environment, and runs the script as ``__main__``. A module (``[-u] -m NAME``: the command
+line, a host script of tests/hosts) runs from the launcher's top level once the child has left the
+launcher's frames, so that it ends as ``python -m`` does, through the interpreter's own exit. The shim
+then stands in for the server towards whoever started it:
 
 - it relays the signals it gets (SIGTERM, SIGINT, SIGHUP, ...) to the server's process group, as a
-  signal to the shim's own group would have reached a real server;
+  signal to the shim's own group would have reached a real server (one that comes before the server
+  runs is relayed once it does);
 - it exits as the server did: the same status, or killed by the same signal;
 - if the shim itself is killed (SIGKILL cannot be relayed), the launcher sees its connection end and
   SIGKILLs the server's process group; this comes a moment after the shim's death, so a test that
@@ -45,10 +48,10 @@ import atexit
 import builtins
 import contextlib
 import importlib
+import importlib.util
 import io
 import json
 import os
-import runpy
 import selectors
 import shutil
 import signal
@@ -88,8 +91,9 @@ PRELOAD_MODULES = (
     "mcp.server.streamable_http",
     "mcp.server.streamable_http_manager",
 )
-# Modules run as ``python -m NAME`` (the command line under test), with what a run of it imports.
-PRELOAD_MAIN_MODULES = ("mcp_sync",)
+# Modules run as ``python [-u] -m NAME`` (the command line under test, the host scripts of tests/hosts),
+# with what a run of the command line imports: each name and the modules under it.
+MAIN_MODULES = ("mcp_sync", "tests.hosts")
 PRELOAD_CLI_MODULES = (
     "mcp_sync._cli.commands",
     "mcp_sync._cli.tasks",
@@ -185,15 +189,29 @@ def _code_of(script: str) -> types.CodeType:
     return code
 
 
-def _runnable(argv: list[Any], cwd: str) -> types.CodeType | str:
-    """What a request runs: a script's code (a relative path is the shim's), or the name of a module
-    that was preloaded here (``-m NAME``)."""
-    if argv[0] == "-m":
-        name = str(argv[1])
-        if name not in PRELOAD_MAIN_MODULES:
-            raise ValueError(f"-m {name}: only {PRELOAD_MAIN_MODULES} run warm")
-        return name
-    return _code_of(os.path.join(cwd, str(argv[0])))
+@dataclass(frozen=True)
+class _Program:
+    """What a request runs: a script's code, or a module by name (``-m``), and its arguments."""
+
+    code: types.CodeType | str
+    args: list[str]
+    unbuffered: bool  # ``-u`` came first
+
+    @classmethod
+    def of(cls, argv: list[Any], cwd: str) -> _Program:
+        """A script (a relative path is the shim's), or ``[-u] -m NAME`` for a name of `MAIN_MODULES`."""
+        argv = [str(arg) for arg in argv]
+        unbuffered = argv[0] == "-u"
+        if unbuffered:
+            argv = argv[1:]
+        if argv[0] == "-m":
+            name = argv[1]
+            if not any(name == main or name.startswith(f"{main}.") for main in MAIN_MODULES):
+                raise ValueError(f"-m {name}: only {MAIN_MODULES} run warm")
+            return cls(name, argv[2:], unbuffered)
+        if unbuffered:
+            raise ValueError("-u runs warm for a module only")
+        return cls(_code_of(os.path.join(cwd, argv[0])), argv, unbuffered)
 
 
 def _interpreter_settings(env: dict[str, str]) -> dict[str, str]:
@@ -216,45 +234,62 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def _fresh_stdio() -> None:
-    """Standard streams made as the interpreter makes them at start-up, on the server's descriptors."""
+def _fresh_stdio(unbuffered: bool) -> None:
+    """Standard streams made as the interpreter makes them at start-up, on the server's descriptors
+    (``-u`` or ``PYTHONUNBUFFERED``: stdout written through, as stderr always is)."""
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
     sys.stdin = sys.__stdin__ = open(  # noqa: SIM115
         0, encoding=encoding, errors=errors, newline="\n", closefd=False
     )
-    sys.stdout = sys.__stdout__ = open(  # noqa: SIM115
-        1, "w", buffering=1 if os.isatty(1) else -1, encoding=encoding, errors=errors, closefd=False
-    )
+    if unbuffered:
+        sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+            open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115
+            encoding=encoding,
+            errors=errors,
+            write_through=True,
+        )
+    else:
+        sys.stdout = sys.__stdout__ = open(  # noqa: SIM115
+            1, "w", buffering=1 if os.isatty(1) else -1, encoding=encoding, errors=errors, closefd=False
+        )
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(
         open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
         encoding=encoding,
         errors="backslashreplace",
-        line_buffering=True,
+        line_buffering=not unbuffered,
         write_through=True,
     )
 
 
-def _run_main(code: types.CodeType | str, argv: list[str]) -> None:
-    """Run a script's code, or a module (``python -m``: `code` is its name), as ``__main__``."""
-    if isinstance(code, str):
-        sys.argv = ["-m", *argv[2:]]
-        sys.path[0] = os.getcwd()
-        runpy.run_module(code, run_name="__main__", alter_sys=True)
-        return
-    script = code.co_filename
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(script)
+def _run_main(program: _Program) -> None:
+    """Run a script's code, or a module (``python -m``), as ``__main__``: a new module that stays in
+    ``sys.modules``, as the interpreter leaves it."""
     main = types.ModuleType("__main__")
-    main.__file__ = script
     main.__builtins__ = builtins  # type: ignore[attr-defined]
+    if isinstance(program.code, str):
+        sys.path[0] = os.getcwd()
+        spec = importlib.util.find_spec(program.code)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(f"{program.code}.__main__")  # a package runs its __main__
+        if spec is None or spec.loader is None or spec.origin is None:
+            raise ModuleNotFoundError(f"No module named {program.code!r}")
+        main.__spec__, main.__loader__, main.__package__ = spec, spec.loader, spec.parent
+        main.__file__ = spec.origin
+        code = spec.loader.get_code(spec.name)  # type: ignore[attr-defined]
+        sys.argv = [spec.origin, *program.args]
+    else:
+        code = program.code
+        main.__file__ = code.co_filename
+        sys.argv = list(program.args)
+        sys.path[0] = os.path.dirname(code.co_filename)
     sys.modules["__main__"] = main
     exec(code, main.__dict__)
 
 
-def _run_script(code: types.CodeType | str, argv: list[str]) -> int:
-    """Run the script (or module) as a fresh interpreter would run it as ``__main__``; its exit status."""
+def _run_script(program: _Program) -> int:
+    """Run the script as a fresh interpreter would run it as ``__main__``; its exit status."""
     try:
-        _run_main(code, argv)
+        _run_main(program)
         status = 0
     except SystemExit as exc:
         status = _exit_status(exc.code)
@@ -276,26 +311,49 @@ def _run_script(code: types.CodeType | str, argv: list[str]) -> int:
     return status
 
 
-def _become_server(request: dict[str, Any], fds: list[int], code: types.CodeType | str) -> NoReturn:
-    """In the forked child: take the shim's descriptors, directory, environment and ignored signals,
-    run the script."""
+def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> None:
+    """In the forked child: a session of its own, the shim's descriptors, directory, environment and
+    ignored signals, and every other descriptor closed."""
+    os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+    for signum in _RESET_SIGNALS:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else default)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    _fresh_stdio(program.unbuffered or bool(os.environ.get("PYTHONUNBUFFERED")))
+
+
+class _ModuleRun(BaseException):
+    """Raised in a forked child that runs a module (``-m``), to leave the launcher's frames: the module
+    then runs from the launcher's top level (`run`), and the process ends as ``python -m`` ends, through
+    the interpreter's own exit (threads joined, atexit handlers, objects finalized, the exit status or
+    the signal of an uncaught KeyboardInterrupt)."""
+
+    def __init__(self, request: dict[str, Any], fds: list[int], program: _Program) -> None:
+        super().__init__()
+        self.request, self.fds, self.program = request, fds, program
+
+    def run(self) -> None:
+        _take_over(self.request, self.fds, self.program)
+        # The server's variable: nothing the program starts is the shim's server.
+        os.environ.pop("MCP_SYNC_TEST_SHIM_PID", None)
+        _run_main(self.program)
+
+
+def _become_server(request: dict[str, Any], fds: list[int], program: _Program) -> NoReturn:
+    """In the forked child: take over the shim's descriptors and the rest (`_take_over`), run the
+    script, exit as the interpreter would (its threads joined, atexit), then at once."""
     status = 1
     try:
-        os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for name in os.listdir("/proc/self/fd"):
-            if int(name) > 2:
-                with contextlib.suppress(OSError):
-                    os.close(int(name))
-        for signum in _RESET_SIGNALS:
-            default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
-            signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else default)
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.chdir(request["cwd"])
-        _fresh_stdio()
-        status = _run_script(code, [str(arg) for arg in request["argv"]])
+        _take_over(request, fds, program)
+        status = _run_script(program)
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()
@@ -386,7 +444,7 @@ class Launcher:
             assert len(connection.fds) == 3, "the shim's three descriptors did not arrive"
             if _interpreter_settings(env) != self.settings:
                 raise ValueError("the server's environment sets the interpreter up differently")
-            code = _runnable(argv, cwd)
+            program = _Program.of(argv, cwd)
             request.setdefault("ignored", [])
         except Exception as exc:
             self._refuse(connection, repr(exc))
@@ -395,7 +453,11 @@ class Launcher:
             stream.flush()
         pid = os.fork()
         if pid == 0:
-            _become_server(request, connection.fds, code)
+            if isinstance(program.code, str):
+                fds = connection.fds
+                self._forget()
+                raise _ModuleRun(request, fds, program)
+            _become_server(request, connection.fds, program)
         for fd in connection.fds:
             os.close(fd)
         connection.fds = []
@@ -408,6 +470,17 @@ class Launcher:
         if not connection.send({"pid": pid}):
             connection.kill_server()
             self._close(connection)
+
+    def _forget(self) -> None:
+        """In a forked child: close what the launcher holds, through the objects that hold it (a
+        descriptor closed under an object would be closed again when the object goes), and drop it."""
+        self.selector.close()
+        self.listener.close()
+        for connection in self.connections:
+            connection.sock.close()
+            if connection.pidfd is not None:
+                os.close(connection.pidfd)
+        self.connections = set()
 
     def _reap(self, connection: _Connection) -> None:
         assert connection.pid is not None and connection.pidfd is not None
@@ -470,6 +543,7 @@ def main() -> None:
     folder = os.path.dirname(socket_path)
     pids_dir = os.path.join(folder, "pids")
     os.makedirs(pids_dir, exist_ok=True)
+    launcher_pid = os.getpid()
     try:
         _preload()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -482,10 +556,19 @@ def main() -> None:
         try:
             launcher.serve()
         finally:
-            launcher.shutdown()
+            if os.getpid() == launcher_pid:  # not a child leaving for its module (`_ModuleRun`)
+                launcher.shutdown()
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if os.getpid() == launcher_pid:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except _ModuleRun as leaving:
+        module_run: _ModuleRun | None = leaving.with_traceback(None)
+    else:
+        module_run = None
+    if module_run is not None:
+        module_run.run()  # here, not in the handler: the module's exceptions have no context of ours

@@ -31,7 +31,12 @@ RELAYED = (
 CONNECT_TIMEOUT = 10.0
 
 
-def _run_cold(argv: list[str]) -> None:
+def _run_cold(argv: list[str], pending: list[int]) -> None:
+    """Become the server in a real interpreter; a signal that came first ends this process as it would
+    have ended a server that had not started."""
+    for signum in pending:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
     python = os.path.join(os.path.dirname(sys.executable), os.path.basename(sys.executable))
     os.execv(python, [python, *argv])
 
@@ -65,6 +70,21 @@ def main() -> None:
     # interpreter started that way keeps it ignored).
     ignored = [int(signum) for signum in RELAYED if signal.getsignal(signum) is signal.SIG_IGN]
     request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env, "ignored": ignored}).encode()
+    # Relaying starts before the server runs: a signal that comes before its pid is known is relayed
+    # once it is (the server may be quick to do what the signal answers).
+    server: list[int] = []
+    pending: list[int] = []
+
+    def relay(signum: int, _frame: object) -> None:
+        if not server:
+            pending.append(signum)
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(server[0], signum)
+
+    for signum in RELAYED:
+        if signum not in ignored:
+            signal.signal(signum, relay)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:
@@ -73,12 +93,10 @@ def main() -> None:
         lines = _lines(sock)
         first = next(lines)
     except (OSError, StopIteration, ValueError):
-        sock.close()
-        _run_cold(argv)
-        return
+        first = {}
     if "pid" not in first:
         sock.close()
-        _run_cold(argv)
+        _run_cold(argv, pending)
         return
     pid = first["pid"]
     sock.settimeout(None)
@@ -86,14 +104,9 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-
-    def relay(signum: int, _frame: object) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signum)
-
-    for signum in RELAYED:
-        if signum not in ignored:
-            signal.signal(signum, relay)
+    server.append(pid)
+    for signum in pending:
+        relay(signum, None)
     for message in lines:
         if "status" in message:
             _exit_as(message["status"])
