@@ -8,7 +8,7 @@ import contextlib
 import itertools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,11 @@ from tests.hub_harness import ToolEvents, started_hub
 from tests.support import EventLog, HttpServer, http_config, stdio_config
 
 TRANSPORTS = [pytest.param("stdio", id="stdio"), pytest.param("http", id="http")]
+
+Calls = list[tuple[str, dict[str, Any]]]
+"""The tool calls of one turn of a scripted model: (name, arguments) pairs."""
+Step = Calls | str | Callable[[list[str]], Calls | str]
+"""One turn of a scripted model: tool calls, a final text, or a function of the tool names it is offered."""
 
 RESEARCH_SERVER = "ref"
 RESEARCH_TOOL = f"mcp__{RESEARCH_SERVER}__simulate-research-query"

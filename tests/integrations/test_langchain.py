@@ -1,5 +1,9 @@
 """LangChain adapter: a real LangChain agent (`create_agent`, on LangGraph) with a scripted chat model
-calls MCP tools through `langchain_tools(hub)` over stdio and Streamable HTTP."""
+calls MCP tools through `langchain_tools(hub)` over stdio and Streamable HTTP.
+
+LangChain is imported when a test runs, not when the module is collected: every test process collects
+every test module, and only the one that runs these tests needs the framework (the scripted model, a
+subclass of LangChain's own, is in tests/integrations/scripted_langchain.py)."""
 
 from __future__ import annotations
 
@@ -7,20 +11,11 @@ import asyncio
 import base64
 import json
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import ToolException
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolRegistry
-from mcp_sync.integrations.langchain import langchain_tool, langchain_tools
 from tests.integrations.support import (
     MEDIA_CONTENT,
     PDF,
@@ -30,72 +25,39 @@ from tests.integrations.support import (
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
+    Calls,
+    Step,
     TwoServers,
     unique,
 )
 from tests.support import assert_stopped_if_started, stdio_config
 
-Calls = list[tuple[str, dict[str, Any]]]
-Step = Calls | str | Callable[[list[str]], Calls | str]
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage, ToolMessage
 
-
-class ScriptedChatModel(BaseChatModel):
-    """A chat model that answers turn n with step n of its script: tool calls, or a final text.
-
-    A step may be a function of the tool names it is offered. `offered` records each `bind_tools`,
-    `received` the messages of each turn.
-    """
-
-    steps: list[Any]
-    offered: list[list[dict[str, Any]]] = Field(default_factory=list)
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-    tool_names: list[str] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        specs = [convert_to_openai_tool(tool) for tool in tools]
-        self.offered.append(specs)
-        return self.model_copy(update={"tool_names": [spec["function"]["name"] for spec in specs]})
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.received.append(list(messages))
-        # Turns count from the latest user message: a conversation may carry earlier turns.
-        last_user = max(i for i, message in enumerate(messages) if isinstance(message, HumanMessage))
-        turn = sum(isinstance(message, AIMessage) for message in messages[last_user:])
-        step = self.steps[turn] if turn < len(self.steps) else "done"
-        if callable(step):
-            step = step(self.tool_names)
-        if isinstance(step, str):
-            message = AIMessage(content=step)
-        else:
-            message = AIMessage(
-                content="",
-                tool_calls=[
-                    {"name": name, "args": args, "id": f"call_{turn}_{i}", "type": "tool_call"}
-                    for i, (name, args) in enumerate(step)
-                ],
-            )
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
+    from tests.integrations.scripted_langchain import ScriptedChatModel
 
 
 def scripted(*steps: Step) -> ScriptedChatModel:
+    from tests.integrations.scripted_langchain import ScriptedChatModel
+
     return ScriptedChatModel(steps=list(steps))
 
 
 def run_agent(
     model: ScriptedChatModel, tools: list[Any], history: list[BaseMessage] | None = None
 ) -> list[BaseMessage]:
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
     agent = create_agent(model, tools)
     state = agent.invoke({"messages": [*(history or []), HumanMessage("go")]})
     return list(state["messages"])
 
 
 def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
+    from langchain_core.messages import ToolMessage
+
     return [message for message in messages if isinstance(message, ToolMessage)]
 
 
@@ -109,6 +71,8 @@ def without_ids(content: str | list[Any]) -> list[dict[str, Any]]:
 
 
 def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("mcp__a__echo", {"text": "hello"})], "done")
     messages = run_agent(model, langchain_tools(servers.hub))
     [result] = tool_messages(messages)
@@ -118,6 +82,8 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
 
 
 def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("mcp__a__blocks", {})], "done")
     run_agent(model, langchain_tools(servers.hub))
     [received] = tool_messages(model.received[-1])
@@ -130,6 +96,8 @@ def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: Tw
 
 
 def test_artifact_holds_the_structured_content_and_the_blocks_as_sent(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("mcp__a__blocks", {}), ("mcp__a__add", {"a": 2, "b": 3})], "done")
     blocks, added = tool_messages(run_agent(model, langchain_tools(servers.hub)))
     assert blocks.artifact["structured_content"] is None
@@ -142,6 +110,8 @@ def test_artifact_holds_the_structured_content_and_the_blocks_as_sent(servers: T
 
 
 def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("mcp__a__fail", {"message": "disk full"})], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(servers.hub)))
     assert result.status == "error"
@@ -149,6 +119,8 @@ def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoSer
 
 
 def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     tag = unique("lc-timeout-")
     model = scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(servers.hub, timeout=0.5)))
@@ -161,6 +133,8 @@ def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: T
 
 def test_arguments_named_like_langchains_own_parameters_reach_the_server(servers: TwoServers) -> None:
     """`config` and `run_manager` are names LangChain passes its own values under; the tool's are kept."""
+    from mcp_sync.integrations.langchain import langchain_tools
+
     sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
     model = scripted([("mcp__a__framework_names", sent)], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(servers.hub)))
@@ -168,12 +142,16 @@ def test_arguments_named_like_langchains_own_parameters_reach_the_server(servers
 
 
 def test_ainvoke_passes_arguments_named_like_langchains_own_parameters(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tool
+
     sent = {"config": "fast", "run_manager": "ada", "callbacks": "none"}
     tool = langchain_tool(servers.hub, "mcp__a__framework_names")
     assert json.loads(asyncio.run(tool.ainvoke(sent))) == sent
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("mcp__a__pid", {}), ("mcp__b__pid", {})], "done")
     results = {
         message.name: message.content
@@ -184,17 +162,23 @@ def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> No
 
 
 def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     with pytest.raises(ConfigError, match=r"'add' \(mcp__a__add, mcp__b__add\)"):
         langchain_tools(servers.hub, raw_names=True)
 
 
 def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     tools = langchain_tools(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
     [result] = tool_messages(run_agent(scripted([("echo", {"text": "raw"})], "done"), tools))
     assert (result.name, result.content) == ("echo", "raw")
 
 
 def test_agent_built_per_turn_sees_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     late = unique("late_lc_")
     first = run_agent(scripted([("mcp__a__add_tool", {"name": late})], "added"), langchain_tools(servers.hub))
     servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
@@ -209,6 +193,8 @@ def test_agent_built_per_turn_sees_a_tool_that_appeared_mid_run(servers: TwoServ
 def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
     servers: TwoServers,
 ) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     late = unique("zeppelin_lc_")
 
     def search_once_listed(offered: list[str]) -> Calls:
@@ -233,6 +219,11 @@ def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls
 
 
 def test_ainvoke_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
+    from mcp_sync.integrations.langchain import langchain_tools
+
     tag = unique("lc-cancel-")
     agent = create_agent(
         scripted([("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"), langchain_tools(servers.hub)
@@ -254,6 +245,8 @@ def test_ainvoke_cancellation_cancels_on_the_server(servers: TwoServers) -> None
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("book_trip", RICH_ARGUMENTS)], "done")
     [result] = tool_messages(run_agent(model, langchain_tools(rich_hub)))
     [spec] = [spec["function"] for spec in model.offered[-1] if spec["function"]["name"] == "book_trip"]
@@ -274,11 +267,17 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
 
 
 def test_invoke_works_without_an_event_loop(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.langchain import langchain_tool
+
     tool = langchain_tool(rich_hub, "book_trip")
     assert '"city": "Paris"' in tool.invoke({**RICH_ARGUMENTS, "city": "Paris"})
 
 
 def test_unhandled_errors_raise_tool_exception_with_the_typed_cause(servers: TwoServers) -> None:
+    from langchain_core.tools import ToolException
+
+    from mcp_sync.integrations.langchain import langchain_tool
+
     tool = langchain_tool(servers.hub, "mcp__a__sleep", timeout=0.2, handle_tool_error=False)
     with pytest.raises(ToolException) as raised:
         tool.invoke({"seconds": 30, "tag": unique("lc-raise-")})
@@ -286,6 +285,8 @@ def test_unhandled_errors_raise_tool_exception_with_the_typed_cause(servers: Two
 
 
 def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    from mcp_sync.integrations.langchain import langchain_tool
+
     cancel = threading.Event()
     tag = unique("lc-event-")
     tool = langchain_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
@@ -297,6 +298,8 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
 
 def test_embedded_files_become_file_blocks_and_audio_a_note(media_hub: MCPHub) -> None:
     """langchain-core takes no audio block in a tool message (it would turn all the content into JSON)."""
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([("media", {})], "done")
     run_agent(model, langchain_tools(media_hub))
     [received] = tool_messages(model.received[-1])
@@ -313,6 +316,8 @@ def test_embedded_files_become_file_blocks_and_audio_a_note(media_hub: MCPHub) -
 
 
 def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.langchain import langchain_tools
+
     model = scripted([(RESEARCH_TOOL, {"topic": "tides"})], "done")
     tools = langchain_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     [result] = tool_messages(run_agent(model, tools))
@@ -322,6 +327,8 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
 
 def test_a_pinned_tool_of_a_server_that_crashed_is_left_out_of_the_offer() -> None:
     """Its server may come back; the other server's tools are still offered and called."""
+    from mcp_sync.integrations.langchain import langchain_tools
+
     with MCPHub([stdio_config("fx"), stdio_config("gx")]) as hub:
         gone = threading.Event()
         hub.on_tool_removed(lambda tool: tool.name == "mcp__gx__echo" and gone.set())
@@ -333,6 +340,8 @@ def test_a_pinned_tool_of_a_server_that_crashed_is_left_out_of_the_offer() -> No
 
 def test_the_search_tool_does_not_run_on_the_event_loop() -> None:
     """A first search after a change builds the index over every tool: a worker thread does it."""
+    from mcp_sync.integrations.langchain import langchain_tools
+
     registry = ToolRegistry()
     try:
         registry.register_function(lambda text: text, name="echo", description="Return the text.")
