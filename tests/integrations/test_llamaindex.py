@@ -1,5 +1,8 @@
 """LlamaIndex adapter: a real `FunctionAgent` with a scripted function-calling LLM calls MCP tools through
-`llamaindex_tools(hub)` and `HubToolRetriever(hub)` over stdio and Streamable HTTP."""
+`llamaindex_tools(hub)` and `HubToolRetriever(hub)` over stdio and Streamable HTTP.
+
+LlamaIndex is imported when a test runs, not when the module is collected: every test process collects
+every test module, and only the one that runs these tests needs the framework."""
 
 from __future__ import annotations
 
@@ -7,30 +10,13 @@ import asyncio
 import base64
 import json
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import pytest
-from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
-from llama_index.core.base.llms.types import (
-    AudioBlock,
-    ChatMessage,
-    DocumentBlock,
-    ImageBlock,
-    MessageRole,
-    TextBlock,
-    ToolCallBlock,
-)
-from llama_index.core.llms import MockFunctionCallingLLM
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError, ToolResult
-from mcp_sync.integrations.llamaindex import (
-    HubToolRetriever,
-    HubToolSpec,
-    llamaindex_tool,
-    llamaindex_tools,
-)
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -41,6 +27,8 @@ from tests.integrations.support import (
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
+    Calls,
+    Step,
     TwoServers,
     kite_hub,
     new_task_ids,
@@ -50,11 +38,12 @@ from tests.integrations.support import (
 )
 from tests.support import assert_stopped_if_started, wait_until
 
+if TYPE_CHECKING:
+    from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
+    from llama_index.core.base.llms.types import ChatMessage
+
 # LlamaIndex's workflows inspect every attribute of an agent, including pydantic's deprecated ones.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")
-
-Calls = list[tuple[str, dict[str, Any]]]
-Step = Calls | str | Callable[[list[str]], Calls | str]
 
 
 class Script:
@@ -65,12 +54,16 @@ class Script:
     """
 
     def __init__(self, *steps: Step) -> None:
+        from llama_index.core.llms import MockFunctionCallingLLM
+
         self.steps = list(steps)
         self.offered: list[list[dict[str, Any]]] = []
         self.received: list[list[ChatMessage]] = []
         self.llm = MockFunctionCallingLLM(response_generator=self.respond)
 
     def respond(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+
         self.received.append(list(messages))
         specs = [tool.metadata.to_openai_tool() for tool in kwargs.get("tools") or ()]
         self.offered.append(specs)
@@ -89,16 +82,22 @@ class Script:
 
 
 async def run_agent(agent: FunctionAgent) -> tuple[str, list[ToolCallResult]]:
+    from llama_index.core.agent.workflow import ToolCallResult
+
     handler = agent.run(user_msg="go")
     results = [event async for event in handler.stream_events() if isinstance(event, ToolCallResult)]
     return str(await handler), results
 
 
 def run(script: Script, tools: list[Any] | None = None, **kwargs: Any) -> tuple[str, list[ToolCallResult]]:
+    from llama_index.core.agent.workflow import FunctionAgent
+
     return asyncio.run(run_agent(FunctionAgent(llm=script.llm, tools=tools, **kwargs)))
 
 
 def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     answer, [result] = run(Script([("mcp__a__echo", {"text": "hello"})]), llamaindex_tools(servers.hub))
     assert (result.tool_output.content, result.tool_output.is_error) == ("hello", False)
     assert result.tool_output.raw_output.structured_content == {"result": "hello"}
@@ -107,6 +106,8 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
 
 def blocks_received(script: Script) -> list[Any]:
     """The blocks of the tool messages the LLM received in its latest step."""
+    from llama_index.core.base.llms.types import MessageRole
+
     return [
         block
         for message in script.received[-1]
@@ -116,6 +117,10 @@ def blocks_received(script: Script) -> list[Any]:
 
 
 def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: TwoServers) -> None:
+    from llama_index.core.base.llms.types import ImageBlock, TextBlock
+
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     script = Script([("mcp__a__blocks", {})])
     _, [result] = run(script, llamaindex_tools(servers.hub))
     blocks = blocks_received(script)
@@ -127,12 +132,16 @@ def test_image_reaches_the_model_as_an_image_block_between_the_texts(servers: Tw
 
 
 def test_tool_error_result_is_an_error_output(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     _, [result] = run(Script([("mcp__a__fail", {"message": "disk full"})]), llamaindex_tools(servers.hub))
     assert result.tool_output.is_error
     assert "disk full" in result.tool_output.content
 
 
 def test_timeout_is_an_error_output_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     tag = unique("li-timeout-")
     script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
     _, [result] = run(script, llamaindex_tools(servers.hub, timeout=0.5))
@@ -144,6 +153,8 @@ def test_timeout_is_an_error_output_and_stops_the_call_on_the_server(servers: Tw
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     _, results = run(Script([("mcp__a__pid", {}), ("mcp__b__pid", {})]), llamaindex_tools(servers.hub))
     pids = {result.tool_name: result.tool_output.content for result in results}
     assert set(pids) == {"mcp__a__pid", "mcp__b__pid"}
@@ -151,17 +162,23 @@ def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> No
 
 
 def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\)"):
         llamaindex_tools(servers.hub, raw_names=True, include=lambda tool: tool.raw_name == "echo")
 
 
 def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     tools = llamaindex_tools(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
     _, [result] = run(Script([("echo", {"text": "raw"})]), tools)
     assert (result.tool_name, result.tool_output.content) == ("echo", "raw")
 
 
 def test_tool_retriever_offers_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import HubToolRetriever
+
     late = unique("late_li_")
 
     def once_announced(offered: list[str]) -> Calls:
@@ -181,6 +198,10 @@ def test_tool_retriever_offers_a_tool_that_appeared_mid_run(servers: TwoServers)
 def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
     servers: TwoServers,
 ) -> None:
+    from llama_index.core.base.llms.types import MessageRole
+
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     late = unique("zeppelin_li_")
 
     def search_once_listed(offered: list[str]) -> Calls:
@@ -209,6 +230,10 @@ def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls
 
 
 def test_cancelling_the_run_cancels_on_the_server(servers: TwoServers) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     tag = unique("li-cancel-")
     script = Script([("mcp__a__sleep", {"seconds": 30, "tag": tag})])
     agent = FunctionAgent(llm=script.llm, tools=llamaindex_tools(servers.hub))
@@ -226,6 +251,8 @@ def test_cancelling_the_run_cancels_on_the_server(servers: TwoServers) -> None:
 
 
 def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tool
+
     cancel = threading.Event()
     tag = unique("li-event-")
     tool = llamaindex_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
@@ -239,6 +266,8 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     script = Script([("book_trip", RICH_ARGUMENTS)])
     _, [result] = run(script, llamaindex_tools(rich_hub))
     [spec] = [spec["function"] for spec in script.offered[0]]
@@ -251,6 +280,8 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
 
 
 def test_call_works_without_an_event_loop(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tool
+
     output = llamaindex_tool(rich_hub, "book_trip").call(**RICH_ARGUMENTS)
     assert (json.loads(output.content), output.is_error, output.raw_input["kwargs"]) == (
         RICH_ARGUMENTS,
@@ -260,6 +291,10 @@ def test_call_works_without_an_event_loop(rich_hub: MCPHub) -> None:
 
 
 def test_audio_and_embedded_resources_become_audio_document_and_image_blocks(media_hub: MCPHub) -> None:
+    from llama_index.core.base.llms.types import AudioBlock, DocumentBlock, ImageBlock, TextBlock
+
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     script = Script([("media", {})])
     run(script, llamaindex_tools(media_hub))
     text, audio, document, image = blocks_received(script)
@@ -273,6 +308,8 @@ def test_audio_and_embedded_resources_become_audio_document_and_image_blocks(med
 
 def test_media_whose_bytes_read_as_base64_text_arrive_unchanged() -> None:
     """LlamaIndex's blocks decode bytes that are valid base64 text (b"AAAA" would become three zero bytes)."""
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     looks_encoded = b"AAAA" * 4
     encoded = base64.b64encode(looks_encoded).decode()
     content = (
@@ -297,6 +334,8 @@ def test_media_whose_bytes_read_as_base64_text_arrive_unchanged() -> None:
 
 
 def test_tool_spec_lists_the_allowed_tools_sync_and_async(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import HubToolSpec
+
     spec = HubToolSpec(servers.hub, allowed_tools=["echo", "mcp__b__add"])
     names = sorted(tool.metadata.name for tool in spec.to_tool_list())
     assert names == ["mcp__a__echo", "mcp__b__add", "mcp__b__echo"]
@@ -309,6 +348,8 @@ def test_tool_spec_lists_the_allowed_tools_sync_and_async(servers: TwoServers) -
 
 
 def test_tool_spec_refuses_raw_names_that_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.llamaindex import HubToolSpec
+
     with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\); 'pid' \("):
         HubToolSpec(servers.hub, allowed_tools=["echo", "pid"], raw_names=True).to_tool_list()
 
@@ -317,6 +358,8 @@ def test_tool_spec_refuses_raw_names_that_collide(servers: TwoServers) -> None:
 
 
 def test_async_agent_runs_a_task_tool(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     tools = llamaindex_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     answer, [result] = run(Script([(RESEARCH_TOOL, {"topic": "tides"})]), tools)
     assert not result.tool_output.is_error
@@ -325,6 +368,10 @@ def test_async_agent_runs_a_task_tool(research_hub: MCPHub) -> None:
 
 
 def test_cancelling_the_run_cancels_the_task_on_the_server(research_hub: MCPHub) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    from mcp_sync.integrations.llamaindex import llamaindex_tools
+
     before = task_ids(research_hub)
     tools = llamaindex_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     agent = FunctionAgent(llm=Script([(RESEARCH_TOOL, {"topic": "tides"})]).llm, tools=tools)
@@ -346,6 +393,8 @@ def test_cancelling_the_run_cancels_the_task_on_the_server(research_hub: MCPHub)
 
 def test_the_retriever_keeps_working_after_a_pinned_tool_leaves() -> None:
     """The retriever is asked at every step of a run: a pinned tool the server removed is left out."""
+    from mcp_sync.integrations.llamaindex import HubToolRetriever
+
     with kite_hub() as hub:
         retriever = HubToolRetriever(hub, discovery=True, pinned=[KITE])
         assert [tool.metadata.name for tool in retriever.retrieve("x")] == [
