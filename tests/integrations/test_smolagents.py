@@ -1,34 +1,20 @@
 """smolagents adapter: a real `ToolCallingAgent` with a scripted model calls MCP tools through
-`HubToolCollection(hub)` over stdio and Streamable HTTP."""
+`HubToolCollection(hub)` over stdio and Streamable HTTP.
+
+smolagents is imported when a test runs, not when the module is collected: every test process collects
+every test module, and only the one that runs these tests needs the framework (the scripted models,
+subclasses of smolagents' own, are in tests/integrations/scripted_smolagents.py)."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from PIL import Image
-from smolagents import CodeAgent, LogLevel, Model, ToolCallingAgent, ToolCollection
-from smolagents.memory import ActionStep
-from smolagents.models import (
-    ChatMessage,
-    ChatMessageToolCall,
-    ChatMessageToolCallFunction,
-    MessageRole,
-    get_tool_json_schema,
-)
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations import ToolResultError
-from mcp_sync.integrations.smolagents import (
-    HubMCPClient,
-    HubToolCollection,
-    smolagents_inputs,
-    smolagents_tool,
-    smolagents_tools,
-)
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -38,6 +24,7 @@ from tests.integrations.support import (
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
+    Calls,
     TwoServers,
     kite_hub,
     remove_kite,
@@ -45,53 +32,30 @@ from tests.integrations.support import (
 )
 from tests.support import assert_stopped_if_started, stdio_config
 
-Calls = list[tuple[str, dict[str, Any]]]
-Step = Calls | str | Callable[[list[str]], Calls | str]
+if TYPE_CHECKING:
+    from PIL import Image
+    from smolagents import ToolCallingAgent
+    from smolagents.memory import ActionStep
 
-
-class ScriptedModel(Model):
-    """Answers step n of a run with step n of its script: tool calls, or a final answer (a string).
-
-    A step may be a function of the tool names it is offered. `offered` records the specs of each step,
-    `received` its messages.
-    """
-
-    def __init__(self, *steps: Step) -> None:
-        super().__init__(model_id="scripted")
-        self.steps = list(steps)
-        self.offered: list[list[dict[str, Any]]] = []
-        self.received: list[list[ChatMessage]] = []
-
-    def generate(self, messages: Any, tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
-        self.received.append(list(messages))
-        specs = [get_tool_json_schema(tool) for tool in tools_to_call_from or []]
-        turn = len(self.offered)
-        self.offered.append(specs)
-        step = self.steps[turn] if turn < len(self.steps) else "done"
-        if callable(step):
-            step = step([spec["function"]["name"] for spec in specs])
-        if isinstance(step, str):
-            step = [("final_answer", {"answer": step})]
-        calls = [
-            ChatMessageToolCall(
-                id=f"call_{turn}_{i}",
-                type="function",
-                function=ChatMessageToolCallFunction(name=name, arguments=arguments),
-            )
-            for i, (name, arguments) in enumerate(step)
-        ]
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
+    from tests.integrations.scripted_smolagents import ScriptedCoder, ScriptedModel
 
 
 def make_agent(model: ScriptedModel, tools: list[Any], **kwargs: Any) -> ToolCallingAgent:
+    from smolagents import LogLevel, ToolCallingAgent
+
     return ToolCallingAgent(tools=tools, model=model, verbosity_level=LogLevel.OFF, max_steps=6, **kwargs)
 
 
 def action_steps(agent: ToolCallingAgent) -> list[ActionStep]:
+    from smolagents.memory import ActionStep
+
     return [step for step in agent.memory.steps if isinstance(step, ActionStep)]
 
 
 def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     agent = make_agent(
         ScriptedModel([("mcp__a__echo", {"text": "hello"})]), HubToolCollection(servers.hub).tools
     )
@@ -112,6 +76,9 @@ def images_received(model: ScriptedModel) -> list[Image.Image]:
 
 @pytest.mark.parametrize("attach", ["step_callbacks", "update_agent"])
 def test_image_reaches_the_model_after_the_observation(servers: TwoServers, attach: str) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     collection = HubToolCollection(servers.hub)
     model = ScriptedModel([("mcp__a__blocks", {})])
     if attach == "step_callbacks":
@@ -128,11 +95,16 @@ def test_image_reaches_the_model_after_the_observation(servers: TwoServers, atta
 
 
 def test_tool_without_a_collection_says_which_image_it_left_out(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import smolagents_tool
+
     text = smolagents_tool(servers.hub, "mcp__a__blocks")()
     assert text == "first\nsecond\n[left out: image, image/png, 70 bytes]\nthird"
 
 
 def test_audio_and_files_are_named_as_left_out_and_image_resources_shown(media_hub: MCPHub) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     collection = HubToolCollection(media_hub)
     model = ScriptedModel([("media", {})])
     make_agent(model, collection.tools, step_callbacks=[collection]).run("go")
@@ -150,10 +122,17 @@ def test_audio_and_files_are_named_as_left_out_and_image_resources_shown(media_h
 
 
 def test_collection_is_a_tool_collection(servers: TwoServers) -> None:
+    from smolagents import ToolCollection
+
+    from mcp_sync.integrations.smolagents import HubToolCollection
+
     assert isinstance(HubToolCollection(servers.hub), ToolCollection)
 
 
 def test_client_opens_a_hub_from_a_config_and_closes_it_after() -> None:
+    from mcp_sync.integrations.smolagents import HubMCPClient
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     client = HubMCPClient([stdio_config("solo")], raw_names=True)
     with client as tools:
         by_name = {tool.name: tool for tool in tools}
@@ -166,12 +145,17 @@ def test_client_opens_a_hub_from_a_config_and_closes_it_after() -> None:
 
 
 def test_collection_from_a_config_closes_its_hub_after() -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+
     with HubToolCollection.from_config([stdio_config("solo")]) as collection:
         assert "mcp__solo__echo" in [tool.name for tool in collection.tools]
     assert collection.hub.state == "closed"
 
 
 def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     agent = make_agent(
         ScriptedModel([("mcp__a__fail", {"message": "disk full"})]), HubToolCollection(servers.hub).tools
     )
@@ -183,6 +167,9 @@ def test_tool_error_result_raises_and_the_agent_reports_it(servers: TwoServers) 
 
 
 def test_timeout_is_reported_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     tag = unique("smol-timeout-")
     tools = HubToolCollection(servers.hub, timeout=0.5).tools
     agent = make_agent(ScriptedModel([("mcp__a__sleep", {"seconds": 30, "tag": tag})]), tools)
@@ -194,6 +181,9 @@ def test_timeout_is_reported_and_stops_the_call_on_the_server(servers: TwoServer
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     model = ScriptedModel([("mcp__a__pid", {}), ("mcp__b__pid", {})])  # run in parallel by the agent
     agent = make_agent(model, HubToolCollection(servers.hub).tools)
     agent.run("go")
@@ -202,11 +192,16 @@ def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> No
 
 
 def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+
     with pytest.raises(ConfigError, match=r"'echo' \(mcp__a__echo, mcp__b__echo\)"):
         _ = HubToolCollection(servers.hub, raw_names=True, include=lambda tool: tool.raw_name == "echo").tools
 
 
 def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     collection = HubToolCollection(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
     agent = make_agent(ScriptedModel([("echo", {"text": "raw"})]), collection.tools)
     agent.run("go")
@@ -214,6 +209,9 @@ def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> N
 
 
 def test_step_callback_offers_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     late = unique("late_smol_")
     collection = HubToolCollection(servers.hub)
 
@@ -233,6 +231,9 @@ def test_step_callback_offers_a_tool_that_appeared_mid_run(servers: TwoServers) 
 def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
     servers: TwoServers,
 ) -> None:
+    from mcp_sync.integrations.smolagents import smolagents_tools
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     late = unique("zeppelin_smol_")
 
     def search_once_listed(offered: list[str]) -> Calls:
@@ -258,29 +259,13 @@ def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls
     assert action_steps(agent)[2].observations == "fresh"
 
 
-class ScriptedCoder(Model):
-    """A code-writing model for `CodeAgent`: step n of a run answers with the code of step n.
-
-    A step may be a function of the system prompt the model is shown. `prompts` records each step's.
-    """
-
-    def __init__(self, *steps: str | Callable[[str], str]) -> None:
-        super().__init__(model_id="scripted-coder")
-        self.steps = list(steps)
-        self.prompts: list[str] = []
-
-    def generate(self, messages: Any, stop_sequences: Any = None, **kwargs: Any) -> ChatMessage:
-        first = messages[0].content
-        prompt = first if isinstance(first, str) else "".join(part.get("text", "") for part in first)
-        self.prompts.append(prompt)
-        turn = len(self.prompts) - 1
-        step = self.steps[turn] if turn < len(self.steps) else 'final_answer("out of script")'
-        code = step(prompt) if callable(step) else step
-        return ChatMessage(role=MessageRole.ASSISTANT, content=f"Thought: next.\n<code>\n{code}\n</code>")
-
-
 def run_code_agent_with_a_late_tool(servers: TwoServers) -> tuple[Any, ScriptedCoder, str]:
     """A `CodeAgent` whose first step adds a tool on the server and whose second step calls it."""
+    from smolagents import CodeAgent, LogLevel
+
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedCoder
+
     late = f"mcp__a__{unique('late_code_')}"
     collection = HubToolCollection(servers.hub)
 
@@ -313,6 +298,8 @@ def test_code_agent_tells_the_model_about_a_tool_that_appeared_mid_run(servers: 
 
 
 def test_cancel_event_ends_a_running_call(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import smolagents_tool
+
     cancel = threading.Event()
     tag = unique("smol-cancel-")
     tool = smolagents_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
@@ -326,6 +313,9 @@ def test_cancel_event_ends_a_running_call(servers: TwoServers) -> None:
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     model = ScriptedModel([("book_trip", RICH_ARGUMENTS)])
     agent = make_agent(model, HubToolCollection(rich_hub).tools)
     agent.run("go")
@@ -344,6 +334,8 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
 
 
 def test_inputs_type_every_argument_and_mark_optional_ones_nullable() -> None:
+    from mcp_sync.integrations.smolagents import smolagents_inputs
+
     inputs = smolagents_inputs(RICH_SCHEMA)
     assert {name: spec["type"] for name, spec in inputs.items()} == {
         "city": "string",
@@ -356,6 +348,8 @@ def test_inputs_type_every_argument_and_mark_optional_ones_nullable() -> None:
 
 
 def test_tool_names_become_python_identifiers(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.smolagents import HubToolCollection
+
     rich_hub.registry.register_native("my-tool", lambda: "ok")
     try:
         names = [tool.name for tool in HubToolCollection(rich_hub).tools]
@@ -365,6 +359,8 @@ def test_tool_names_become_python_identifiers(rich_hub: MCPHub) -> None:
 
 
 def test_structured_output_returns_the_structured_content(servers: TwoServers) -> None:
+    from mcp_sync.integrations.smolagents import smolagents_tool
+
     tool = smolagents_tool(servers.hub, "mcp__a__add", structured_output=True)
     assert (tool.output_type, tool(a=2, b=3)) == ("object", {"result": 5})
 
@@ -373,6 +369,9 @@ def test_structured_output_returns_the_structured_content(servers: TwoServers) -
 
 
 def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.smolagents import smolagents_tools
+    from tests.integrations.scripted_smolagents import ScriptedModel
+
     [tool] = smolagents_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     agent = make_agent(ScriptedModel([(tool.name, {"topic": "tides"})]), [tool])
     assert agent.run("go") == "done"
@@ -383,6 +382,8 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
 
 def test_the_collection_keeps_working_after_a_pinned_tool_leaves() -> None:
     """`tools` is read at every step: a pinned tool the server removed is left out."""
+    from mcp_sync.integrations.smolagents import HubToolCollection
+
     with kite_hub() as hub:
         collection = HubToolCollection(hub, discovery=True, pinned=[KITE])
         assert [tool.name for tool in collection.tools] == ["mcp__search_tools", "mcp__call_tool", KITE]
@@ -391,6 +392,8 @@ def test_the_collection_keeps_working_after_a_pinned_tool_leaves() -> None:
 
 
 def test_the_forms_with_a_hub_of_their_own_take_discovery_and_pinned() -> None:
+    from mcp_sync.integrations.smolagents import HubMCPClient, HubToolCollection
+
     with HubMCPClient([stdio_config("c")], discovery=True, pinned=["mcp__c__echo"]) as tools:
         assert [tool.name for tool in tools] == ["mcp__search_tools", "mcp__call_tool", "mcp__c__echo"]
     with HubToolCollection.from_config([stdio_config("c")], discovery=True) as collection:
