@@ -1,5 +1,9 @@
 """Haystack adapter: a real Haystack `Agent` with a scripted chat generator calls MCP tools through
-`HubToolset(hub)` over stdio and Streamable HTTP."""
+`HubToolset(hub)` over stdio and Streamable HTTP.
+
+Haystack is imported when a test runs, not when the module is collected: every test process collects
+every test module, and only the one that runs these tests needs the framework (the scripted chat
+generator, a Haystack component, is in tests/integrations/scripted_haystack.py)."""
 
 from __future__ import annotations
 
@@ -7,22 +11,14 @@ import asyncio
 import base64
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
-from haystack import component
-from haystack.components.agents import Agent
-from haystack.dataclasses import ChatMessage, ChatRole, FileContent, ImageContent, TextContent, ToolCall
-from haystack.tools import Tool as HaystackTool
-from haystack.tools import Toolset
-from haystack.tools.errors import ToolInvocationError
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolImage, ToolNotFoundError, ToolResult
 from mcp_sync.integrations import ToolResultError
-from mcp_sync.integrations.haystack import HubToolset, haystack_tool
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -32,6 +28,7 @@ from tests.integrations.support import (
     RICH_ARGUMENTS,
     RICH_SCHEMA,
     WAV,
+    Calls,
     TwoServers,
     kite_hub,
     remove_kite,
@@ -39,42 +36,16 @@ from tests.integrations.support import (
 )
 from tests.support import assert_stopped_if_started, stdio_config
 
-Calls = list[tuple[str, dict[str, Any]]]
-Step = Calls | str | Callable[[list[str]], Calls | str]
+if TYPE_CHECKING:
+    from haystack.dataclasses import ChatMessage
 
-
-@component
-class ScriptedChatGenerator:
-    """A chat generator that answers turn n with step n of its script: tool calls, or a final text.
-
-    A step may be a function of the tool names it is offered. `offered` records the tools of each turn.
-    """
-
-    def __init__(self, steps: list[Step]) -> None:
-        self.steps = steps
-        self.offered: list[list[HaystackTool]] = []
-        self.received: list[list[ChatMessage]] = []
-
-    @component.output_types(replies=list[ChatMessage])
-    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
-        offered = list(tools or [])
-        self.offered.append(offered)
-        self.received.append(list(messages))
-        last_user = max(i for i, message in enumerate(messages) if message.is_from(ChatRole.USER))
-        turn = sum(message.is_from(ChatRole.ASSISTANT) for message in messages[last_user:])
-        step = self.steps[turn] if turn < len(self.steps) else "done"
-        if callable(step):
-            step = step([tool.name for tool in offered])
-        if isinstance(step, str):
-            return {"replies": [ChatMessage.from_assistant(step)]}
-        calls = [
-            ToolCall(tool_name=name, arguments=args, id=f"call_{turn}_{i}")
-            for i, (name, args) in enumerate(step)
-        ]
-        return {"replies": [ChatMessage.from_assistant(tool_calls=calls)]}
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
 
 
 def run_agent(generator: ScriptedChatGenerator, tools: Any, **options: Any) -> list[ChatMessage]:
+    from haystack.components.agents import Agent
+    from haystack.dataclasses import ChatMessage
+
     agent = Agent(chat_generator=generator, tools=tools, **options)
     return list(agent.run(messages=[ChatMessage.from_user("go")])["messages"])
 
@@ -87,6 +58,9 @@ def tool_results(messages: list[ChatMessage]) -> list[Any]:
 
 
 def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     messages = run_agent(
         ScriptedChatGenerator([[("mcp__a__echo", {"text": "hello"})], "done"]), HubToolset(servers.hub)
     )
@@ -96,6 +70,9 @@ def test_agent_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
 
 
 def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("mcp__a__fail", {"message": "disk full"})], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(servers.hub)))
     assert result.error
@@ -103,6 +80,11 @@ def test_tool_error_result_reaches_the_model_as_an_error_message(servers: TwoSer
 
 
 def test_raise_on_failure_raises_with_the_typed_cause(servers: TwoServers) -> None:
+    from haystack.tools.errors import ToolInvocationError
+
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("mcp__a__fail", {"message": "disk full"})], "done"])
     with pytest.raises(ToolInvocationError) as raised:
         run_agent(generator, HubToolset(servers.hub), raise_on_tool_invocation_failure=True)
@@ -111,6 +93,9 @@ def test_raise_on_failure_raises_with_the_typed_cause(servers: TwoServers) -> No
 
 
 def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     tag = unique("hs-timeout-")
     generator = ScriptedChatGenerator([[("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(servers.hub, timeout=0.5)))
@@ -121,6 +106,9 @@ def test_timeout_is_an_error_message_and_stops_the_call_on_the_server(servers: T
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("mcp__a__pid", {}), ("mcp__b__pid", {})], "done"])
     results = {
         r.origin.tool_name: r.result for r in tool_results(run_agent(generator, HubToolset(servers.hub)))
@@ -130,17 +118,25 @@ def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> No
 
 
 def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     with pytest.raises(ConfigError, match=r"'add' \(mcp__a__add, mcp__b__add\)"):
         list(HubToolset(servers.hub, raw_names=True))
 
 
 def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     toolset = HubToolset(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
     [result] = tool_results(run_agent(ScriptedChatGenerator([[("echo", {"text": "raw"})], "done"]), toolset))
     assert (result.origin.tool_name, result.result) == ("echo", "raw")
 
 
 def test_agent_is_offered_a_tool_that_appeared_mid_run(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     late = unique("late_hs_")
 
     def once_it_is_listed(offered: list[str]) -> Calls:
@@ -162,6 +158,9 @@ def test_agent_is_offered_a_tool_that_appeared_mid_run(servers: TwoServers) -> N
 def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
     servers: TwoServers,
 ) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     late = unique("zeppelin_hs_")
 
     def search_once_listed(offered: list[str]) -> Calls:
@@ -192,6 +191,8 @@ def test_agent_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls
 
 
 def test_a_removed_tool_is_no_longer_offered(servers: TwoServers) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     gone = unique("gone_hs_")
     servers.hub.call_tool("mcp__a__add_tool", {"name": gone})
     servers.tool_events.wait_for(("added", f"mcp__a__{gone}"))
@@ -203,6 +204,12 @@ def test_a_removed_tool_is_no_longer_offered(servers: TwoServers) -> None:
 
 
 def test_run_async_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
+    from haystack.components.agents import Agent
+    from haystack.dataclasses import ChatMessage
+
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     tag = unique("hs-cancel-")
     generator = ScriptedChatGenerator([[("mcp__a__sleep", {"seconds": 30, "tag": tag})], "done"])
     agent = Agent(chat_generator=generator, tools=HubToolset(servers.hub))
@@ -220,6 +227,11 @@ def test_run_async_cancellation_cancels_on_the_server(servers: TwoServers) -> No
 
 
 def test_images_come_back_as_image_content(servers: TwoServers) -> None:
+    from haystack.dataclasses import ImageContent, TextContent
+
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("mcp__a__blocks", {})], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(servers.hub)))
     text, image = result.result
@@ -231,6 +243,9 @@ def test_images_come_back_as_image_content(servers: TwoServers) -> None:
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("book_trip", RICH_ARGUMENTS)], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(rich_hub)))
     [tool] = generator.offered[0]
@@ -243,6 +258,11 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
 
 
 def test_files_and_image_resources_are_shown_and_audio_named_as_left_out(media_hub: MCPHub) -> None:
+    from haystack.dataclasses import FileContent, ImageContent, TextContent
+
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[("media", {})], "done"])
     [result] = tool_results(run_agent(generator, HubToolset(media_hub)))
     text, document, image = result.result
@@ -255,6 +275,8 @@ def test_files_and_image_resources_are_shown_and_audio_named_as_left_out(media_h
 
 
 def test_an_image_haystack_cannot_take_is_named_as_left_out() -> None:
+    from mcp_sync.integrations.haystack import haystack_tool
+
     svg = ToolResult(text="", images=(ToolImage("image/svg+xml", b"<svg/>"),))
     with MCPHub([]) as hub:
         hub.registry.register_native("draw", lambda: svg)
@@ -262,11 +284,15 @@ def test_an_image_haystack_cannot_take_is_named_as_left_out() -> None:
 
 
 def test_unchanged_tools_are_the_same_objects(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     toolset = HubToolset(rich_hub)
     assert toolset.tools[0] is toolset.tools[0]
 
 
 def test_an_invalid_schema_leaves_the_tool_out_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     with MCPHub([]) as hub:
         hub.registry.register_native("bad", lambda: "", input_schema={"type": "objekt"})
         hub.registry.register_native("good", lambda: "ok", input_schema={"type": "object"})
@@ -275,17 +301,28 @@ def test_an_invalid_schema_leaves_the_tool_out_with_a_warning(caplog: pytest.Log
 
 
 def test_the_toolset_is_not_a_list_to_add_to(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset, haystack_tool
+
     toolset = HubToolset(rich_hub)
     with pytest.raises(TypeError, match="register_function"):
         toolset.add(haystack_tool(rich_hub, "book_trip"))
 
 
 def test_a_toolset_over_a_hub_of_ones_own_does_not_serialize(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     with pytest.raises(TypeError, match=r"HubToolset.from_file\(path\)"):
         HubToolset(rich_hub).to_dict()
 
 
 def test_a_toolset_from_a_file_serializes_as_its_path_and_owns_its_hub(tmp_path: Path) -> None:
+    from haystack.components.agents import Agent
+    from haystack.dataclasses import ChatMessage
+    from haystack.tools import Toolset
+
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     config = tmp_path / "servers.yaml"
     config.write_text(yaml.safe_dump({"servers": [stdio_config("c")]}))
     data = HubToolset.from_file(config, timeout=5.0).to_dict()
@@ -309,6 +346,10 @@ def test_a_toolset_from_a_file_serializes_as_its_path_and_owns_its_hub(tmp_path:
 
 
 def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    from haystack.tools.errors import ToolInvocationError
+
+    from mcp_sync.integrations.haystack import haystack_tool
+
     cancel = threading.Event()
     tag = unique("hs-event-")
     tool = haystack_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
@@ -323,6 +364,9 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
 
 
 def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+    from tests.integrations.scripted_haystack import ScriptedChatGenerator
+
     generator = ScriptedChatGenerator([[(RESEARCH_TOOL, {"topic": "tides"})], "done"])
     toolset = HubToolset(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     [result] = tool_results(run_agent(generator, toolset))
@@ -332,6 +376,8 @@ def test_agent_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
 
 def test_a_toolset_with_discovery_keeps_its_options_through_to_dict_and_from_dict(tmp_path: Path) -> None:
     """A pipeline saved and loaded keeps discovery: the loaded agent is offered the search and call tools."""
+    from mcp_sync.integrations.haystack import HubToolset
+
     config = tmp_path / "servers.yaml"
     config.write_text(yaml.safe_dump({"servers": [stdio_config("c")]}))
     saved = HubToolset.from_file(config, discovery=True, pinned=["mcp__c__echo"])
@@ -347,6 +393,8 @@ def test_a_toolset_with_discovery_keeps_its_options_through_to_dict_and_from_dic
 
 def test_a_toolset_keeps_working_after_a_pinned_tool_leaves() -> None:
     """`tools` is read at every step of a run: a pinned tool the server removed is left out of it."""
+    from mcp_sync.integrations.haystack import HubToolset
+
     with kite_hub() as hub:
         toolset = HubToolset(hub, discovery=True, pinned=[KITE])
         assert [tool.name for tool in toolset.tools] == ["mcp__search_tools", "mcp__call_tool", KITE]
@@ -355,6 +403,8 @@ def test_a_toolset_keeps_working_after_a_pinned_tool_leaves() -> None:
 
 
 def test_a_toolset_refuses_bad_discovery_options_when_it_is_made(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.haystack import HubToolset
+
     with pytest.raises(ValueError, match="include= cannot be combined"):
         HubToolset(rich_hub, discovery=True, include=lambda tool: True)
     with pytest.raises(ToolNotFoundError, match="book_trp"):
