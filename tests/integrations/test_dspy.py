@@ -1,5 +1,8 @@
 """DSPy adapter: a real `dspy.ReAct` with a scripted language model (`DummyLM`) calls MCP tools through
-`dspy_tools(hub)` over stdio and Streamable HTTP."""
+`dspy_tools(hub)` over stdio and Streamable HTTP.
+
+DSPy is imported when a test runs, not when the module is collected: every test process collects every
+test module, and only the one that runs these tests needs the framework."""
 
 from __future__ import annotations
 
@@ -9,15 +12,11 @@ import copy
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dspy
 import pytest
-from dspy.utils.dummies import DummyLM
-from dspy.utils.exceptions import AdapterParseError
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
-from mcp_sync.integrations.dspy import dspy_tool, dspy_tools
 from tests.integrations.support import (
     PDF,
     PNG,
@@ -34,11 +33,17 @@ from tests.integrations.support import (
 )
 from tests.support import assert_stopped_if_started
 
+if TYPE_CHECKING:
+    import dspy
+    from dspy.utils.dummies import DummyLM
+
 Call = tuple[str, dict[str, Any]]
 
 
 def scripted(*calls: Call, answer: str = "done") -> DummyLM:
     """A model that makes `calls` one per step, then finishes and answers `answer`."""
+    from dspy.utils.dummies import DummyLM
+
     steps = [
         {"next_thought": f"step {i}", "next_tool_name": name, "next_tool_args": args}
         for i, (name, args) in enumerate(calls)
@@ -49,6 +54,8 @@ def scripted(*calls: Call, answer: str = "done") -> DummyLM:
 
 
 def run_react(lm: DummyLM, tools: list[dspy.Tool]) -> dspy.Prediction:
+    import dspy
+
     with dspy.context(lm=lm):
         return dspy.ReAct("question -> answer", tools=tools)(question="go")
 
@@ -62,12 +69,16 @@ def observations(prediction: dspy.Prediction) -> list[Any]:
 
 
 def test_react_calls_a_tool_and_reads_its_text(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     prediction = run_react(scripted(("mcp__a__echo", {"text": "hello"})), dspy_tools(servers.hub))
     assert observations(prediction) == ["hello"]
     assert prediction.answer == "done"
 
 
 def test_tool_error_result_is_an_observation_the_model_reads(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     prediction = run_react(scripted(("mcp__a__fail", {"message": "disk full"})), dspy_tools(servers.hub))
     [observed] = observations(prediction)
     assert observed.startswith("Execution error in mcp__a__fail")
@@ -75,6 +86,8 @@ def test_tool_error_result_is_an_observation_the_model_reads(servers: TwoServers
 
 
 def test_timeout_is_an_observation_and_stops_the_call_on_the_server(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     tag = unique("dspy-timeout-")
     lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": tag}))
     [observed] = observations(run_react(lm, dspy_tools(servers.hub, timeout=0.5)))
@@ -85,22 +98,30 @@ def test_timeout_is_an_observation_and_stops_the_call_on_the_server(servers: Two
 
 
 def test_same_raw_name_on_two_servers_gives_two_tools(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     prediction = run_react(scripted(("mcp__a__pid", {}), ("mcp__b__pid", {})), dspy_tools(servers.hub))
     first, second = observations(prediction)
     assert first.isdigit() and second.isdigit() and first != second
 
 
 def test_raw_names_that_collide_are_refused(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     with pytest.raises(ConfigError, match=r"'add' \(mcp__a__add, mcp__b__add\)"):
         dspy_tools(servers.hub, raw_names=True)
 
 
 def test_raw_names_on_request_when_they_do_not_collide(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     tools = dspy_tools(servers.hub, raw_names=True, include=lambda tool: tool.server_name == "b")
     assert observations(run_react(scripted(("echo", {"text": "raw"})), tools)) == ["raw"]
 
 
 def test_react_built_per_question_offers_a_tool_that_appeared(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     late = unique("late_dspy_")
     run_react(scripted(("mcp__a__add_tool", {"name": late})), dspy_tools(servers.hub))
     servers.tool_events.wait_for(("added", f"mcp__a__{late}"))
@@ -111,6 +132,10 @@ def test_react_built_per_question_offers_a_tool_that_appeared(servers: TwoServer
 def test_react_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls_it(
     servers: TwoServers,
 ) -> None:
+    from dspy.utils.dummies import DummyLM
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     late = unique("zeppelin_dspy_")
 
     def steps() -> Iterator[dict[str, Any]]:
@@ -137,6 +162,12 @@ def test_react_finds_a_tool_that_appeared_mid_run_with_the_search_tool_and_calls
 
 
 def test_react_built_before_a_tool_appeared_cannot_call_it(servers: TwoServers) -> None:
+    import dspy
+    from dspy.utils.dummies import DummyLM
+    from dspy.utils.exceptions import AdapterParseError
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     late = unique("early_dspy_")
     react = dspy.ReAct("question -> answer", tools=dspy_tools(servers.hub))
     servers.hub.call_tool("mcp__a__add_tool", {"name": late})
@@ -149,6 +180,8 @@ def test_react_built_before_a_tool_appeared_cannot_call_it(servers: TwoServers) 
 
 
 def test_tool_removed_after_react_was_built_is_an_observation(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     gone = unique("gone_dspy_")
     servers.hub.call_tool("mcp__a__add_tool", {"name": gone})
     servers.tool_events.wait_for(("added", f"mcp__a__{gone}"))
@@ -160,6 +193,10 @@ def test_tool_removed_after_react_was_built_is_an_observation(servers: TwoServer
 
 
 def test_aforward_cancellation_cancels_on_the_server(servers: TwoServers) -> None:
+    import dspy
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     tag = unique("dspy-cancel-")
     lm = scripted(("mcp__a__sleep", {"seconds": 30, "tag": tag}))
     react = dspy.ReAct("question -> answer", tools=dspy_tools(servers.hub))
@@ -178,6 +215,10 @@ def test_aforward_cancellation_cancels_on_the_server(servers: TwoServers) -> Non
 
 
 def test_images_reach_the_model_as_image_parts(servers: TwoServers) -> None:
+    import dspy
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     lm = scripted(("mcp__a__blocks", {}))
     [observed] = observations(run_react(lm, dspy_tools(servers.hub)))
     text, image = observed
@@ -192,6 +233,10 @@ def test_images_reach_the_model_as_image_parts(servers: TwoServers) -> None:
 
 
 def test_audio_files_and_image_resources_reach_the_model_as_their_parts(media_hub: MCPHub) -> None:
+    import dspy
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     lm = scripted(("media", {}))
     [observed] = observations(run_react(lm, dspy_tools(media_hub)))
     text, audio, document, image = observed
@@ -209,6 +254,8 @@ def test_audio_files_and_image_resources_reach_the_model_as_their_parts(media_hu
 
 
 def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     lm = scripted(("book_trip", RICH_ARGUMENTS))
     [observed] = observations(run_react(lm, dspy_tools(rich_hub)))
     assert json.loads(observed) == RICH_ARGUMENTS
@@ -228,12 +275,18 @@ def test_schema_reaches_the_model_whole(rich_hub: MCPHub) -> None:
 
 
 def test_a_program_with_hub_tools_can_be_deep_copied(rich_hub: MCPHub) -> None:
+    import dspy
+
+    from mcp_sync.integrations.dspy import dspy_tools
+
     agent = dspy.ReAct("question -> answer", tools=dspy_tools(rich_hub))
     copied = copy.deepcopy(agent)  # as optimizers copy programs
     assert json.loads(copied.tools["book_trip"](**RICH_ARGUMENTS)) == RICH_ARGUMENTS
 
 
 def test_blocking_call_works_inside_a_running_event_loop(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.dspy import dspy_tool
+
     tool = dspy_tool(rich_hub, "book_trip")
 
     async def in_a_notebook_cell() -> Any:
@@ -243,11 +296,15 @@ def test_blocking_call_works_inside_a_running_event_loop(rich_hub: MCPHub) -> No
 
 
 def test_acall_awaits_the_call(rich_hub: MCPHub) -> None:
+    from mcp_sync.integrations.dspy import dspy_tool
+
     tool = dspy_tool(rich_hub, "book_trip")
     assert json.loads(asyncio.run(tool.acall(**RICH_ARGUMENTS))) == RICH_ARGUMENTS
 
 
 def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
+    from mcp_sync.integrations.dspy import dspy_tool
+
     cancel = threading.Event()
     tag = unique("dspy-event-")
     tool = dspy_tool(servers.hub, "mcp__a__sleep", cancel=cancel)
@@ -261,12 +318,16 @@ def test_cancel_event_ends_a_blocking_call(servers: TwoServers) -> None:
 
 
 def test_react_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.dspy import dspy_tools
+
     tools = dspy_tools(research_hub, include=lambda tool: tool.name == RESEARCH_TOOL)
     [observation] = observations(run_react(scripted((RESEARCH_TOOL, {"topic": "tides"})), tools))
     assert str(observation).startswith(RESEARCH_REPORT)
 
 
 def test_a_task_tools_timeout_cancels_the_task_on_the_server(research_hub: MCPHub) -> None:
+    from mcp_sync.integrations.dspy import dspy_tool
+
     before = task_ids(research_hub)
     tool = dspy_tool(research_hub, RESEARCH_TOOL, timeout=1.5)
     with pytest.raises(ToolCallTimeoutError):
