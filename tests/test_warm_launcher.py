@@ -255,6 +255,49 @@ def test_a_warm_host_starts_and_ends_as_a_real_interpreter(ending: str) -> None:
     assert warm.stderr.splitlines()[-1:] == real.stderr.splitlines()[-1:]  # the traceback's frames differ
 
 
+@pytest.mark.parametrize("program", ["script", "module"])
+def test_the_shim_learns_the_pid_only_once_the_program_has_its_own_process_group(program: str) -> None:
+    """A signal the shim relays to the program's group as soon as it knows the pid must find that group
+    (a relayed signal would be lost if the child had not yet left the launcher's)."""
+    argv = (
+        python_command(FIXTURE_SERVER, warm=True)
+        if program == "script"
+        else module_command("tests.hosts.exit_probe", "wait", unbuffered=True)
+    )
+    socket_path, *rest = argv[argv.index(str(WARM_SHIM)) + 1 :]
+    request = json.dumps({"argv": rest, "cwd": str(REPO_ROOT), "env": dict(os.environ), "ignored": []})
+    for _ in range(20):
+        read, write = os.pipe()
+        with socket.socket(socket.AF_UNIX) as connection, open(os.devnull, "rb") as devnull:
+            connection.connect(socket_path)
+            descriptors = [devnull.fileno(), write, write]
+            socket.send_fds(connection, [len(request).to_bytes(4, "big") + request.encode()], descriptors)
+            os.close(write)
+            pid = json.loads(connection.makefile("rb").readline())["pid"]
+            os.killpg(pid, 0)  # ProcessLookupError if the group did not exist yet
+            os.killpg(pid, signal.SIGKILL)
+        os.close(read)
+
+
+def test_a_signal_to_a_warm_host_reaches_that_process_alone_as_with_a_real_one() -> None:
+    """A test signals a host by its pid: the host's own children in its process group must not get it."""
+    outputs = []
+    for argv in (
+        module_command("tests.hosts.exit_probe", "group", unbuffered=True),
+        [sys.executable, "-u", "-m", "tests.hosts.exit_probe", "group"],
+    ):
+        process = subprocess.Popen(
+            argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True
+        )
+        assert process.stdout is not None
+        lines = iter(process.stdout.readline, b"")
+        assert b"READY\n" in (next(lines), next(lines))  # after the REPORT line
+        process.send_signal(signal.SIGINT)
+        stdout, _ = process.communicate(timeout=30)
+        outputs.append((stdout.decode(), process.returncode))
+    assert outputs[0] == outputs[1] == ("CHILD nothing\natexit\nfinalized\n", 0)
+
+
 HOST_LAUNCHER_PROBE = """
 import json, os
 from pathlib import Path

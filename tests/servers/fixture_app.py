@@ -338,15 +338,15 @@ def _era_name(protocol_version: str | None) -> str:
     return "modern" if is_modern(protocol_version) else "legacy"
 
 
-_TOOL_MODELS: dict[tuple[types.CodeType, str], Tool] = {}
-"""Each tool function's `Tool` as first built in this process, by code and name: pydantic builds a model
-per signature, about 2 ms a tool. A server forked from a parent that ran `build_tool_models` finds them
-built; its own closures are put in copies."""
+_TOOL_MODELS: dict[tuple[types.CodeType, str, str], Tool] = {}
+"""Each tool function's `Tool` as first built in this process, by code, name and defaults: pydantic
+builds a model per signature, about 2 ms a tool. A server forked from a parent that ran
+`build_tool_models` finds them built; its own closures are put in copies."""
 
 
 def _tool(fn: Callable[..., Any], annotations: ToolAnnotations | None = None) -> Tool:
     """`Tool.from_function(fn, annotations=...)`, its models built once per function of this module."""
-    key = (fn.__code__, fn.__name__)
+    key = (fn.__code__, fn.__name__, repr((fn.__defaults__, fn.__kwdefaults__)))
     built = _TOOL_MODELS.get(key)
     if built is None:
         built = _TOOL_MODELS[key] = Tool.from_function(fn)

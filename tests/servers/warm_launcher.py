@@ -12,8 +12,9 @@ launcher's frames, so that it ends as ``python -m`` does, through the interprete
 then stands in for the server towards whoever started it:
 
 - it relays the signals it gets (SIGTERM, SIGINT, SIGHUP, ...) to the server's process group, as a
-  signal to the shim's own group would have reached a real server (one that comes before the server
-  runs is relayed once it does);
+  signal to the shim's own group would have reached a real server, and to a module run's process
+  alone, as a signal to its pid reaches a real program (one that comes before the child has detached,
+  a session of its own and a fresh interpreter's signal handlers, is relayed once it has);
 - it exits as the server did: the same status, or killed by the same signal;
 - if the shim itself is killed (SIGKILL cannot be relayed), the launcher sees its connection end and
   SIGKILLs the server's process group; this comes a moment after the shim's death, so a test that
@@ -32,7 +33,8 @@ writes its pid to ``<socket's folder>/pids/<shim pid>``, so a test can wait for 
 Run as ``python warm_launcher.py SOCKET OWNER_PID``: the process forks once more and returns at once
 (the server processes must not be the test process's children); the forked launcher prints ``READY``
 on the inherited stdout when it listens, and exits when the process OWNER_PID ends, killing what it
-started and removing the socket's folder.
+started and removing the socket's folder. Every warm process shares the launcher's hash seed (``str``
+hashes), where real interpreters each draw one.
 
 Protocol on a connection: the shim sends a 4-byte big-endian length and a JSON object ``{"argv",
 "cwd", "env", "ignored"}``, with the three descriptors attached (SCM_RIGHTS) to its first byte; the
@@ -52,6 +54,7 @@ import importlib.util
 import io
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -59,11 +62,14 @@ import socket
 import struct
 import sys
 import threading
+import time
 import traceback
 import types
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+# Bound on a forked child's detaching (`_detach`: a few system calls) before its pid goes to the shim.
+DETACH_TIMEOUT = 10.0
 # Requests carry a whole environment; a larger one is refused.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # What a server in this suite imports, so that no forked server imports it again (with the imports of
@@ -311,21 +317,31 @@ def _run_script(program: _Program) -> int:
     return status
 
 
-def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> None:
-    """In the forked child: a session of its own, the shim's descriptors, directory, environment and
-    ignored signals, and every other descriptor closed."""
+def _detach(request: dict[str, Any], ready: int) -> None:
+    """First thing in the forked child: a session (so a process group) of its own and the signal
+    handlers of a fresh interpreter (the signals the shim was started with ignored stay ignored), then a
+    byte on `ready`. The launcher tells the shim the child's pid only after that, so a signal the shim
+    relays to the child's group always finds it, set up as a fresh interpreter is."""
     os.setsid()
+    for signum in _RESET_SIGNALS:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else default)
+    os.write(ready, b"\0")
+    os.close(ready)
+
+
+def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> None:
+    """In the forked child, once detached (`_detach`): the shim's descriptors, directory and
+    environment (its time zone too), and every other descriptor closed."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     for name in os.listdir("/proc/self/fd"):
         if int(name) > 2:
             with contextlib.suppress(OSError):
                 os.close(int(name))
-    for signum in _RESET_SIGNALS:
-        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
-        signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else default)
     os.environ.clear()
     os.environ.update(request["env"])
+    time.tzset()
     os.chdir(request["cwd"])
     _fresh_stdio(program.unbuffered or bool(os.environ.get("PYTHONUNBUFFERED")))
 
@@ -451,13 +467,19 @@ class Launcher:
             return
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        ready, detached = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(ready)
+            _detach(request, detached)
             if isinstance(program.code, str):
                 fds = connection.fds
                 self._forget()
                 raise _ModuleRun(request, fds, program)
             _become_server(request, connection.fds, program)
+        os.close(detached)
+        select.select([ready], [], [], DETACH_TIMEOUT)  # a byte, or end of file if the child died first
+        os.close(ready)
         for fd in connection.fds:
             os.close(fd)
         connection.fds = []
@@ -543,6 +565,9 @@ def main() -> None:
     folder = os.path.dirname(socket_path)
     pids_dir = os.path.join(folder, "pids")
     os.makedirs(pids_dir, exist_ok=True)
+    # The checkout this launcher belongs to comes first, as it does for a program run from its root:
+    # the `mcp_sync` preloaded here is the one its tests and host scripts import.
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     launcher_pid = os.getpid()
     try:
         _preload()

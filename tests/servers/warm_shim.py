@@ -1,8 +1,9 @@
 """The command of a warm-launched test server: hands this process's stdin, stdout and stderr to the
 warm launcher (``warm_launcher.py``), which forks the server with them, then stands in for the server.
 
-Run as ``python -I -S warm_shim.py SOCKET SCRIPT [ARGS...]``. It relays the signals it gets to the
-server's process group and exits as the server did (the same status, or killed by the same signal).
+Run as ``python -I -S warm_shim.py SOCKET SCRIPT [ARGS...]`` (or ``... SOCKET [-u] -m MODULE
+[ARGS...]``). It relays the signals it gets to the server's process group (to a module run's process
+alone) and exits as the server did (the same status, or killed by the same signal).
 When the launcher cannot be reached, it runs the script in a real interpreter instead (exec), so a
 test never fails for want of the launcher.
 """
@@ -75,12 +76,20 @@ def main() -> None:
     server: list[int] = []
     pending: list[int] = []
 
+    # A module run (the command line, a host script) is a program a test signals by its pid: only that
+    # process gets the signal, as a real one would. A server gets it with its process group (its
+    # helpers), as when its client signals the group of the process it started.
+    module_run = "-m" in argv[:2]
+
     def relay(signum: int, _frame: object) -> None:
         if not server:
             pending.append(signum)
             return
         with contextlib.suppress(OSError):
-            os.killpg(server[0], signum)
+            if module_run:
+                os.kill(server[0], signum)
+            else:
+                os.killpg(server[0], signum)
 
     for signum in RELAYED:
         if signum not in ignored:
