@@ -42,6 +42,12 @@ WARM_LAUNCHER = SERVERS_DIR / "warm_launcher.py"
 WARM_SHIM = SERVERS_DIR / "warm_shim.py"
 """The command of a warm-launched server: hands its pipes to the launcher and stands in for the server."""
 EVERYTHING_ENTRY = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+FAST_CLOCK = Path("fast_clock.mjs")
+"""The Node preload (beside the reference servers' package.json) that runs server-everything's clock
+`FAST_CLOCK_FACTOR` times faster: see `ReferenceServers.everything_argv`."""
+FAST_CLOCK_FACTOR = 10
+"""How many times sooner the fast server-everything's timers fire: its research stages and task
+pollInterval take 0.1 s instead of 1 s."""
 FILESYSTEM_ENTRY = Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 
 T = TypeVar("T")
@@ -624,7 +630,27 @@ class ReferenceServers:
     @property
     def everything_command(self) -> list[str]:
         """``[node, .../server-everything/dist/index.js, "stdio"]``."""
-        return [self.node, str(self.root / EVERYTHING_ENTRY), "stdio"]
+        return self.everything_argv()
+
+    def everything_argv(self, transport: str = "stdio", *, fast: bool = False) -> list[str]:
+        """The command line of server-everything over `transport` (``"stdio"`` or ``"streamableHttp"``).
+
+        `fast` starts the same published server with `FAST_CLOCK` preloaded (``node --import``): the
+        timers its own code sets fire `FAST_CLOCK_FACTOR` times sooner (the research query's four 1 s
+        stages, the async tools' 1 s polls of the client, its log and update intervals), and the
+        pollInterval it gives a task is divided likewise, so a client polls in step. The SDK's timers
+        (request timeouts, a task's ttl) keep real time. The server goes through the same states in the
+        same order, sooner: for tests of what it does, not of how long it takes. A test that must act on a
+        task while it runs (cancel it, time out, cut the connection) needs the real stages: the task's
+        length is its margin.
+        """
+        preload = self.fast_clock_options if fast else []
+        return [self.node, *preload, str(self.root / EVERYTHING_ENTRY), transport]
+
+    @property
+    def fast_clock_options(self) -> list[str]:
+        """The options of ``node`` that preload `FAST_CLOCK` with its factor: ``["--import", URL]``."""
+        return ["--import", f"{(self.root / FAST_CLOCK).as_uri()}?factor={FAST_CLOCK_FACTOR}"]
 
     def filesystem_command(self, *directories: str | os.PathLike[str]) -> list[str]:
         """``[node, .../server-filesystem/dist/index.js, dir, ...]``: serves only those directories."""
@@ -640,9 +666,9 @@ class ReferenceServers:
         command, *args = self.filesystem_command(*directories)
         return StdioServerParameters(command=command, args=args)
 
-    def everything_config(self, name: str, **overrides: Any) -> dict[str, Any]:
-        """An mcp_sync stdio entry for server-everything."""
-        command, *args = self.everything_command
+    def everything_config(self, name: str, *, fast: bool = False, **overrides: Any) -> dict[str, Any]:
+        """An mcp_sync stdio entry for server-everything (`fast`: on its fast clock, `everything_argv`)."""
+        command, *args = self.everything_argv(fast=fast)
         return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
 
     def filesystem_config(
@@ -684,6 +710,7 @@ def fixture_flags(**flags: Any) -> list[str]:
 
 __all__: Sequence[str] = [
     "DEMO_SERVER",
+    "FAST_CLOCK_FACTOR",
     "FIXTURE_SERVER",
     "HANGING_SERVER",
     "LEGACY_V1_SERVER",

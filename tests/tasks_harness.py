@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from mcp_sync import ElicitationRequest, ElicitationResponse, SamplingRequest, SamplingResponse
-from tests.support import EVERYTHING_ENTRY, ReferenceServers, wait_until
+from tests.support import ReferenceServers, wait_until
 
 RESEARCH = "simulate-research-query"
 ASYNC_TOOLS = ("trigger-elicitation-request-async", "trigger-sampling-request-async")
@@ -56,10 +56,13 @@ def _free_port() -> int:
 
 
 class EverythingHttp:
-    """server-everything over Streamable HTTP (`streamableHttp`, its port from `PORT`), for `with` blocks."""
+    """server-everything over Streamable HTTP (`streamableHttp`, its port from `PORT`), for `with` blocks.
+    `fast`: on its fast clock (`ReferenceServers.everything_argv`)."""
 
-    def __init__(self, reference: ReferenceServers, folder: Path, startup_timeout: float = 30.0) -> None:
-        self._reference = reference
+    def __init__(
+        self, reference: ReferenceServers, folder: Path, startup_timeout: float = 30.0, *, fast: bool = False
+    ) -> None:
+        self._argv = reference.everything_argv("streamableHttp", fast=fast)
         self._stderr_path = folder / "everything-http.stderr"
         self._startup_timeout = startup_timeout
         self.port = 0
@@ -74,7 +77,7 @@ class EverythingHttp:
             self.port = _free_port()
             with self._stderr_path.open("wb") as stderr:
                 self._process = subprocess.Popen(
-                    [self._reference.node, str(self._reference.root / EVERYTHING_ENTRY), "streamableHttp"],
+                    self._argv,
                     env={**os.environ, "PORT": str(self.port)},
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,

@@ -8,6 +8,7 @@ in those tests points at mcp_sync, not at a fixture. Each body runs under `anyio
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,8 @@ from typing import Any
 
 import anyio
 import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.session import DISCOVER_TIMEOUT_SECONDS, IncomingMessage
 from mcp.client.stdio import stdio_client
@@ -27,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, LoggingMessageNotificationParams, ToolListChangedNotification
 
 from tests.support import (
+    FAST_CLOCK_FACTOR,
     FIXTURE_SERVER,
     HANGING_SERVER,
     LEGACY_V1_SERVER,
@@ -576,3 +580,98 @@ def test_reference_server_filesystem_lists_tools(reference_servers: ReferenceSer
         assert "alpha" in str(read.content)
 
     run(body)
+
+
+RESEARCH_STAGES = [
+    "Gathering sources...",
+    "Analyzing content...",
+    "Synthesizing findings...",
+    "Generating report...",
+]
+
+
+async def research_task(argv: list[str], *, to_the_end: bool) -> tuple[dict[str, Any], list[str], str]:
+    """Start server-everything with `argv` and call its research query as a task, in raw JSON-RPC over
+    stdio: the task the server created, then (`to_the_end`) each status message a `tasks/get` saw until
+    it completed and its result's text, else nothing more (the task is cancelled). The server is killed
+    at the end: its task's ttl timer would keep it running for minutes."""
+    async with await anyio.open_process(argv, stderr=subprocess.DEVNULL) as process:
+        try:
+            return await _research_task(process, to_the_end=to_the_end)
+        finally:
+            process.kill()
+
+
+async def _research_task(process: Process, *, to_the_end: bool) -> tuple[dict[str, Any], list[str], str]:
+    assert process.stdin is not None and process.stdout is not None
+    stdin, lines = process.stdin, BufferedByteReceiveStream(process.stdout)
+    sent = 0
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal sent
+        sent += 1
+        request = {"jsonrpc": "2.0", "id": sent, "method": method, "params": params}
+        await stdin.send(json.dumps(request).encode() + b"\n")
+        while True:  # the answer, past the server's notifications
+            message = json.loads(await lines.receive_until(b"\n", 1 << 24))
+            if message.get("id") == sent and "method" not in message:
+                assert "result" in message, message
+                result: dict[str, Any] = message["result"]
+                return result
+
+    client = {"name": "fixture-test", "version": "0"}
+    await ask("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client})
+    await stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    call = {"name": "simulate-research-query", "arguments": {"topic": "tides"}, "task": {}}
+    task = (await ask("tools/call", call))["task"]
+    if not to_the_end:
+        await ask("tasks/cancel", {"taskId": task["taskId"]})
+        return task, [], ""
+    seen = [task["statusMessage"]]
+    status = task
+    while status["status"] != "completed":
+        assert status["status"] == "working", status
+        await anyio.sleep(status["pollInterval"] / 1000)
+        status = await ask("tasks/get", {"taskId": task["taskId"]})
+        if status["statusMessage"] != seen[-1]:
+            seen.append(status["statusMessage"])
+    result = await ask("tasks/result", {"taskId": task["taskId"]})
+    return task, seen, result["content"][0]["text"]
+
+
+@pytest.mark.node
+def test_reference_server_everything_on_its_fast_clock_goes_through_the_same_stages(
+    reference_servers: ReferenceServers,
+) -> None:
+    """The fast clock (tests/reference_servers/fast_clock.mjs) divides the research task's pollInterval by
+    its factor and leaves its ttl; the task goes through the published stages, in order, to its report."""
+
+    async def body() -> None:
+        with anyio.fail_after(30):
+            real, _, _ = await research_task(reference_servers.everything_argv(), to_the_end=False)
+            fast, seen, report = await research_task(
+                reference_servers.everything_argv(fast=True), to_the_end=True
+            )
+        assert fast["pollInterval"] * FAST_CLOCK_FACTOR == real["pollInterval"] == 1000
+        assert fast["ttl"] == real["ttl"]
+        assert seen[0] == RESEARCH_STAGES[0] and seen[-1] == RESEARCH_STAGES[-1]
+        assert seen == sorted(set(seen), key=RESEARCH_STAGES.index)
+        assert report.startswith("# Research Report: tides")
+
+    run(body)
+
+
+@pytest.mark.node
+def test_the_fast_clock_refuses_a_server_it_was_not_written_for(
+    reference_servers: ReferenceServers, tmp_path: Path
+) -> None:
+    _node, *filesystem = reference_servers.filesystem_command(tmp_path)
+    done = subprocess.run(
+        [reference_servers.node, *reference_servers.fast_clock_options, *filesystem],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode != 0
+    assert "fast_clock.mjs: expected @modelcontextprotocol/server-everything" in done.stderr, done.stderr
