@@ -1,10 +1,20 @@
 """Long-running calls as MCP tasks (2025-11-25) against the official reference server, over stdio and
 Streamable HTTP: `simulate-research-query` (taskSupport "required", four stages of about a second, the
-server's pollInterval 1 s; `ambiguous: true` asks for a clarification while `input_required`)."""
+server's pollInterval 1 s; `ambiguous: true` asks for a clarification while `input_required`).
+
+Tests of what a task call does (its result, its status messages, the input it asks for) run the server on
+its fast clock (`everything`, stages and pollInterval of 0.1 s: see `ReferenceServers.everything_argv`).
+Tests that act on a task while it runs (cancel it, time out or interrupt the wait, cut the connection,
+kill the server) run it on its real clock (`everything_real_clock`, `everything_http`): the task's four
+seconds are their margin, and most of them end it long before. Those that then wait for its end (the
+wait with a short timeout, the good call after failures, the reset connection) run the published
+server's research query end to end, as published.
+"""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import gc
 import json
 import os
@@ -31,7 +41,7 @@ from mcp_sync import (
     UnsupportedFeatureError,
 )
 from tests.hub_harness import fixture_server, started_hub
-from tests.support import REPO_ROOT, ReferenceServers, wait_until
+from tests.support import FAST_CLOCK_FACTOR, REPO_ROOT, ReferenceServers, wait_until
 from tests.tasks_harness import RESEARCH, Answers, EverythingHttp, Relay, http_entry
 
 pytestmark = [pytest.mark.node, pytest.mark.timeout(90)]
@@ -62,22 +72,50 @@ class Progress:
                 raise AssertionError(f"fewer than {count} progress callbacks within {timeout}s: {self.calls}")
 
 
+@contextlib.contextmanager
+def everything_hub(
+    transport: str, reference_servers: ReferenceServers, folder: Path, *, fast: bool
+) -> Iterator[tuple[MCPHub, Answers]]:
+    """A hub with server-everything as `ev` over `transport`, on its fast clock or its real one."""
+    answers = Answers()
+    if transport == "stdio":
+        with started_hub(
+            reference_servers.everything_config("ev", fast=fast), **answers.hub_options()
+        ) as hub:
+            yield hub, answers
+    else:
+        with (
+            EverythingHttp(reference_servers, folder, fast=fast) as server,
+            started_hub(http_entry("ev", server.url), **answers.hub_options()) as hub,
+        ):
+            yield hub, answers
+
+
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def everything(
     request: pytest.FixtureRequest,
     reference_servers: ReferenceServers,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[MCPHub, Answers]]:
-    answers = Answers()
-    if request.param == "stdio":
-        with started_hub(reference_servers.everything_config("ev"), **answers.hub_options()) as hub:
-            yield hub, answers
-    else:
-        with (
-            EverythingHttp(reference_servers, tmp_path_factory.mktemp("everything")) as server,
-            started_hub(http_entry("ev", server.url), **answers.hub_options()) as hub,
-        ):
-            yield hub, answers
+    """server-everything on its fast clock: a research task's stages take 0.1 s each."""
+    with everything_hub(
+        request.param, reference_servers, tmp_path_factory.mktemp("everything"), fast=True
+    ) as served:
+        yield served
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def everything_real_clock(
+    request: pytest.FixtureRequest,
+    reference_servers: ReferenceServers,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[MCPHub, Answers]]:
+    """server-everything on its real clock: a research task lasts four seconds, the margin of a test that
+    acts on it while it runs."""
+    with everything_hub(
+        request.param, reference_servers, tmp_path_factory.mktemp("everything"), fast=False
+    ) as served:
+        yield served
 
 
 def new_task(hub: MCPHub, before: set[str]) -> TaskInfo:
@@ -130,8 +168,8 @@ def test_input_required_is_answered_by_the_elicitation_handler(everything: tuple
     assert len(messages) == len(set(messages)), f"a status message was reported twice: {messages}"
 
 
-def test_cancel_event_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_cancel_event_cancels_the_task_on_the_server(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     before = task_ids(hub)
     cancel = threading.Event()
     progress = Progress()
@@ -147,16 +185,16 @@ def test_cancel_event_cancels_the_task_on_the_server(everything: tuple[MCPHub, A
     assert hub.call_tool("mcp__ev__echo", {"message": "still usable"}).text == "Echo: still usable"
 
 
-def test_timeout_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_timeout_cancels_the_task_on_the_server(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     before = task_ids(hub)
     with pytest.raises(ToolCallTimeoutError):
         hub.call_tool(TOOL, {"topic": "too long"}, timeout=1.5)
     assert hub.task("ev", new_task(hub, before).task_id).refresh().status == "cancelled"
 
 
-def test_future_cancel_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_future_cancel_cancels_the_task_on_the_server(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     before = task_ids(hub)
     progress = Progress()
     future = hub.submit(TOOL, {"topic": "submitted"}, progress=progress)
@@ -178,9 +216,9 @@ def test_submit_gives_a_task_call_s_result(everything: tuple[MCPHub, Answers]) -
 
 
 def test_wait_with_a_short_timeout_leaves_the_task_running_then_its_result_comes(
-    everything: tuple[MCPHub, Answers],
+    everything_real_clock: tuple[MCPHub, Answers],
 ) -> None:
-    hub, _ = everything
+    hub, _ = everything_real_clock
     handle = hub.start_task(TOOL, {"topic": "patience"})
     assert handle.server == "ev" and handle.tool == TOOL and handle.task_id
     assert handle.info is not None and handle.info.status == "working" and handle.info.poll_interval == 1.0
@@ -194,9 +232,9 @@ def test_wait_with_a_short_timeout_leaves_the_task_running_then_its_result_comes
 
 
 def test_cancelling_a_handle_cancels_the_task_and_waiting_on_it_says_so(
-    everything: tuple[MCPHub, Answers],
+    everything_real_clock: tuple[MCPHub, Answers],
 ) -> None:
-    hub, _ = everything
+    hub, _ = everything_real_clock
     handle = hub.start_task(TOOL, {"topic": "abandoned"})
     assert handle.cancel().status == "cancelled"
     with pytest.raises(ToolCallCancelledError, match="cancelled on server"):
@@ -207,6 +245,8 @@ def test_cancelling_a_handle_cancels_the_task_and_waiting_on_it_says_so(
 def test_a_handle_by_id_waits_for_a_task_another_handle_started(everything: tuple[MCPHub, Answers]) -> None:
     hub, _ = everything
     started = hub.start_task(TOOL, {"topic": "by id"})
+    # The server's pollInterval of 1 s, on its fast clock (the real one: the short-timeout wait's test).
+    assert started.info is not None and started.info.poll_interval == 1.0 / FAST_CLOCK_FACTOR
     other = hub.task("ev", started.task_id)
     assert other.info is None and other.tool is None  # nothing sent yet
     progress = Progress()
@@ -215,8 +255,8 @@ def test_a_handle_by_id_waits_for_a_task_another_handle_started(everything: tupl
     assert other.info is not None and other.info.status == "completed"
 
 
-def test_list_tasks_lists_the_tasks_started(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_list_tasks_lists_the_tasks_started(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     handle = hub.start_task(TOOL, {"topic": "listed"})
     listed = {task.task_id: task for task in hub.list_tasks("ev")}
     assert listed[handle.task_id].server == "ev"
@@ -234,8 +274,10 @@ def test_unknown_task_id_is_task_not_found_error(everything: tuple[MCPHub, Answe
         assert "no-such-task" in str(caught.value)
 
 
-def test_arguments_never_appear_in_a_handle_or_its_errors(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_arguments_never_appear_in_a_handle_or_its_errors(
+    everything_real_clock: tuple[MCPHub, Answers],
+) -> None:
+    hub, _ = everything_real_clock
     handle = hub.start_task(TOOL, {"topic": "s3cr3t-topic-value"})
     with pytest.raises(ToolCallTimeoutError) as caught:
         handle.wait(timeout=0.1)
@@ -243,8 +285,10 @@ def test_arguments_never_appear_in_a_handle_or_its_errors(everything: tuple[MCPH
     handle.cancel()
 
 
-def test_each_failure_is_followed_by_a_good_call_on_the_same_hub(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_each_failure_is_followed_by_a_good_call_on_the_same_hub(
+    everything_real_clock: tuple[MCPHub, Answers],
+) -> None:
+    hub, _ = everything_real_clock
 
     def good() -> None:
         assert hub.call_tool("mcp__ev__echo", {"message": "ok"}).text == "Echo: ok"
@@ -274,7 +318,15 @@ def test_each_failure_is_followed_by_a_good_call_on_the_same_hub(everything: tup
 
 @pytest.fixture
 def everything_http(reference_servers: ReferenceServers, tmp_path: Path) -> Iterator[EverythingHttp]:
+    """server-everything over Streamable HTTP on its real clock: the tests below act on a task as it runs."""
     with EverythingHttp(reference_servers, tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def fast_everything_http(reference_servers: ReferenceServers, tmp_path: Path) -> Iterator[EverythingHttp]:
+    """server-everything over Streamable HTTP on its fast clock."""
+    with EverythingHttp(reference_servers, tmp_path, fast=True) as server:
         yield server
 
 
@@ -293,13 +345,15 @@ _SECOND_PROCESS = textwrap.dedent(
 )
 
 
-def test_a_second_process_asks_for_a_task_by_id_over_http(everything_http: EverythingHttp) -> None:
+def test_a_second_process_asks_for_a_task_by_id_over_http(fast_everything_http: EverythingHttp) -> None:
     """server-everything keeps each task in its MCP session's own store, so another session (another
-    process's hub) is told the task does not exist: `TaskNotFoundError` naming the server and the id."""
-    with started_hub(http_entry("ev", everything_http.url)) as hub:
+    process's hub) is told the task does not exist, running or ended: `TaskNotFoundError` naming the
+    server and the id."""
+    url = fast_everything_http.url
+    with started_hub(http_entry("ev", url)) as hub:
         handle = hub.start_task(TOOL, {"topic": "elsewhere"})
         done = subprocess.run(
-            [sys.executable, "-c", _SECOND_PROCESS, everything_http.url, handle.task_id],
+            [sys.executable, "-c", _SECOND_PROCESS, url, handle.task_id],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,
@@ -406,8 +460,8 @@ def test_a_handle_repr_names_server_id_and_status(everything: tuple[MCPHub, Answ
     assert isinstance(handle, TaskHandle)
 
 
-def test_ctrl_c_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_ctrl_c_cancels_the_task_on_the_server(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     before = task_ids(hub)
     interrupted = threading.Event()
 
@@ -443,8 +497,8 @@ def test_a_stdio_server_that_dies_mid_task_fails_the_call_at_once(
         assert hub.servers["ev"].state == "disconnected"
 
 
-def test_submit_timeout_cancels_the_task_on_the_server(everything: tuple[MCPHub, Answers]) -> None:
-    hub, _ = everything
+def test_submit_timeout_cancels_the_task_on_the_server(everything_real_clock: tuple[MCPHub, Answers]) -> None:
+    hub, _ = everything_real_clock
     before = task_ids(hub)
     future = hub.submit(TOOL, {"topic": "submitted, too long"}, timeout=1.5)
     with pytest.raises(ToolCallTimeoutError):
