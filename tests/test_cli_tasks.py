@@ -5,7 +5,9 @@ subprocesses: `call` of a tool that runs as a task (its status messages as progr
 Two servers: the official reference server (2025-11-25 tasks) over stdio, and the tasks fixture server
 (the 2026-07-28 tasks extension) over Streamable HTTP. Runs across processes use the fixture server: it
 keeps its tasks for the whole server, where the reference server keeps them per session (a later run,
-a new session, would not find them).
+a new session, would not find them). The reference server runs on its fast clock (its research stages
+take 0.1 s, see `ReferenceServers.everything_argv`), but for the Ctrl-C of a call: the signal must come
+while the task runs, and the real clock's four seconds are that margin.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,13 +43,29 @@ def mcp_sync(*args: str) -> subprocess.CompletedProcess[str]:
     return run_in_repo(cli_command(*args), timeout=RUN_TIMEOUT)
 
 
+def write_reference_config(folder: Path, command: list[str]) -> str:
+    """A configuration file in `folder` with server-everything run by `command` over stdio, named `ref`."""
+    path = folder / "reference.json"
+    path.write_text(json.dumps({"mcpServers": {"ref": {"command": command[0], "args": command[1:]}}}))
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def reference_config(reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A configuration file with the official reference server over stdio, named `ref`."""
-    path = tmp_path_factory.mktemp("cli-tasks") / "reference.json"
-    command, *args = reference_servers.everything_command
-    path.write_text(json.dumps({"mcpServers": {"ref": {"command": command, "args": args}}}))
-    return str(path)
+    """A configuration file with the official reference server over stdio on its fast clock, named `ref`."""
+    return write_reference_config(
+        tmp_path_factory.mktemp("cli-tasks"), reference_servers.everything_argv(fast=True)
+    )
+
+
+@pytest.fixture(scope="module")
+def real_clock_reference_config(
+    reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """A configuration file with the official reference server over stdio on its real clock, named `ref`."""
+    return write_reference_config(
+        tmp_path_factory.mktemp("cli-tasks-real-clock"), reference_servers.everything_argv()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +81,10 @@ def tasks_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def reference_http_config(
     reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """A configuration file with the official reference server over Streamable HTTP, named `ref`."""
+    """A configuration file with the official reference server over Streamable HTTP on its fast clock,
+    named `ref`."""
     folder = tmp_path_factory.mktemp("cli-tasks-reference-http")
-    with EverythingHttp(reference_servers, folder) as server:
+    with EverythingHttp(reference_servers, folder, fast=True) as server:
         path = folder / "reference-http.json"
         path.write_text(json.dumps({"mcpServers": {"ref": {"type": "http", "url": server.url}}}))
         yield str(path)
@@ -161,8 +181,8 @@ def test_call_of_a_task_that_times_out_exits_4(tasks_config: str) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_ctrl_c_during_a_task_call_exits_130(reference_config: str) -> None:
-    process = popen("call", reference_config, RESEARCH, '{"topic": "tides"}')
+def test_ctrl_c_during_a_task_call_exits_130(real_clock_reference_config: str) -> None:
+    process = popen("call", real_clock_reference_config, RESEARCH, '{"topic": "tides"}')
     out, err = interrupt_at_first_progress(process)
     assert process.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
