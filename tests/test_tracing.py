@@ -372,7 +372,16 @@ RESEARCH = "mcp__ref__simulate-research-query"
 
 @pytest.fixture(scope="module")
 def research(spans: Spans, reference_servers: ReferenceServers) -> Iterator[MCPHub]:
-    """The official reference server over stdio, traced: its `simulate-research-query` runs as a task."""
+    """The official reference server over stdio, traced: its `simulate-research-query` runs as a task. On
+    its fast clock (`ReferenceServers.everything_argv`): the four stages take 0.1 s each."""
+    config = reference_servers.everything_config("ref", fast=True)
+    with started_hub(config, tracing=spans.provider) as hub:
+        yield hub
+
+
+@pytest.fixture
+def research_real_clock(spans: Spans, reference_servers: ReferenceServers) -> Iterator[MCPHub]:
+    """The same on its real clock: a research task lasts four seconds, longer than a call's short timeout."""
     with started_hub(reference_servers.everything_config("ref"), tracing=spans.provider) as hub:
         yield hub
 
@@ -387,7 +396,7 @@ def test_a_task_call_is_one_span_with_the_task_id_and_its_final_status(
         timeout=60,
         progress=lambda _done, _total, message: statuses.append(message),
     )
-    assert not result.is_error and statuses  # four stages of a second, polled once a second
+    assert not result.is_error and statuses  # four stages, polled at the server's pollInterval
     span = spans.one("tools/call simulate-research-query")
     assert [span.name for span in spans.ended()] == ["tools/call simulate-research-query"]
     attributes = dict(span.attributes or {})
@@ -407,13 +416,15 @@ def test_a_submitted_task_call_is_one_span_ended_with_its_future(research: MCPHu
     assert attributes["mcp_sync.task.id"] and attributes["mcp_sync.task.status"] == "completed"
 
 
-def test_a_task_call_that_times_out_is_one_span_with_its_task_id(research: MCPHub, spans: Spans) -> None:
+def test_a_task_call_that_times_out_is_one_span_with_its_task_id(
+    research_real_clock: MCPHub, spans: Spans
+) -> None:
     with pytest.raises(ToolCallTimeoutError):
-        research.call_tool(RESEARCH, {"topic": "tides"}, timeout=1.5)
+        research_real_clock.call_tool(RESEARCH, {"topic": "tides"}, timeout=1.5)
     span = spans.one("tools/call simulate-research-query")
     attributes = dict(span.attributes or {})
     assert attributes["error.type"] == "timeout"
     assert attributes["mcp_sync.task.status"] == "working"  # the last status learnt before the stop
-    handle = research.task("ref", str(attributes["mcp_sync.task.id"]))
+    handle = research_real_clock.task("ref", str(attributes["mcp_sync.task.id"]))
     # The call raises as soon as it stops; its tasks/cancel goes out after it.
     wait_until(lambda: handle.refresh(timeout=10).status == "cancelled", 20, interval=0.2)

@@ -45,6 +45,14 @@ def media_hub() -> Iterator[MCPHub]:
 
 @pytest.fixture(scope="package")
 def research_hub(reference_servers: ReferenceServers) -> Iterator[MCPHub]:
-    """The official reference server over stdio: its `simulate-research-query` runs only as a task."""
+    """The official reference server over stdio: its `simulate-research-query` runs only as a task. On its
+    fast clock (`ReferenceServers.everything_argv`): the task's four stages take 0.1 s each."""
+    with MCPHub([reference_servers.everything_config(RESEARCH_SERVER, fast=True)]) as hub:
+        yield hub
+
+
+@pytest.fixture(scope="package")
+def research_hub_real_clock(reference_servers: ReferenceServers) -> Iterator[MCPHub]:
+    """The same on its real clock: the task lasts four seconds, the margin of a test that stops it."""
     with MCPHub([reference_servers.everything_config(RESEARCH_SERVER)]) as hub:
         yield hub

@@ -30,7 +30,8 @@ Step = Calls | str | Callable[[list[str]], Calls | str]
 
 RESEARCH_SERVER = "ref"
 RESEARCH_TOOL = f"mcp__{RESEARCH_SERVER}__simulate-research-query"
-"""The reference server's tool that requires a task (four stages of a second each)."""
+"""The reference server's tool that requires a task (four stages of a second each, of 0.1 s on the
+fast clock of `research_hub`)."""
 RESEARCH_REPORT = "# Research Report: tides"
 """How its result starts for `{"topic": "tides"}`."""
 

@@ -325,12 +325,13 @@ def test_react_runs_a_task_tool_as_a_blocking_call(research_hub: MCPHub) -> None
     assert str(observation).startswith(RESEARCH_REPORT)
 
 
-def test_a_task_tools_timeout_cancels_the_task_on_the_server(research_hub: MCPHub) -> None:
+def test_a_task_tools_timeout_cancels_the_task_on_the_server(research_hub_real_clock: MCPHub) -> None:
     from mcp_sync.integrations.dspy import dspy_tool
 
-    before = task_ids(research_hub)
-    tool = dspy_tool(research_hub, RESEARCH_TOOL, timeout=1.5)
+    hub = research_hub_real_clock  # the task outlasts the timeout
+    before = task_ids(hub)
+    tool = dspy_tool(hub, RESEARCH_TOOL, timeout=1.5)
     with pytest.raises(ToolCallTimeoutError):
         tool(topic="tides")
-    [task_id] = new_task_ids(research_hub, before)
-    assert research_hub.task(RESEARCH_SERVER, task_id).refresh(timeout=10).status == "cancelled"
+    [task_id] = new_task_ids(hub, before)
+    assert hub.task(RESEARCH_SERVER, task_id).refresh(timeout=10).status == "cancelled"
