@@ -3,7 +3,8 @@
 Against the official server-everything over stdio and Streamable HTTP (its two `-async` tools ask
 the client to run a request as a task, poll `tasks/get` every second and fetch `tasks/result`), and
 a fixture server of our own that drives the tasks one request at a time (`tasks/cancel` included,
-which the reference server never sends).
+which the reference server never sends). server-everything runs on its fast clock, where it polls every
+0.1 s (`ReferenceServers.everything_argv`): what is checked is what it gets back, not when.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tests.tasks_harness import EverythingHttp
 
 TASK_SERVER = SERVERS_DIR / "task_requests_server.py"
 ASYNC_TOOLS = {"trigger-sampling-request-async", "trigger-elicitation-request-async"}
-CALL_TIMEOUT = 45.0  # the reference server polls once a second
+CALL_TIMEOUT = 45.0  # a bound: the reference server polls until the client's task ends
 
 
 class Answers:
@@ -48,15 +49,15 @@ class Answers:
 def everything_http(
     reference_servers: ReferenceServers, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """server-everything over Streamable HTTP; its URL."""
-    with EverythingHttp(reference_servers, tmp_path_factory.mktemp("everything")) as server:
+    """server-everything over Streamable HTTP, on its fast clock; its URL."""
+    with EverythingHttp(reference_servers, tmp_path_factory.mktemp("everything"), fast=True) as server:
         yield server.url
 
 
 @pytest.fixture(params=["stdio", "http"])
 def everything_config(request: pytest.FixtureRequest, reference_servers: ReferenceServers) -> dict[str, Any]:
     if request.param == "stdio":
-        return reference_servers.everything_config("ev")
+        return reference_servers.everything_config("ev", fast=True)
     return http_config("ev", request.getfixturevalue("everything_http"))
 
 
@@ -135,7 +136,7 @@ def test_a_handler_that_raises_fails_the_task_and_the_server_is_told(
     def broken(request: SamplingRequest) -> SamplingResponse:
         raise RuntimeError("the model is down")
 
-    with started_hub(reference_servers.everything_config("ev"), sampling=broken) as hub:
+    with started_hub(reference_servers.everything_config("ev", fast=True), sampling=broken) as hub:
         result = hub.call_tool(
             "mcp__ev__trigger-sampling-request-async", {"prompt": "the answer?"}, timeout=CALL_TIMEOUT
         )
