@@ -128,7 +128,7 @@ PRELOAD_SCRIPTS = (
     "../../examples/demo_server.py",
 )
 # What every server of a kind builds alike, built here once after the imports (``module:function``, the
-# module imported by one of `PRELOAD_SCRIPTS`): the fixture server's tool models (~65 ms a server).
+# module imported by one of `PRELOAD_SCRIPTS`): the fixture server's tool models (~50 ms a server).
 PRELOAD_BUILDS = ("fixture_app:build_tool_models",)
 # Signals a server starts with as a fresh interpreter has them (unless its shim was started with one
 # ignored): the launcher's own handlers are not the server's.
