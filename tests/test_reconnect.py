@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import queue
 import random
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -111,7 +110,7 @@ def test_close_during_the_backoff_returns_at_once() -> None:
 
 def test_server_that_keeps_failing_ends_failed_after_the_last_attempt(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
-    shutil.copy(FIXTURE_SERVER, script)
+    script.write_text(f"import runpy\nrunpy.run_path({str(FIXTURE_SERVER)!r}, run_name='__main__')\n")
     config = stdio_config("srv", script=script, **reconnect(max_attempts=2))
     with MCPHub([config]) as hub:
         states = States(hub)

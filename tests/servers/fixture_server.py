@@ -140,7 +140,16 @@ notify_flood(n, kind="log") -> n notifications as fast as possible: "log" (notif
     (needs a progress token) or "tools_changed" (announcements); returns "sent <n>"
 """
 
-from fixture_app import main
+import sys
+from pathlib import Path
+
+# `python fixture_server.py` puts this folder first on sys.path; a runner by path (runpy.run_path,
+# a wrapper script) does not.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from fixture_app import main  # noqa: E402
 
 if __name__ == "__main__":
     main()
