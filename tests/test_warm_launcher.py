@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,45 @@ def test_a_server_whose_environment_sets_the_interpreter_up_differently_runs_col
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     warm, real = run_both([str(script)], env=env, stdin=subprocess.DEVNULL, cwd="/")
     assert warm.stdout == real.stdout == b"imported\n"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},  # what the SDK's stdio client passes (HOME, PATH, SHELL, TERM)
+        {"LANG": "C"},
+        {"LC_CTYPE": "POSIX", "PYTHONDONTWRITEBYTECODE": "1"},
+        {"LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+    ],
+    ids=["bare", "C", "POSIX-no-bytecode", "C.UTF-8-unbuffered"],
+)
+def test_a_server_with_a_bare_environment_runs_warm_set_up_as_a_real_interpreter(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    script = tmp_path / "state.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, locale, os, sys
+            env = dict(os.environ)
+            print(json.dumps({
+                "warm": env.pop("MCP_SYNC_TEST_SHIM_PID", None) is not None,
+                "env": env,
+                "bytecode": sys.dont_write_bytecode,
+                "locale": locale.setlocale(locale.LC_CTYPE),
+                "streams": [(s.encoding, s.errors, s.line_buffering) for s in (sys.stdin, sys.stdout)],
+                "written_through": sys.stdout.write_through,
+            }))
+            """
+        )
+    )
+    started = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], **env}
+    warm, real = (
+        json.loads(done.stdout) for done in run_both([str(script)], env=started, stdin=subprocess.PIPE)
+    )
+    assert (warm.pop("warm"), real.pop("warm")) == (True, False)
+    assert warm == real
+    assert real["locale"] == "C.UTF-8"
 
 
 def test_uncaught_errors_print_as_in_a_real_interpreter(tmp_path: Path) -> None:

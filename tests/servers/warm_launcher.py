@@ -22,9 +22,10 @@ interpreter's own exit. The shim then stands in for the server towards whoever s
 
 What a forked server cannot be is a child or a process-group member of whoever started the shim, nor
 a fresh interpreter: tests about those (process groups, helpers, signals a server ignores) run real
-interpreters (``tests.support.python_command``), and so does a server whose environment sets a
-``PYTHON*`` variable the interpreter reads at start-up differently from the launcher's (the shim is told
-to run it cold).
+interpreters (``tests.support.python_command``), and so does a server whose environment sets up the
+interpreter differently from the launcher's (a ``PYTHON*`` variable read at start-up, the locale; the
+shim is told to run it cold). ``PYTHONUNBUFFERED`` and ``PYTHONDONTWRITEBYTECODE`` each server takes
+from its own environment.
 
 The server's environment is the shim's, with ``MCP_SYNC_TEST_SHIM_PID`` naming the shim (the process
 its client started; the fixture server reports it as ``client_pid``). For each server the launcher
@@ -225,14 +226,36 @@ class _Program:
         return cls(_code_of(os.path.join(cwd, argv[0])), argv, unbuffered)
 
 
+ADOPTED_SETTINGS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+"""Start-up variables a forked server takes from its own environment (`_take_over`): a client that
+starts its server with a bare environment (the SDK's stdio client passes only HOME, PATH, SHELL and
+TERM) still gets a warm one."""
+
+
+def _coerces_locale(env: dict[str, str]) -> bool:
+    """Whether an interpreter started with `env` coerces the C locale to C.UTF-8 (PEP 538): LC_ALL is
+    unset and LC_CTYPE's locale (LC_CTYPE, else LANG) is C. It then sets ``LC_CTYPE=C.UTF-8``."""
+    return not env.get("LC_ALL") and (env.get("LC_CTYPE") or env.get("LANG") or "C") in ("C", "POSIX")
+
+
+def _ctype_locale(env: dict[str, str]) -> str:
+    """The LC_CTYPE locale an interpreter started with `env` runs in (LC_ALL, else LC_CTYPE, else LANG)."""
+    if _coerces_locale(env):
+        return "C.UTF-8"
+    return env.get("LC_ALL") or env.get("LC_CTYPE") or env["LANG"]
+
+
 def _interpreter_settings(env: dict[str, str]) -> dict[str, str]:
-    """The variables the interpreter reads at start-up (PYTHONPATH, PYTHONIOENCODING, ...; the locale,
-    which sets the standard streams' encoding)."""
-    return {
+    """What the interpreter reads from `env` at start-up and a forked server cannot change: the
+    ``PYTHON*`` variables but `ADOPTED_SETTINGS` (PYTHONPATH, PYTHONHASHSEED, PYTHONIOENCODING, ...) and
+    the locale, which sets the standard streams' encoding."""
+    settings = {
         name: value
         for name, value in env.items()
-        if name.startswith("PYTHON") or name in ("LANG", "LC_ALL", "LC_CTYPE")
+        if name.startswith("PYTHON") and name not in ADOPTED_SETTINGS
     }
+    settings["LC_CTYPE locale"] = _ctype_locale(env)
+    return settings
 
 
 def _exit_status(code: object) -> int:
@@ -346,6 +369,9 @@ def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> No
                 os.close(int(name))
     os.environ.clear()
     os.environ.update(request["env"])
+    if _coerces_locale(request["env"]):
+        os.environ["LC_CTYPE"] = "C.UTF-8"
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     time.tzset()
     os.chdir(request["cwd"])
     _fresh_stdio(program.unbuffered or bool(os.environ.get("PYTHONUNBUFFERED")))
