@@ -108,6 +108,7 @@ class Options:
 
     record_calls: bool = False
     json_response: bool = False
+    tls: tuple[str, str] | None = None
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -143,6 +144,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
 
     parser.add_argument("--record-calls", action="store_true")
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), default=None)
     ns = parser.parse_args(argv)
     if ns.garbage_stdout and ns.transport != "stdio":
         parser.error("--garbage-stdout is for --transport stdio only")
@@ -150,6 +152,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         parser.error("--stdout-banner is for --transport stdio only")
     if ns.helper and ns.transport != "stdio":
         parser.error("--helper is for --transport stdio only")
+    if ns.tls and ns.transport == "stdio":
+        parser.error("--tls is for --transport http or sse only")
     return Options(
         transport=ns.transport,
         port=ns.port,
@@ -181,6 +185,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         fail_methods=tuple(ns.fail_method),
         record_calls=ns.record_calls,
         json_response=ns.json_response,
+        tls=tuple(ns.tls) if ns.tls else None,
     )
 
 
@@ -1050,8 +1055,16 @@ async def serve_http(server: MCPServer, options: Options, events: EventSink) -> 
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
     port = sock.getsockname()[1]
+    certfile, keyfile = options.tls or (None, None)
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+        lifespan="on",
+        ssl_certfile=certfile,
+        ssl_keyfile=keyfile,
     )
     web = _NoSignalServer(config) if options.ignore_signals else uvicorn.Server(config)
     task = asyncio.create_task(web.serve(sockets=[sock]))

@@ -76,6 +76,8 @@ Flags
 --record-calls           record every ``tools/call`` as a ``called`` event (``tool``, ``arguments``), as
                          it arrives: how many times the server was asked to run a tool.
 --json-response          (http) answer each request with one JSON body instead of an event stream.
+--tls CERT KEY           (http, sse) serve HTTPS with the PEM certificate CERT and its key KEY; the
+                         ``LISTENING`` line is the same (the address starts ``https://``).
 --media                  add the tool ``media()``: text "two pictures and a clip", two 1x1 PNG
                          images, a JPEG image (bytes ``jpeg-bytes``), a WAV audio clip (bytes
                          ``wav-bytes``), an embedded binary resource ``fixture://blob/report``
