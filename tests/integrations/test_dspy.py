@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError
+from tests.docstrings import undocumented_classes
 from tests.integrations.support import (
     PDF,
     PNG,
@@ -336,3 +337,9 @@ def test_a_task_tools_timeout_cancels_the_task_on_the_server(research_hub_real_c
     [task_id] = new_task_ids(hub, before)
     # The call raised at once; its tasks/cancel goes on in the background.
     wait_until(lambda: hub.task(RESEARCH_SERVER, task_id).refresh(timeout=10).status == "cancelled", 20)
+
+
+def test_every_public_class_of_the_adapter_documents_its_public_members() -> None:
+    from mcp_sync.integrations import dspy
+
+    assert not undocumented_classes(dspy), "what help() shows a user of the adapter"

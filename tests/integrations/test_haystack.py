@@ -19,6 +19,7 @@ import yaml
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolImage, ToolNotFoundError, ToolResult
 from mcp_sync.integrations import ToolResultError
+from tests.docstrings import undocumented_classes
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -409,3 +410,9 @@ def test_a_toolset_refuses_bad_discovery_options_when_it_is_made(rich_hub: MCPHu
         HubToolset(rich_hub, discovery=True, include=lambda tool: True)
     with pytest.raises(ToolNotFoundError, match="book_trp"):
         HubToolset(rich_hub, discovery=True, pinned=["book_trp"])
+
+
+def test_every_public_class_of_the_adapter_documents_its_public_members() -> None:
+    from mcp_sync.integrations import haystack
+
+    assert not undocumented_classes(haystack), "what help() shows a user of the adapter"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolRegistry
+from tests.docstrings import undocumented_classes
 from tests.integrations.support import (
     MEDIA_CONTENT,
     PDF,
@@ -364,3 +365,9 @@ def test_the_search_tool_does_not_run_on_the_event_loop() -> None:
     finally:
         registry.close()
     assert ran_on and ran_on[0] != loop_thread
+
+
+def test_every_public_class_of_the_adapter_documents_its_public_members() -> None:
+    from mcp_sync.integrations import langchain
+
+    assert not undocumented_classes(langchain), "what help() shows a user of the adapter"

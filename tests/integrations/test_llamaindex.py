@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError, ToolCallTimeoutError, ToolResult
+from tests.docstrings import undocumented_classes
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -408,3 +409,9 @@ def test_the_retriever_keeps_working_after_a_pinned_tool_leaves() -> None:
             "mcp__search_tools",
             "mcp__call_tool",
         ]
+
+
+def test_every_public_class_of_the_adapter_documents_its_public_members() -> None:
+    from mcp_sync.integrations import llamaindex
+
+    assert not undocumented_classes(llamaindex), "what help() shows a user of the adapter"

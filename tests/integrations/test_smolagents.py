@@ -15,6 +15,7 @@ import pytest
 
 from mcp_sync import ConfigError, MCPHub, ToolCallCancelledError
 from mcp_sync.integrations import ToolResultError
+from tests.docstrings import undocumented_classes
 from tests.integrations.support import (
     KITE,
     PDF,
@@ -398,3 +399,9 @@ def test_the_forms_with_a_hub_of_their_own_take_discovery_and_pinned() -> None:
         assert [tool.name for tool in tools] == ["mcp__search_tools", "mcp__call_tool", "mcp__c__echo"]
     with HubToolCollection.from_config([stdio_config("c")], discovery=True) as collection:
         assert [tool.name for tool in collection.tools] == ["mcp__search_tools", "mcp__call_tool"]
+
+
+def test_every_public_class_of_the_adapter_documents_its_public_members() -> None:
+    from mcp_sync.integrations import smolagents
+
+    assert not undocumented_classes(smolagents), "what help() shows a user of the adapter"
