@@ -179,8 +179,9 @@ def test_a_server_whose_environment_sets_the_interpreter_up_differently_runs_col
         {"LANG": "C"},
         {"LC_CTYPE": "POSIX", "PYTHONDONTWRITEBYTECODE": "1"},
         {"LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+        {"PYTHONUNBUFFERED": "0", "PYTHONDONTWRITEBYTECODE": "0"},  # read as numbers: off
     ],
-    ids=["bare", "C", "POSIX-no-bytecode", "C.UTF-8-unbuffered"],
+    ids=["bare", "C", "POSIX-no-bytecode", "C.UTF-8-unbuffered", "flags-0"],
 )
 def test_a_server_with_a_bare_environment_runs_warm_set_up_as_a_real_interpreter(
     env: dict[str, str], tmp_path: Path
@@ -202,7 +203,14 @@ def test_a_server_with_a_bare_environment_runs_warm_set_up_as_a_real_interpreter
             """
         )
     )
-    started = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], **env}
+    # What this run sets up the interpreter with (PYTHONPATH, say) the launcher has too; only the two
+    # variables each server takes from its own environment may differ.
+    interpreter = {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith("PYTHON") and name not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+    }
+    started = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], **interpreter, **env}
     warm, real = (
         json.loads(done.stdout) for done in run_both([str(script)], env=started, stdin=subprocess.PIPE)
     )

@@ -39,7 +39,6 @@ from mcp.shared.auth import (
 from mcp.shared.auth_utils import resource_url_from_server_url
 
 from .._config import AuthConfig, HttpServerConfig
-from .._os.tls import shared_ssl_context
 from .._values.errors import AuthError
 from .._values.secrets import scrub
 from .server_auth import EXPIRY_MARGIN, ServerAuth, is_challenge, is_step_up, json_of, requested_scope
@@ -308,7 +307,7 @@ async def _exchange_at_identity_provider(
     }
     if auth.idp_client_secret is not None:
         data["client_secret"] = auth.idp_client_secret
-    async with httpx2.AsyncClient(timeout=_IDP_TIMEOUT, verify=shared_ssl_context()) as http:
+    async with httpx2.AsyncClient(timeout=_IDP_TIMEOUT) as http:
         response = await http.post(auth.idp_token_endpoint, data=data)
     if response.status_code != 200:
         raise AuthError(

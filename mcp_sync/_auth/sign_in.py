@@ -53,7 +53,6 @@ from mcp.client.streamable_http import streamable_http_client
 
 from .._config import HttpServerConfig, ServerConfig
 from .._config.secrets import secrets_of
-from .._os.tls import shared_ssl_context
 from .._os.waits import join_thread, wait_future
 from .._values.errors import AuthError, ConfigError, describe
 from .._values.scrubbed_errors import scrub_exception
@@ -202,10 +201,7 @@ async def _connect_signing_in(config: HttpServerConfig, auth: UserOAuth) -> None
         try:
             async with (
                 httpx2.AsyncClient(
-                    headers=dict(config.headers),
-                    auth=auth,
-                    timeout=_SIGN_IN_HTTP_TIMEOUT,
-                    verify=shared_ssl_context(),
+                    headers=dict(config.headers), auth=auth, timeout=_SIGN_IN_HTTP_TIMEOUT
                 ) as http,
                 Client(streamable_http_client(config.url, http_client=http)) as client,
             ):

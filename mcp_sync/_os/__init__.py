@@ -19,9 +19,7 @@ place; every other module asks here. One module for each thing it wraps:
 - `console`: ANSI on the command line (on a terminal; on Windows on a console that accepts VT
   sequences), the text a stream's encoding can hold, and what sign-in may use: a browser opens on
   macOS and Windows, elsewhere where a display is set; a pasted address is read from stdin with
-  `select` on POSIX, on a thread on Windows (its `select` takes sockets only);
-- `tls`: the TLS client context every HTTP client shares, built once from the system's certificate
-  store (httpx would read it again for each client).
+  `select` on POSIX, on a thread on Windows (its `select` takes sockets only).
 
 The Windows side mirrors the `mcp` SDK's own (`mcp.os.win32.utilities`, through `pywin32`): its
 command lookup is reused as is; its Job Object helpers are not public and bind a process to a job

@@ -63,7 +63,6 @@ from mcp.shared.exceptions import MCPError
 
 from .._config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .._config.child_env import child_environment
-from .._os.tls import shared_ssl_context
 from .stdio import StdioProcess, TransportStreams, open_stdio
 
 __all__ = [
@@ -324,10 +323,7 @@ class _ObservedHTTPTransport(httpx2.AsyncHTTPTransport):
     def __init__(self, observations: HttpObservations, on_refused: Callable[[], None]) -> None:
         # No cap on connections: every call in flight holds one (its response stream), and a capped
         # pool would queue the 101st call, and the session's DELETE at close, behind the others.
-        super().__init__(
-            verify=shared_ssl_context(),
-            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20),
-        )
+        super().__init__(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20))
         self._observations = observations
         self._on_refused = on_refused
 

@@ -25,7 +25,8 @@ a fresh interpreter: tests about those (process groups, helpers, signals a serve
 interpreters (``tests.support.python_command``), and so does a server whose environment sets up the
 interpreter differently from the launcher's (a ``PYTHON*`` variable read at start-up, the locale; the
 shim is told to run it cold). ``PYTHONUNBUFFERED`` and ``PYTHONDONTWRITEBYTECODE`` each server takes
-from its own environment.
+from its own environment; ``sys.flags`` stays the launcher's (``subprocess`` passes its ``-B`` on to a
+server's own Python children).
 
 The server's environment is the shim's, with ``MCP_SYNC_TEST_SHIM_PID`` naming the shim (the process
 its client started; the fixture server reports it as ``client_pid``). For each server the launcher
@@ -232,6 +233,18 @@ starts its server with a bare environment (the SDK's stdio client passes only HO
 TERM) still gets a warm one."""
 
 
+def _env_flag(env: dict[str, str], name: str) -> bool:
+    """A start-up flag as the interpreter reads it from `env` (CPython's ``_Py_get_env_flag``): unset or
+    empty is off, an integer is on unless 0, anything else is on."""
+    value = env.get(name)
+    if not value:
+        return False
+    try:
+        return int(value) != 0
+    except ValueError:
+        return True
+
+
 def _coerces_locale(env: dict[str, str]) -> bool:
     """Whether an interpreter started with `env` coerces the C locale to C.UTF-8 (PEP 538): LC_ALL is
     unset and LC_CTYPE's locale (LC_CTYPE, else LANG) is C. It then sets ``LC_CTYPE=C.UTF-8``."""
@@ -371,10 +384,10 @@ def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> No
     os.environ.update(request["env"])
     if _coerces_locale(request["env"]):
         os.environ["LC_CTYPE"] = "C.UTF-8"
-    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    sys.dont_write_bytecode = _env_flag(request["env"], "PYTHONDONTWRITEBYTECODE")
     time.tzset()
     os.chdir(request["cwd"])
-    _fresh_stdio(program.unbuffered or bool(os.environ.get("PYTHONUNBUFFERED")))
+    _fresh_stdio(program.unbuffered or _env_flag(request["env"], "PYTHONUNBUFFERED"))
 
 
 class _ModuleRun(BaseException):
