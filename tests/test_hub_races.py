@@ -20,6 +20,7 @@ import pytest
 from mcp_sync import MCPHub
 from mcp_sync._hub import servers
 from mcp_sync._hub.connection import ServerConnection
+from mcp_sync._hub.reload import ReloadPlan, ReloadResult
 from tests.hosts._common import HostProcess, reap_servers
 from tests.support import EventLog, HttpServer, http_config, stdio_config, wait_until
 
@@ -173,8 +174,15 @@ def test_logout_racing_a_reload_that_changes_the_server_runs_the_new_entry(
 
 def interrupt_reload_at(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
     """Raise `KeyboardInterrupt` in the thread in `reload()` at `step`: once it has stopped the
-    connections it replaces ("stopped"), or while it waits for their replacements ("waiting")."""
-    if step == "stopped":
+    connections it replaces ("stopped"), while it waits for their replacements ("waiting"), or once they
+    are ready, as it makes its result ("ready": a Ctrl-C that lands as the last wait ends)."""
+    if step == "ready":
+
+        def interrupted_result(self: ReloadPlan, launched: object) -> ReloadResult:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(ReloadPlan, "result", interrupted_result)
+    elif step == "stopped":
         stop = servers.ServerSet._stop
 
         def stop_then_interrupt(
@@ -201,7 +209,7 @@ def wait_ready(hub: MCPHub, *names: str) -> None:
     )
 
 
-@pytest.mark.parametrize("step", ["stopped", "waiting"])
+@pytest.mark.parametrize("step", ["stopped", "waiting", "ready"])
 def test_ctrl_c_during_reload_keeps_a_changed_server_on_its_previous_entry(
     monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
@@ -213,13 +221,22 @@ def test_ctrl_c_during_reload_keeps_a_changed_server_on_its_previous_entry(
             hub.reload([{**changed, "tool_call_timeout_ms": 4321}, kept])
         monkeypatch.undo()
         assert hub.state == "running"
+        # Going back does not wait: a replacement that was already ready is stopped, then the previous
+        # entry starts again.
+        wait_until(
+            lambda: (
+                hub.servers["changed"].state == "ready"
+                and hub.servers["changed"].config.tool_call_timeout == 60.0
+            ),  # the previous entry
+            timeout=EVENT_TIMEOUT,
+            message=f"changed: {hub.servers['changed']!r}",
+        )
         wait_ready(hub, "changed", "kept")
-        assert hub.servers["changed"].config.tool_call_timeout == 60.0  # the previous entry
         assert hub.servers["kept"] is untouched
         assert hub.call_tool("mcp__changed__echo", {"text": "back"}).text == "back"
 
 
-@pytest.mark.parametrize("step", ["stopped", "waiting"])
+@pytest.mark.parametrize("step", ["stopped", "waiting", "ready"])
 def test_ctrl_c_during_reload_brings_back_a_removed_server_and_stops_an_added_one(
     monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:

@@ -288,12 +288,14 @@ class ServerSet:
                     c for c in self._connections.values() if c not in before and c.name in plan.wanted
                 ]
             _wait_ready(launched)
+            if self._machine.state not in ("starting", "running"):
+                raise MCPSyncError("the hub was closed during reload()")
+            # Inside the `try`: a Ctrl-C that lands as the last wait ends is raised here, and the caller
+            # who gets it must find the previous configuration.
+            return plan.result(launched)
         except BaseException:
             self._restore(previous, previous_connections)
             raise
-        if self._machine.state not in ("starting", "running"):
-            raise MCPSyncError("the hub was closed during reload()")
-        return plan.result(launched)
 
     def _restore(self, previous: Generation, previous_connections: frozenset[ServerConnection]) -> None:
         """Make `previous` current again after an interrupted reload, without waiting: servers the reload
