@@ -6,7 +6,6 @@ command line page's first shell block runs here.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import shlex
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 import mcp_sync
+import mcp_sync.integrations
 from tests.docstrings import undocumented, undocumented_classes
 from tests.support import REPO_ROOT, cli_command, python_path
 
@@ -42,7 +42,7 @@ TESTS = REPO_ROOT / "tests"
 def test_every_public_name_class_method_and_property_has_a_docstring() -> None:
     # What `help()` shows a user: a Literal alias (`ServerState`) carries one set at import.
     missing = [entry for name in mcp_sync.__all__ for entry in undocumented(name, getattr(mcp_sync, name))]
-    missing += undocumented_classes(importlib.import_module("mcp_sync.integrations"))
+    missing += undocumented_classes(mcp_sync.integrations)
     assert not missing, f"public names without a docstring: {sorted(set(missing))}"
 
 

@@ -247,7 +247,8 @@ def _env_flag(env: dict[str, str], name: str) -> bool:
 
 def _coerces_locale(env: dict[str, str]) -> bool:
     """Whether an interpreter started with `env` coerces the C locale to C.UTF-8 (PEP 538): LC_ALL is
-    unset and LC_CTYPE's locale (LC_CTYPE, else LANG) is C. It then sets ``LC_CTYPE=C.UTF-8``."""
+    unset and LC_CTYPE's locale (LC_CTYPE, else LANG) is C. (The shim is such an interpreter: the
+    environment it sends already holds the ``LC_CTYPE=C.UTF-8`` that coercion sets.)"""
     return not env.get("LC_ALL") and (env.get("LC_CTYPE") or env.get("LANG") or "C") in ("C", "POSIX")
 
 
@@ -382,8 +383,6 @@ def _take_over(request: dict[str, Any], fds: list[int], program: _Program) -> No
                 os.close(int(name))
     os.environ.clear()
     os.environ.update(request["env"])
-    if _coerces_locale(request["env"]):
-        os.environ["LC_CTYPE"] = "C.UTF-8"
     sys.dont_write_bytecode = _env_flag(request["env"], "PYTHONDONTWRITEBYTECODE")
     time.tzset()
     os.chdir(request["cwd"])
