@@ -349,12 +349,21 @@ builds a model per signature, about 2 ms a tool. A server forked from a parent t
 `build_tool_models` finds them built; its own closures are put in copies."""
 
 
+STRUCTURED_TOOLS = frozenset({"echo", "add", "get_env", "get_cwd", "pid", "extra"})
+"""The fixed tools whose results carry structured content (``{"result": ...}``, under the output schema
+the SDK derives from the return type), with the ``--tools`` extras; the others give content only. Each
+output schema costs the client a validator compiled in every session (about 1 ms a schema; mcp_sync
+compiles them during start), and most tests start a session or more."""
+
+
 def _tool(fn: Callable[..., Any], annotations: ToolAnnotations | None = None) -> Tool:
-    """`Tool.from_function(fn, annotations=...)`, its models built once per function of this module."""
+    """`Tool.from_function(fn, annotations=...)`, its models built once per function of this module;
+    structured output only for `STRUCTURED_TOOLS`."""
     key = (fn.__code__, fn.__name__, repr((fn.__defaults__, fn.__kwdefaults__)))
     built = _TOOL_MODELS.get(key)
     if built is None:
-        built = _TOOL_MODELS[key] = Tool.from_function(fn)
+        structured = fn.__name__ in STRUCTURED_TOOLS
+        built = _TOOL_MODELS[key] = Tool.from_function(fn, structured_output=structured)
     return built.model_copy(update={"fn": fn, "annotations": annotations})
 
 

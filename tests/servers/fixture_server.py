@@ -96,7 +96,10 @@ A 2025 client's ``notifications/roots/list_changed`` is recorded as ``roots_chan
 
 Tools
 -----
-echo(text) -> text                       add(a, b) -> a + b (structured ``{"result": a+b}``)
+echo(text) -> text                       add(a, b) -> a + b
+    echo, add, get_env, get_cwd, pid, the ``--tools`` extras and the tools ``add_tool`` adds return
+    structured content too (``{"result": ...}``, under the output schema their return type gives);
+    the other tools return content only.
 blocks() -> text "first", text "second", a 1x1 PNG image, text "third"
 fail(message) -> an ``isError: true`` result carrying the message
 sleep(seconds, tag="") -> sleeps (anyio), recording started / cancelled / finished events
