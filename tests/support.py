@@ -679,15 +679,25 @@ class ReferenceServers:
         return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
 
 
-def run_in_repo(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run a command from the repository root as a shell with the virtualenv active would: `python`
-    (the examples' server command) is this interpreter. Output captured, no stdin, bounded."""
+def repo_environment() -> dict[str, str]:
+    """This process's environment as a shell with the virtualenv active has it: `python` (the examples'
+    server command) is this interpreter. Take it on the main thread: pytest sets and removes
+    PYTEST_CURRENT_TEST there as tests run, and a copy of `os.environ` made meanwhile on another thread
+    can fail (KeyError)."""
     env = dict(os.environ)
     env["PATH"] = python_path(env.get("PATH", ""))
+    return env
+
+
+def run_in_repo(
+    argv: list[str], timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a command from the repository root in `env` (default: `repo_environment()`, which a run
+    from another thread must be given). Output captured, no stdin, bounded."""
     return subprocess.run(
         argv,
         cwd=REPO_ROOT,
-        env=env,
+        env=repo_environment() if env is None else env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

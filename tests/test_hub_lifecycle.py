@@ -489,9 +489,11 @@ def test_exit_waits_for_a_stuck_server_once(tmp_path: Path) -> None:
             import sys, time
             sys.path.insert(0, {os.fspath(Path(__file__).parent.parent)!r})
             from mcp_sync import MCPHub
+            from mcp_sync._hub import servers
             from mcp_sync._hub.connection import ServerConnection
             from tests.support import stdio_config
 
+            servers._EXIT_CLOSE_TIMEOUT = 0.5  # how often it is waited out is the subject, not how long
             wait = ServerConnection.wait
 
             def reported(self, timeout):
