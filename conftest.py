@@ -14,9 +14,13 @@ puts in its `cleanups` list (a server, a temporary folder). A YAML or JSON block
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
 import os
+import py_compile
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -37,6 +41,16 @@ three-worker run, 15% of a four-worker one)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as from a terminal for the suite's subprocesses (`_restore_ctrl_c`); with workers, the
+    project's bytecode written once, here, before the workers start (`_SuiteBytecode`)."""
+    _restore_ctrl_c()
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        bytecode = _SuiteBytecode(config)
+        bytecode.write()
+        config.add_cleanup(bytecode.remove)
+
+
+def _restore_ctrl_c() -> None:
     """Ctrl-C reaches the suite's subprocesses as it reaches a program started from a terminal.
 
     A non-interactive shell starts a command in the background (`pytest &`, as some CI runners do) with
@@ -61,6 +75,92 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if config.option.dist == "no" and config.option.numprocesses:
         config.option.dist = "loadfile"
         config.option.loadscopereorder = False  # files in `LONGEST_FILES` order, not by their test counts
+
+
+class _SuiteBytecode:
+    """The bytecode of the project's Python files, written once by the process that starts the workers.
+
+    Every worker collects every test module, and pytest rewrites the asserts of each test module and
+    conftest.py it imports (about 5 s of CPU a worker for this suite) unless it finds the rewritten code
+    in the module's ``__pycache__``; each of the suite's fresh interpreters (hosts, servers, command-line
+    runs: a few hundred) compiles the package and the test servers it imports unless it finds their
+    bytecode there. Neither is written where the environment asks for no bytecode (PYTHONDONTWRITEBYTECODE,
+    which container images often set), and the workers start together, so each did all of it again.
+    Here both are written before the workers start: the rewritten test modules with pytest's own
+    functions (private: if they change, the workers rewrite as before), the rest with `py_compile`; an
+    import checks each against its source, as always. Where the environment asks for no bytecode, what
+    was written here is removed when the run ends.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        self._written: list[Path] = []
+
+    def write(self) -> None:
+        patterns = self._config.getini("python_files")
+        test_modules, other_modules = [REPO_ROOT / "conftest.py"], []
+        for source in self._sources():
+            if source.name == "conftest.py" or any(source.match(pattern) for pattern in patterns):
+                test_modules.append(source)
+            else:
+                other_modules.append(source)
+        self._rewrite(test_modules)
+        self._compile(other_modules)
+
+    @staticmethod
+    def _sources() -> Iterator[Path]:
+        for top in ("mcp_sync", "tests", "examples"):
+            for folder, subfolders, files in os.walk(REPO_ROOT / top):
+                subfolders[:] = [name for name in subfolders if name not in ("node_modules", "__pycache__")]
+                yield from (Path(folder, name) for name in files if name.endswith(".py"))
+
+    def _rewrite(self, sources: list[Path]) -> None:
+        try:
+            from _pytest.assertion.rewrite import (
+                PYC_TAIL,
+                _read_pyc,
+                _rewrite_test,
+                _write_pyc,
+                assertstate_key,
+                get_cache_dir,
+            )
+        except ImportError:
+            return
+        state = self._config.stash.get(assertstate_key, None)
+        if state is None:  # --assert=plain
+            return
+        for source in sources:
+            cache_dir = get_cache_dir(source)
+            pyc = cache_dir / (source.name[:-3] + PYC_TAIL)
+            if _read_pyc(source, pyc) is not None:
+                continue
+            try:
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                source_hash, code = _rewrite_test(source, self._config)
+            except (OSError, SyntaxError):
+                continue  # the worker that imports it reports it
+            if _write_pyc(state, code, source_hash, pyc):
+                self._written.append(pyc)
+
+    def _compile(self, sources: list[Path]) -> None:
+        for source in sources:
+            pyc = Path(importlib.util.cache_from_source(os.fspath(source)))
+            with contextlib.suppress(OSError):
+                if pyc.stat().st_mtime >= source.stat().st_mtime:
+                    continue
+            try:
+                py_compile.compile(os.fspath(source), cfile=os.fspath(pyc), doraise=True)
+            except (OSError, py_compile.PyCompileError):
+                continue  # what imports it reports it
+            self._written.append(pyc)
+
+    def remove(self) -> None:
+        if not sys.dont_write_bytecode:
+            return
+        for pyc in self._written:
+            pyc.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                pyc.parent.rmdir()  # only if nothing else is in it
 
 
 _PAGE_ENVIRONMENT = ("PATH", "HOME", "XDG_CONFIG_HOME")
