@@ -41,10 +41,17 @@ three-worker run, 15% of a four-worker one)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Ctrl-C as from a terminal for the suite's subprocesses (`_restore_ctrl_c`); with workers, the
-    project's bytecode written once, here, before the workers start (`_SuiteBytecode`)."""
+    """Ctrl-C as from a terminal for the suite's subprocesses (`_restore_ctrl_c`)."""
     _restore_ctrl_c()
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """For a run of the whole suite with workers, the project's bytecode written once, before the
+    workers start (xdist starts them in its own, later, `pytest_sessionstart`): `_SuiteBytecode`."""
+    config = session.config
+    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if whole_suite and getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         bytecode = _SuiteBytecode(config)
         bytecode.write()
         config.add_cleanup(bytecode.remove)
@@ -88,8 +95,8 @@ class _SuiteBytecode:
     which container images often set), and the workers start together, so each did all of it again.
     Here both are written before the workers start: the rewritten test modules with pytest's own
     functions (private: if they change, the workers rewrite as before), the rest with `py_compile`; an
-    import checks each against its source, as always. Where the environment asks for no bytecode, what
-    was written here is removed when the run ends.
+    import checks each against its source's hash. Where the environment asks for no bytecode, what was
+    written here is removed when the run ends. A run of some files only leaves this to the workers.
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -143,13 +150,30 @@ class _SuiteBytecode:
                 self._written.append(pyc)
 
     def _compile(self, sources: list[Path]) -> None:
+        # Checked by the source's hash, not its time stamp: the source an import finds is the one
+        # compiled, even if it was saved again while it was being compiled.
+        checked_hash = b"\x03\x00\x00\x00"  # PEP 552 flags: hash-based, checked
         for source in sources:
             pyc = Path(importlib.util.cache_from_source(os.fspath(source)))
-            with contextlib.suppress(OSError):
-                if pyc.stat().st_mtime >= source.stat().st_mtime:
-                    continue
             try:
-                py_compile.compile(os.fspath(source), cfile=os.fspath(pyc), doraise=True)
+                with pyc.open("rb") as cached:
+                    header = cached.read(16)
+                expected = (
+                    importlib.util.MAGIC_NUMBER
+                    + checked_hash
+                    + importlib.util.source_hash(source.read_bytes())
+                )
+                if header == expected:
+                    continue
+            except OSError:
+                pass
+            try:
+                py_compile.compile(
+                    os.fspath(source),
+                    cfile=os.fspath(pyc),
+                    doraise=True,
+                    invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+                )
             except (OSError, py_compile.PyCompileError):
                 continue  # what imports it reports it
             self._written.append(pyc)

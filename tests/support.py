@@ -681,10 +681,10 @@ class ReferenceServers:
 
 def repo_environment() -> dict[str, str]:
     """This process's environment as a shell with the virtualenv active has it: `python` (the examples'
-    server command) is this interpreter. Take it on the main thread: pytest sets and removes
-    PYTEST_CURRENT_TEST there as tests run, and a copy of `os.environ` made meanwhile on another thread
-    can fail (KeyError)."""
-    env = dict(os.environ)
+    server command) is this interpreter. Safe on any thread: pytest sets and removes PYTEST_CURRENT_TEST
+    on the main thread as tests run, and `dict(os.environ)` made meanwhile fails (KeyError) when the
+    variable goes between the listing of the names and the lookup of its value."""
+    env = {name: value for name in os.environ if (value := os.environ.get(name)) is not None}
     env["PATH"] = python_path(env.get("PATH", ""))
     return env
 
@@ -692,8 +692,8 @@ def repo_environment() -> dict[str, str]:
 def run_in_repo(
     argv: list[str], timeout: float, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a command from the repository root in `env` (default: `repo_environment()`, which a run
-    from another thread must be given). Output captured, no stdin, bounded."""
+    """Run a command from the repository root in `env` (default: `repo_environment()`). Output
+    captured, no stdin, bounded."""
     return subprocess.run(
         argv,
         cwd=REPO_ROOT,

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, MutableMapping
 
 import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
@@ -133,6 +134,43 @@ def test_parent_defaults_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert env["MCP_SYNC_TEST_PLAIN"] == "kept"
     assert "MCP_SYNC_TEST_TOKEN" not in env
+
+
+class _RemovedWhileListed(MutableMapping[str, str]):
+    """`os.environ` as another thread changes it: `name` is removed right after the names are listed
+    (pytest does this to PYTEST_CURRENT_TEST on the main thread while a server starts on its own)."""
+
+    def __init__(self, name: str) -> None:
+        self._data = dict(os.environ, **{name: "set"})
+        self._name = name
+
+    def __iter__(self) -> Iterator[str]:
+        names = list(self._data)
+        self._data.pop(self._name, None)
+        return iter(names)
+
+    def __getitem__(self, name: str) -> str:
+        return self._data[name]
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self._data[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._data[name]
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def test_a_variable_removed_while_the_environment_is_read_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "environ", _RemovedWhileListed("MCP_SYNC_TEST_GOING"))
+
+    env = child_environment()
+
+    assert "MCP_SYNC_TEST_GOING" not in env
+    assert env["PATH"] == os.environ["PATH"]
 
 
 def test_parent_mapping_is_not_modified() -> None:

@@ -127,6 +127,19 @@ def test_the_servers_exit_status_is_the_shims(events: EventLog, tmp_path: Path) 
     assert (done.returncode, done.stderr) == (7, b"bye\n")
 
 
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_server_killed_by_a_signal_kills_its_shim_with_it(tmp_path: Path, signum: int) -> None:
+    # As a real server's death reaches its client: a SIGKILL (an out-of-memory kill) too, whose action
+    # the shim cannot set as it sets the others'.
+    script = tmp_path / "dies.py"
+    script.write_text(f"import os\nos.kill(os.getpid(), {int(signum)})\n")
+    for warm in (False, True):
+        done = subprocess.run(
+            python_command(script, warm=warm), stdin=subprocess.DEVNULL, capture_output=True, timeout=30
+        )
+        assert done.returncode == -signum, (warm, done.returncode, done.stderr)
+
+
 def test_a_script_that_cannot_be_read_fails_as_in_a_real_interpreter(tmp_path: Path) -> None:
     missing = tmp_path / "gone.py"
     warm = subprocess.run(python_command(missing, warm=True), capture_output=True, timeout=30)

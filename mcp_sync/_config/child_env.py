@@ -51,7 +51,7 @@ def child_environment(
     as the SDK does). Explicit values are the user's deliberate choice for this server and are
     never filtered.
     """
-    source = os.environ if parent is None else parent
+    source = _environment_now() if parent is None else parent
     if inherit_env == "minimal":
         env = {
             name: source[name]
@@ -65,3 +65,17 @@ def child_environment(
     if explicit:
         env.update(explicit)
     return env
+
+
+def _environment_now() -> dict[str, str]:
+    """`os.environ` as it is now, safe to read on any thread (a server starts on its own).
+
+    `dict(os.environ)` looks each name up after listing them all, so a variable another thread removes
+    in between fails the copy with KeyError (pytest does that on the main thread at each test). Here a
+    variable removed meanwhile is left out, as if it had gone a moment earlier."""
+    snapshot: dict[str, str] = {}
+    for name in os.environ:  # the names, listed at once
+        value = os.environ.get(name)
+        if value is not None:
+            snapshot[name] = value
+    return snapshot
