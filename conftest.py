@@ -50,7 +50,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """For a run of the whole suite with workers, the project's bytecode written once, before the
     workers start (xdist starts them in its own, later, `pytest_sessionstart`): `_SuiteBytecode`."""
     config = session.config
-    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.collectonly
     if whole_suite and getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         bytecode = _SuiteBytecode(config)
         bytecode.write()
@@ -95,8 +95,9 @@ class _SuiteBytecode:
     which container images often set), and the workers start together, so each did all of it again.
     Here both are written before the workers start: the rewritten test modules with pytest's own
     functions (private: if they change, the workers rewrite as before), the rest with `py_compile`; an
-    import checks each against its source's hash. Where the environment asks for no bytecode, what was
-    written here is removed when the run ends. A run of some files only leaves this to the workers.
+    import checks each against its source's hash. Where the environment asks for no bytecode, the files
+    written here where there were none are removed when the run ends. A run of some files only (or
+    `--collect-only`) leaves this to the workers.
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -141,32 +142,23 @@ class _SuiteBytecode:
             pyc = cache_dir / (source.name[:-3] + PYC_TAIL)
             if _read_pyc(source, pyc) is not None:
                 continue
+            existed = pyc.exists()
             try:
                 cache_dir.mkdir(parents=True, exist_ok=True)
                 source_hash, code = _rewrite_test(source, self._config)
             except (OSError, SyntaxError):
                 continue  # the worker that imports it reports it
-            if _write_pyc(state, code, source_hash, pyc):
+            if _write_pyc(state, code, source_hash, pyc) and not existed:
                 self._written.append(pyc)
 
     def _compile(self, sources: list[Path]) -> None:
         # Checked by the source's hash, not its time stamp: the source an import finds is the one
         # compiled, even if it was saved again while it was being compiled.
-        checked_hash = b"\x03\x00\x00\x00"  # PEP 552 flags: hash-based, checked
         for source in sources:
             pyc = Path(importlib.util.cache_from_source(os.fspath(source)))
-            try:
-                with pyc.open("rb") as cached:
-                    header = cached.read(16)
-                expected = (
-                    importlib.util.MAGIC_NUMBER
-                    + checked_hash
-                    + importlib.util.source_hash(source.read_bytes())
-                )
-                if header == expected:
-                    continue
-            except OSError:
-                pass
+            existed = pyc.exists()
+            if existed and _pyc_is_current(pyc, source):
+                continue
             try:
                 py_compile.compile(
                     os.fspath(source),
@@ -176,7 +168,8 @@ class _SuiteBytecode:
                 )
             except (OSError, py_compile.PyCompileError):
                 continue  # what imports it reports it
-            self._written.append(pyc)
+            if not existed:  # one that was there, now current, is left there
+                self._written.append(pyc)
 
     def remove(self) -> None:
         if not sys.dont_write_bytecode:
@@ -185,6 +178,25 @@ class _SuiteBytecode:
             pyc.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 pyc.parent.rmdir()  # only if nothing else is in it
+
+
+def _pyc_is_current(pyc: Path, source: Path) -> bool:
+    """Whether the import system would use `pyc` for `source` (PEP 552: checked by the source's hash, or
+    by its time stamp and size)."""
+    try:
+        with pyc.open("rb") as cached:
+            header = cached.read(16)
+        if header[:4] != importlib.util.MAGIC_NUMBER:
+            return False
+        flags = int.from_bytes(header[4:8], "little")
+        if flags & 0b1:  # hash-based
+            return header[8:16] == importlib.util.source_hash(source.read_bytes())
+        stat = source.stat()
+        return header[8:16] == (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (
+            stat.st_size & 0xFFFFFFFF
+        ).to_bytes(4, "little")
+    except OSError:
+        return False
 
 
 _PAGE_ENVIRONMENT = ("PATH", "HOME", "XDG_CONFIG_HOME")
