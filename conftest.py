@@ -53,8 +53,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.collectonly
     if whole_suite and getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         bytecode = _SuiteBytecode(config)
+        config.add_cleanup(bytecode.remove)  # first: a Ctrl-C during the writing removes what it wrote
         bytecode.write()
-        config.add_cleanup(bytecode.remove)
 
 
 def _restore_ctrl_c() -> None:

@@ -26,6 +26,8 @@ from typing import IO, Any, TypeVar
 
 from mcp import StdioServerParameters
 
+from mcp_sync._config.child_env import environment_snapshot
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = REPO_ROOT / "tests"
 SERVERS_DIR = TESTS_DIR / "servers"
@@ -679,25 +681,16 @@ class ReferenceServers:
         return {"server_name": name, "transport": "stdio", "command": command, "args": args, **overrides}
 
 
-def repo_environment() -> dict[str, str]:
-    """This process's environment as a shell with the virtualenv active has it: `python` (the examples'
-    server command) is this interpreter. Safe on any thread: pytest sets and removes PYTEST_CURRENT_TEST
-    on the main thread as tests run, and `dict(os.environ)` made meanwhile fails (KeyError) when the
-    variable goes between the listing of the names and the lookup of its value."""
-    env = {name: value for name in os.environ if (value := os.environ.get(name)) is not None}
+def run_in_repo(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a command from the repository root as a shell with the virtualenv active would: `python`
+    (the examples' server command) is this interpreter. Output captured, no stdin, bounded. Safe from a
+    thread pool: the environment is copied as the library copies a server's (`environment_snapshot`)."""
+    env = environment_snapshot()
     env["PATH"] = python_path(env.get("PATH", ""))
-    return env
-
-
-def run_in_repo(
-    argv: list[str], timeout: float, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run a command from the repository root in `env` (default: `repo_environment()`). Output
-    captured, no stdin, bounded."""
     return subprocess.run(
         argv,
         cwd=REPO_ROOT,
-        env=repo_environment() if env is None else env,
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

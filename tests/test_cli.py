@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import cli_command, repo_environment, run_in_repo
+from tests.support import cli_command, run_in_repo
 
 BIN = Path(sys.executable).parent
 CONSOLE_SCRIPT = shutil.which("mcp-sync", path=str(BIN))
@@ -152,8 +152,8 @@ RUNS: dict[str, list[str]] = {
 }
 
 
-def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return run_in_repo(argv, timeout=RUN_TIMEOUT, env=env)
+def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return run_in_repo(argv, timeout=RUN_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,6 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     (tmp / "typo.json").write_text(json.dumps(REMOTE_WITH_A_TYPO))
     (tmp / "mixed.yaml").write_text(MIXED_CONFIG)
     (tmp / "crashing.yaml").write_text(CRASHING_CONFIG)
-    env = repo_environment()
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = {}
         for name, args in RUNS.items():
@@ -176,7 +175,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
                 if CONSOLE_SCRIPT is None:
                     continue
                 program = [CONSOLE_SCRIPT]
-            runs[name] = pool.submit(run, [*program, *(arg.replace("{tmp}", str(tmp)) for arg in args)], env)
+            runs[name] = pool.submit(run, [*program, *(arg.replace("{tmp}", str(tmp)) for arg in args)])
         yield runs
 
 

@@ -14,22 +14,21 @@ import pytest
 from nbclient import NotebookClient
 
 from mcp_sync import load_config_entries
-from tests.support import REPO_ROOT, repo_environment, run_in_repo
+from tests.support import REPO_ROOT, run_in_repo
 
 EXAMPLES = REPO_ROOT / "examples"
 SCRIPTS = ("quickstart.py", "agent_loop.py", "parallel_calls.py")
 Runs = dict[str, "Future[subprocess.CompletedProcess[str]]"]
 
 
-def run_example(name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return run_in_repo([sys.executable, f"examples/{name}"], timeout=50, env=env)
+def run_example(name: str) -> subprocess.CompletedProcess[str]:
+    return run_in_repo([sys.executable, f"examples/{name}"], timeout=50)
 
 
 @pytest.fixture(scope="module")
 def examples() -> Iterator[Runs]:
-    env = repo_environment()
     with ThreadPoolExecutor(max_workers=len(SCRIPTS)) as pool:
-        yield {name: pool.submit(run_example, name, env) for name in SCRIPTS}
+        yield {name: pool.submit(run_example, name) for name in SCRIPTS}
 
 
 def assert_lines(output: str, *expected: str) -> None:

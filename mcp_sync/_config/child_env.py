@@ -31,6 +31,7 @@ __all__ = [
     "CREDENTIAL_NAME_WORDS",
     "MINIMAL_ENV_NAMES",
     "child_environment",
+    "environment_snapshot",
     "is_credential_name",
 ]
 
@@ -51,7 +52,7 @@ def child_environment(
     as the SDK does). Explicit values are the user's deliberate choice for this server and are
     never filtered.
     """
-    source = _environment_now() if parent is None else parent
+    source = environment_snapshot() if parent is None else parent
     if inherit_env == "minimal":
         env = {
             name: source[name]
@@ -67,12 +68,13 @@ def child_environment(
     return env
 
 
-def _environment_now() -> dict[str, str]:
+def environment_snapshot() -> dict[str, str]:
     """`os.environ` as it is now, safe to read on any thread (a server starts on its own).
 
     `dict(os.environ)` looks each name up after listing them all, so a variable another thread removes
-    in between fails the copy with KeyError (pytest does that on the main thread at each test). Here a
-    variable removed meanwhile is left out, as if it had gone a moment earlier."""
+    in between fails the copy with KeyError (pytest sets and removes PYTEST_CURRENT_TEST on the main
+    thread at each test phase: https://docs.pytest.org/en/stable/example/simple.html). Here a variable
+    removed meanwhile is left out, as if it had gone a moment earlier."""
     snapshot: dict[str, str] = {}
     for name in os.environ:  # the names, listed at once
         value = os.environ.get(name)

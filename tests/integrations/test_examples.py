@@ -13,7 +13,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from tests.support import REPO_ROOT, repo_environment, run_in_repo
+from tests.support import REPO_ROOT, run_in_repo
 
 SCRIPTS = (
     "langchain_agent.py",
@@ -47,10 +47,9 @@ TRANSCRIPT = (
 
 @pytest.fixture(scope="module")
 def examples() -> Iterator[Runs]:
-    env = repo_environment()
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
         yield {
-            name: pool.submit(run_in_repo, [sys.executable, f"examples/{name}"], timeout=RUN_TIMEOUT, env=env)
+            name: pool.submit(run_in_repo, [sys.executable, f"examples/{name}"], timeout=RUN_TIMEOUT)
             for name in SCRIPTS
         }
 
